@@ -1,0 +1,1 @@
+//! Whole-request token accounting the way providers bill it (SPEC §3).

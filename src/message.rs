@@ -1,0 +1,220 @@
+//! The internal message model (SPEC §2). Adapters in `format/` convert the wire formats to and
+//! from it; everything that decides (counting, guards, compaction) works on this model only.
+//!
+//! Unknown wire fields are kept in `extra` maps and written back untouched.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// JSON object used for unknown fields carried through untouched.
+pub type Extra = Map<String, Value>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// Where an image comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ImageSource {
+    /// An `https:` URL or a `data:` URL, as the wire had it.
+    Url(String),
+    /// Base64 bytes with a media type (Anthropic `source.type = "base64"`).
+    Base64 { media_type: String, data: String },
+    /// A provider file id or anything else we cannot look into.
+    Other,
+}
+
+/// One content part. Wire-specific fields ctxguard does not interpret live in `extra`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Part {
+    Text {
+        text: String,
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        extra: Extra,
+    },
+    Image {
+        source: ImageSource,
+        /// OpenAI `detail`: `low`, `high` or `auto`.
+        detail: Option<String>,
+        /// Pixel size when the host knows it (or ctxguard read it from the data URL header).
+        width: Option<u32>,
+        height: Option<u32>,
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        extra: Extra,
+    },
+    /// A file / document / attachment. `text` is the extracted text the host supplied, if any.
+    File {
+        name: Option<String>,
+        media_type: Option<String>,
+        text: Option<String>,
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        extra: Extra,
+    },
+    Audio {
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        extra: Extra,
+    },
+    /// Position of `tool_calls[index]` among the content blocks (Anthropic interleaves
+    /// `tool_use` blocks with text); lets the adapter restore the original block order.
+    ToolCallRef { index: usize },
+    /// A part kind ctxguard does not know: carried through, counted as its JSON text.
+    Unknown { value: Value },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Content {
+    Text(String),
+    Parts(Vec<Part>),
+}
+
+impl Default for Content {
+    fn default() -> Self {
+        Content::Text(String::new())
+    }
+}
+
+impl Content {
+    /// All text of the content, parts joined with newlines (images and files excluded).
+    pub fn text(&self) -> String {
+        match self {
+            Content::Text(t) => t.clone(),
+            Content::Parts(parts) => {
+                let mut out = String::new();
+                for p in parts {
+                    if let Part::Text { text, .. } = p {
+                        if !out.is_empty() {
+                            out.push('\n');
+                        }
+                        out.push_str(text);
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Content::Text(t) => t.is_empty(),
+            Content::Parts(p) => p.is_empty(),
+        }
+    }
+}
+
+/// An assistant's call of a tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// Arguments as the JSON text the model produced (OpenAI) or the serialized `input` (Anthropic).
+    pub arguments: String,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub extra: Extra,
+}
+
+/// ctxguard's own markers. Serialized on the wire under the `ctxguard` key of a message.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Markers {
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub summary_compacted: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub checkpoint_retained: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pinned: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub compacted_tool_output: bool,
+}
+
+impl Markers {
+    pub fn is_empty(&self) -> bool {
+        *self == Markers::default()
+    }
+}
+
+/// Which wire shape a message came from, so the adapter can write it back the same way.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Wire {
+    /// The wire role when it differs from `role` (`developer`, `function`).
+    pub role: Option<String>,
+    /// The message used the legacy `function_call` field instead of `tool_calls`.
+    pub legacy_function_call: bool,
+    /// Anthropic: index of the wire message this one was split from (tool_result blocks of one
+    /// user message become several `Tool` messages plus one `User` message).
+    pub group: Option<usize>,
+    /// Anthropic: position of this message's block(s) within the wire message's content.
+    pub block: Option<usize>,
+    /// Content was a plain string on the wire (rather than a list of parts).
+    pub content_was_string: bool,
+    /// Content was `null` / absent on the wire.
+    pub content_was_null: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    pub role: Role,
+    pub content: Content,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For `Tool` messages: the id of the call this result answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Markers::is_empty")]
+    pub markers: Markers,
+    #[serde(default)]
+    pub wire: Wire,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub extra: Extra,
+}
+
+impl Default for Role {
+    fn default() -> Self {
+        Role::User
+    }
+}
+
+impl Message {
+    pub fn text(role: Role, text: impl Into<String>) -> Self {
+        Message { role, content: Content::Text(text.into()), ..Default::default() }
+    }
+}
+
+/// A tool (function) definition offered to the model, in either format.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDef {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON schema of the parameters (OpenAI `parameters`, Anthropic `input_schema`).
+    #[serde(default)]
+    pub parameters: Value,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub extra: Extra,
+}
