@@ -1,0 +1,189 @@
+// Public TypeScript surface of the `ctxguard` package. Hand-written, checked by `tsc --noEmit`
+// against the tests in tests/js/ (which call every export).
+
+/** Encodings ctxguard counts exactly. */
+export type Encoding = 'o200k_base' | 'cl100k_base';
+/** Wire formats the adapters read and write. */
+export type Format = 'openai' | 'anthropic';
+/** `exact`: the provider's own tokenizer. `estimate`: a calibrated estimate with a safety margin. */
+export type CountKind = 'exact' | 'estimate';
+
+/** Every error ctxguard throws is a real `Error` with `name === 'CtxguardError'` and one of these codes. */
+export type ErrorCode =
+  | 'INVALID_OPTIONS'
+  | 'INVALID_MESSAGES'
+  | 'INVALID_MESSAGE'
+  | 'INVALID_ROLE'
+  | 'INVALID_CONTENT_PART'
+  | 'INVALID_TOOL'
+  | 'UNKNOWN_ENCODING'
+  | 'UNKNOWN_FORMAT'
+  | 'UNKNOWN_MODEL'
+  | 'INVALID_BUDGET'
+  | 'INVALID_TEXT'
+  | 'INTERNAL';
+
+export interface CtxguardError extends Error {
+  name: 'CtxguardError';
+  code: ErrorCode;
+  /** Index of the offending message, when the error is about one message. */
+  index?: number;
+}
+
+/** A JSON value, as messages and tool schemas are. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+/** A chat message in the chosen wire format (OpenAI Chat Completions or Anthropic Messages). Unknown fields are carried through. */
+export type WireMessage = { [key: string]: JsonValue | undefined };
+/** A tool definition in the chosen wire format. */
+export type WireTool = { [key: string]: JsonValue | undefined };
+
+export interface CountTokensOptions {
+  encoding?: Encoding;
+  /** Pick the encoding from the model name (see `modelInfo`). */
+  model?: string;
+}
+
+export interface CountMessagesOptions {
+  model?: string;
+  encoding?: Encoding;
+  format?: Format;
+  /** Anthropic `system` (string or text blocks); for OpenAI, a system prompt to prepend. */
+  system?: string | JsonValue[];
+  tools?: WireTool[];
+}
+
+export interface MessageCount {
+  total: number;
+  text: number;
+  attachments: number;
+  images: number;
+  toolCalls: number;
+  framing: number;
+}
+
+export interface CountMessagesResult {
+  total: number;
+  /** One entry per internal message (Anthropic tool_result blocks are counted as their own entries). */
+  perMessage: number[];
+  toolDefinitions: number;
+  priming: number;
+  exact: boolean;
+  kind: CountKind;
+  encoding: Encoding;
+}
+
+export interface ModelInfo {
+  model: string;
+  /** Whether the name matched the table (`false`: defaults for unknown models). */
+  known: boolean;
+  provider: 'openai' | 'anthropic' | 'google' | 'meta' | 'alibaba' | 'deepseek' | 'mistral' | 'other';
+  encoding: Encoding;
+  kind: CountKind;
+  /** Multiplier applied to the base encoding's count for estimated models (1 when exact). */
+  estimateFactor: number;
+  contextWindow: number | null;
+  maxOutputTokens: number | null;
+  format: Format;
+}
+
+export interface GuardConfig {
+  model?: string;
+  contextWindow?: number;
+  maxOutputTokens?: number;
+  /** Flat buffer kept free for the answer, capped by `maxOutputTokens`. */
+  reservedOutputTokens?: number;
+  /** A token cap below the window, for cost. */
+  economicBudget?: number | null;
+  triggerRatio?: number;
+  targetRatio?: number;
+  format?: Format;
+  encoding?: Encoding;
+}
+
+export interface Budget {
+  contextWindow: number;
+  maxOutputTokens: number;
+  reservedOutputTokens: number;
+  economicBudget: number | null;
+  usableLimit: number;
+  triggerRatio: number;
+  targetRatio: number;
+  triggerLimit: number;
+  targetLimit: number;
+}
+
+export type ContextState = 'ok' | 'near_trigger' | 'over_trigger' | 'over_limit';
+
+export interface SourceBreakdown {
+  system: number;
+  toolDefinitions: number;
+  user: number;
+  assistant: number;
+  toolOutputs: number;
+  attachments: number;
+  images: number;
+  summary: number;
+  /** Per-message framing and reply priming. */
+  framing: number;
+}
+
+export interface CompactionRecord {
+  beforeTokens: number;
+  afterTokens: number;
+  tokensSaved: number;
+  removedItems: number;
+  durationMs: number;
+  status: 'completed' | 'fallback';
+  failureReason: string | null;
+  attempts: number;
+}
+
+export interface ContextMetrics {
+  model: string;
+  encoding: Encoding;
+  kind: CountKind;
+  contextWindow: number;
+  reservedOutputTokens: number;
+  usableLimit: number;
+  triggerLimit: number;
+  targetLimit: number;
+  usedTokens: number;
+  remainingTokens: number;
+  /** remainingTokens / usableLimit, 0..1. */
+  remainingRatio: number;
+  /** usedTokens / usableLimit (may exceed 1). */
+  usedRatio: number;
+  state: ContextState;
+  breakdown: SourceBreakdown;
+  messageCount: number;
+  compacted: boolean;
+  lastCompaction: CompactionRecord | null;
+}
+
+export interface MeasureOptions {
+  tools?: WireTool[];
+  system?: string | JsonValue[];
+}
+
+export interface CacheStats {
+  entries: number;
+  hits: number;
+  misses: number;
+}
+
+export class ContextGuard {
+  constructor(config?: GuardConfig);
+  readonly budget: Budget;
+  readonly model: ModelInfo;
+  /** Counts the messages (cached per message content) and returns the metrics snapshot. Never modifies `messages`. */
+  measure(messages: WireMessage[], options?: MeasureOptions): ContextMetrics;
+  readonly cacheStats: CacheStats;
+  free(): void;
+}
+
+export function countTokens(text: string, options?: CountTokensOptions): number;
+export function countMessages(messages: WireMessage[], options?: CountMessagesOptions): CountMessagesResult;
+export function modelInfo(model: string): ModelInfo;
+/** The list of models in the built-in table. */
+export function knownModels(): ModelInfo[];
+export const version: string;
