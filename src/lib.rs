@@ -3,10 +3,13 @@
 //! The core (everything outside `wasm/`) is plain Rust with serde types and no wasm-bindgen;
 //! `wasm/` is the thin binding layer compiled only for `wasm32`.
 
+pub mod budget;
 pub mod count;
 pub mod error;
 pub mod format;
 pub mod message;
+pub mod metrics;
+pub mod models;
 pub mod tokens;
 
 #[cfg(target_arch = "wasm32")]
