@@ -4,6 +4,7 @@
 //! `wasm/` is the thin binding layer compiled only for `wasm32`.
 
 pub mod budget;
+pub mod cache;
 pub mod count;
 pub mod error;
 pub mod format;
