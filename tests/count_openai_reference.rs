@@ -980,3 +980,41 @@ fn pamelafox_functions() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The same 2023 figures with the default profile (`nested_descriptions: true`): everything
+/// matches except the two cases with descriptions on nested properties, which the 2023 models
+/// did not render — over-counted by the length of those descriptions.
+#[test]
+fn hmarr_cases_with_default_profile() {
+    for (i, (request, expected)) in hmarr_cases().into_iter().enumerate() {
+        let got = count(CL, Era::Current, &request);
+        let gap = match i {
+            34 => 13, // "Write 3 points why this text is well written" (nested)
+            35 => 20, // description5..description8 (nested)
+            _ => 0,
+        };
+        assert_eq!(got, expected + gap, "hmarr case #{i}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// pypi totokenizers 1.4.0, tests/test_openai.py (gpt-4o-2024-05-13): three messages with names
+// -> 34. Computed by that library with the cookbook formula (its function-call counting is a
+// TODO); a consistency figure, not API-verified.
+
+#[test]
+fn totokenizers_gpt4o_named_messages() {
+    check(
+        Era::Current,
+        &[Case {
+            source: "pypi-data/pypi-mirror-295 packages/totokenizers/totokenizers-1.4.0.tar.gz/totokenizers-1.4.0/tests/test_openai.py",
+            encoding: O2,
+            request: msgs(json!([
+                {"role": "system", "name": "system", "content": "You are a bot."},
+                {"role": "user", "name": "user", "content": "hello bot"},
+                {"role": "assistant", "name": "skynet", "content": "I am Skynet."}
+            ])),
+            expected: 34,
+        }],
+    );
+}

@@ -10,7 +10,9 @@
 //!   gpt-4o). Patch models: 32 px patches, capped at 1536 patches (image scaled down to fit), then
 //!   multiplied by a per-model factor (example: 1800 x 2400 -> 1452 patches).
 //! - Anthropic, "Vision" guide: `tokens = width * height / 750` after the image is scaled down so
-//!   its long edge is at most 1568 px and it is at most about 1,600 tokens (1092 x 1092 -> ~1590).
+//!   its long edge is at most 1568 px and it is at most "about 1,600 tokens" (examples: 200 x 200
+//!   ~54, 1000 x 1000 ~1334, 1092 x 1092 ~1590; the largest size of the "not resized" table,
+//!   784 x 1568, is 1639 tokens, so the cap used here is 1640).
 //! - Gemini, "Image understanding" / token docs: an image with both sides <= 384 px is 258 tokens;
 //!   larger images are cropped and scaled into 768 x 768 tiles of 258 tokens each.
 
@@ -25,7 +27,7 @@ pub enum ImageRule {
     /// OpenAI patch models: 32 px patches capped at 1536, times `multiplier` (rounded up).
     /// `detail` does not change the count.
     OpenaiPatches { multiplier: f64 },
-    /// Anthropic: pixel area / 750 after resizing (long edge <= 1568 px, <= 1600 tokens).
+    /// Anthropic: pixel area / 750 after resizing (long edge <= 1568 px, <= 1640 tokens).
     AnthropicPixels,
     /// Gemini: 258 tokens for images up to 384 x 384, else 258 per 768 x 768 tile.
     GeminiTiles,
@@ -45,7 +47,7 @@ const PATCH_CAP: u64 = 1536;
 /// Anthropic resize limits.
 const ANTHROPIC_LONG_EDGE_PX: f64 = 1568.0;
 const ANTHROPIC_PIXELS_PER_TOKEN: f64 = 750.0;
-const ANTHROPIC_MAX_TOKENS: u64 = 1600;
+const ANTHROPIC_MAX_TOKENS: u64 = 1640;
 /// Gemini.
 const GEMINI_TOKENS_PER_TILE: u64 = 258;
 const GEMINI_SMALL_PX: u32 = 384;
@@ -77,7 +79,7 @@ impl ImageRule {
     /// under-counted:
     /// - OpenAI tiles, high/auto: a 768 x 2048 image, 8 tiles (`base + 8 * tile`; 1445 on gpt-4o);
     /// - OpenAI patches: the 1536-patch cap times the multiplier;
-    /// - Anthropic: 1600;
+    /// - Anthropic: 1640;
     /// - Gemini: four 258-token tiles (no published maximum).
     ///
     /// `detail` is OpenAI's `low` / `high` / `auto`; anything but `low` counts as high (that is
@@ -173,7 +175,8 @@ fn apply_multiplier(n: u64, multiplier: f64) -> u64 {
 }
 
 /// Anthropic: scale so the long edge is at most 1568 px, tokens = area / 750 rounded up, capped
-/// at 1600 (larger images are scaled down to about that budget).
+/// at 1640 (larger images are scaled down to about 1,600 tokens; 1640 covers every size of the
+/// docs' "not resized" table).
 pub fn anthropic_tokens(width: u32, height: u32) -> u64 {
     let (mut w, mut h) = (f64::from(width), f64::from(height));
     let long = w.max(h);

@@ -16,10 +16,15 @@
 //! merged into the first one: that message is counted with a trailing newline and 4 tokens are
 //! saved. All of this lands in `RequestCount::tool_definitions`.
 //!
-//! Not covered by a published, API-verified figure (counted by the same rules, documented as the
-//! uncertain part): `tool` role results (counted as ordinary messages, without `name`/`tool_call_id`),
-//! modern `tool_calls` (each counted like a legacy `function_call`; several parallel calls add the
-//! tokens of the `multi_tool_use.parallel` wrapper OpenAI's models emit for them).
+//! Reference figures: `tests/count_openai_reference.rs` (OpenAI cookbook, openai-chat-tokens,
+//! openai-messages-token-helper, gpt-tokenizer). Where they disagree (descriptions of nested
+//! tool parameters; see [`tools`]) the default errs high.
+//!
+//! Not covered by a published, API-verified figure (counted by the same rules, the uncertain
+//! part): `tool` role results (counted as ordinary messages, without `name`/`tool_call_id`;
+//! possibly one token high), modern `tool_calls` (each counted like a legacy `function_call`;
+//! several parallel calls add the tokens of the `multi_tool_use.parallel` wrapper OpenAI's models
+//! emit for them), `tool_choice: "required"` (+7, like a named choice without the name).
 //!
 //! # Estimated providers
 //! Text-derived tokens (text, attachment text, names, tool-call names and arguments, tool JSON) are

@@ -173,7 +173,7 @@ impl Profile {
     }
 
     /// Any other model (Llama, Qwen, DeepSeek...): text with `o200k_base` times `factor`, images by
-    /// pixel area (capped like Claude's), tools as JSON plus a chat-template allowance.
+    /// pixel area (capped like Claude's, 1640), tools as JSON plus a chat-template allowance.
     pub fn generic_estimate(factor: f64) -> Self {
         Profile {
             provider: Provider::Other,
