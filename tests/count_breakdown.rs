@@ -424,3 +424,23 @@ fn namespace_rendering_shape() {
     let expected_2023 = expected_current.replace("  // How many\n", "");
     assert_eq!(tools::render_openai_namespace(&tools, false), expected_2023);
 }
+
+#[test]
+fn hostile_tool_schema_depth_is_bounded() {
+    // 200 levels of nested objects: rendered down to a bounded depth, no stack blow-up.
+    let mut schema = json!({"type": "string"});
+    for _ in 0..200 {
+        schema = json!({"type": "object", "properties": {"x": schema}});
+    }
+    let tools = vec![ToolDef {
+        name: "deep".to_string(),
+        description: None,
+        parameters: schema,
+        extra: Default::default(),
+    }];
+    let rendered = tools::render_openai_namespace(&tools, true);
+    assert!(rendered.contains("any"));
+    assert!(rendered.len() < 100_000);
+    let r = count_request(&gpt4o(), &[Message::text(Role::User, "hi")], &tools);
+    assert!(r.tool_definitions > 0);
+}

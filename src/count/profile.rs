@@ -114,8 +114,11 @@ pub const ANTHROPIC_TOOL_SYSTEM_PROMPT: usize = 346;
 /// templates' tool instructions are about 100 tokens), with a margin.
 pub const GENERIC_TOOL_SYSTEM_PROMPT: usize = 120;
 
-/// Anthropic: "each page typically uses 1,500 to 3,000 tokens" (PDF support docs). One page at
-/// the high end is charged for a file ctxguard cannot look into.
+/// A file the provider reads itself (a PDF without host-extracted text): ctxguard cannot see its
+/// pages, so one text-heavy page is charged, with margin. Providers bill a PDF page as its text
+/// plus a page image; public measurements on Claude put a text page at about 2,100-2,500
+/// tokens. Multi-page files are under-counted: hosts should supply the extracted `text`, which
+/// is then counted exactly.
 pub const OPAQUE_FILE_TOKENS: usize = 3_000;
 
 /// An audio part without a readable payload: about 100 s of audio at OpenAI's ~10 tokens/s.

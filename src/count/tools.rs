@@ -35,13 +35,15 @@
 //! of its types, a property without a usable type as `any` (matches pamelafox's verified
 //! `no_type` figure).
 
+use std::cell::Cell;
+
 use serde_json::{Map, Value};
 
 use crate::message::ToolDef;
 
 /// The `namespace functions { ... }` text OpenAI inserts for these tools.
 pub fn render_openai_namespace(tools: &[ToolDef], nested_descriptions: bool) -> String {
-    let r = Renderer { nested_descriptions };
+    let r = Renderer { nested_descriptions, depth: Cell::new(0) };
     let mut lines: Vec<String> = vec!["namespace functions {".to_string(), String::new()];
     for tool in tools {
         if let Some(desc) = tool.description.as_deref().filter(|d| !d.is_empty()) {
@@ -65,8 +67,13 @@ pub fn render_openai_namespace(tools: &[ToolDef], nested_descriptions: bool) -> 
     lines.join("\n")
 }
 
+/// Schemas nested deeper than this render as `any` (bounds recursion and output size for
+/// hostile schemas; real tool schemas are a few levels deep).
+const MAX_DEPTH: usize = 32;
+
 struct Renderer {
     nested_descriptions: bool,
+    depth: Cell<usize>,
 }
 
 impl Renderer {
@@ -98,6 +105,17 @@ impl Renderer {
 
     /// One property's type.
     fn format_type(&self, param: &Value, indent: usize) -> String {
+        let d = self.depth.get();
+        if d >= MAX_DEPTH {
+            return "any".to_string();
+        }
+        self.depth.set(d + 1);
+        let out = self.format_type_inner(param, indent);
+        self.depth.set(d);
+        out
+    }
+
+    fn format_type_inner(&self, param: &Value, indent: usize) -> String {
         let Some(obj) = param.as_object() else {
             return "any".to_string();
         };
