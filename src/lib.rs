@@ -8,6 +8,7 @@ pub mod cache;
 pub mod count;
 pub mod error;
 pub mod format;
+pub mod guard;
 pub mod json_text;
 pub mod message;
 pub mod metrics;
