@@ -179,10 +179,11 @@ pub(crate) fn markers_value(m: &Markers) -> Value {
 }
 
 /// Parse a wire `ctxguard` value into markers, remembering the original object in `extra` when
-/// the canonical form would not reproduce it. `Err(kind)` when it is not an object.
+/// the canonical form would not reproduce it (or would be omitted, for empty markers). `Err(kind)` when it is not an object.
 pub(crate) fn parse_markers(v: &Value, extra: &mut Extra) -> std::result::Result<Markers, &'static str> {
     let markers = markers_from(v).ok_or_else(|| kind(v))?;
-    if !identical(&markers_value(&markers), v) {
+    // Empty markers write nothing, so an empty (or all-false) object must be remembered too.
+    if markers.is_empty() || !identical(&markers_value(&markers), v) {
         set_info(extra, MARKERS_KEY, v.clone());
     }
     Ok(markers)
