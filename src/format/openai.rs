@@ -27,7 +27,8 @@
 //! they belong to: `extra["image_url"]` holds the unknown fields of the `image_url` object,
 //! `extra["file"]` those of `file` (with `"text": null` marking where a `file.text` was),
 //! `ToolCall.extra["function"]` those of `function`. The tool call's `type` stays in its `extra`
-//! verbatim (`"function"` is written when absent).
+//! verbatim (`"function"` is written for calls ctxguard created; a call that had no `type` on
+//! the wire is marked in its `extra` bookkeeping and written back without one).
 //!
 //! A known field whose value is `null` (`name: null`, `tool_calls: null`, ...) and an empty
 //! `tool_calls: []` are kept in `extra` verbatim, as clients that serialize every field send
@@ -64,7 +65,7 @@ pub fn parse_messages(value: &Value) -> Result<Vec<Message>> {
     for (i, item) in items.iter().enumerate() {
         let mut m = parse_message(item, i)?;
         let produced = message_to_wire(&m);
-        wire::remember_order(&mut m.extra, &produced, item);
+        wire::remember_order(&mut m.extra, "openai", &produced, item);
         out.push(m);
     }
     Ok(out)
@@ -409,6 +410,10 @@ fn parse_tool_call(c: &Value, i: usize, k: usize) -> Result<ToolCall> {
     if !inner.is_empty() {
         extra.insert(body_key.to_string(), Value::Object(inner));
     }
+    if !o.contains_key("type") {
+        // The API requires `type`, but some clients leave it out: write it back the same way.
+        wire::set_info(&mut extra, "typeAbsent", Value::Bool(true));
+    }
     Ok(ToolCall { id, name, arguments, extra })
 }
 
@@ -527,7 +532,7 @@ fn message_to_wire(m: &Message) -> Value {
         o.insert(MARKERS_KEY.into(), markers);
     }
     let mut v = Value::Object(o);
-    wire::restore_order(&m.extra, &mut v);
+    wire::restore_order(&m.extra, "openai", &mut v);
     v
 }
 
@@ -625,9 +630,11 @@ fn tool_call_to_wire(c: &ToolCall) -> Value {
     }
     let mut o = Map::new();
     o.insert("id".into(), Value::String(c.id.clone()));
-    o.insert("type".into(), ty);
+    if wire::info(&c.extra, "typeAbsent").is_none() {
+        o.insert("type".into(), ty);
+    }
     o.insert(body_key.into(), Value::Object(body));
-    wire::append_fields(&mut o, &c.extra);
+    wire::append_extra(&mut o, &c.extra);
     Value::Object(o)
 }
 

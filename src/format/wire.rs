@@ -6,9 +6,9 @@
 //! adapters keep them in `extra` under the reserved key [`WIRE_INFO_KEY`], an object that is
 //! present only when needed and is never written to the wire:
 //!
-//! - `order`: a skeleton of the wire message's key order (objects keep their keys, nested
-//!   objects/arrays their own skeleton, scalars become `null`), stored only when the canonical
-//!   key order the adapter writes differs from the input's.
+//! - `order.openai` / `order.anthropic`: a skeleton of the wire message's key order (objects
+//!   keep their keys, nested objects/arrays their own skeleton, scalars become `null`), stored
+//!   only when the canonical key order the adapter writes differs from the input's.
 //! - `contentAbsent` (OpenAI): the message had no `content` key at all (`wire.content_was_null`
 //!   covers `null` and absent alike).
 //! - `ctxguard`: the original `ctxguard` object, when it was not exactly the canonical
@@ -17,6 +17,10 @@
 //! - `message` (Anthropic): message-level fields of a user message that consisted only of
 //!   `tool_result` blocks (and so became only `Tool` messages whose own `extra` holds the
 //!   blocks' fields).
+//! - `typeAbsent` (OpenAI, in a `ToolCall`'s `extra`): the tool call had no `type` on the wire.
+//! - `partBlocks` (Anthropic): on the user part of a split message, the block positions of its
+//!   blocks, stored only when tool results sat between them (they are otherwise consecutive
+//!   from `wire.block`).
 
 use serde_json::{Map, Value};
 
@@ -136,15 +140,16 @@ pub(crate) fn set_info(extra: &mut Extra, key: &str, value: Value) {
 }
 
 /// Record the key order of `wire` on a message whose canonical output `produced` differs in order.
-pub(crate) fn remember_order(extra: &mut Extra, produced: &Value, wire: &Value) {
+/// `format` (`"openai"` / `"anthropic"`) keeps one format's order from being applied to the other.
+pub(crate) fn remember_order(extra: &mut Extra, format: &str, produced: &Value, wire: &Value) {
     if !same_order(produced, wire) {
-        set_info(extra, "order", skeleton(wire));
+        set_info(extra, &format!("order.{format}"), skeleton(wire));
     }
 }
 
-/// Apply a remembered key order, if any.
-pub(crate) fn restore_order(extra: &Extra, v: &mut Value) {
-    if let Some(sk) = info(extra, "order") {
+/// Apply a key order remembered for `format`, if any.
+pub(crate) fn restore_order(extra: &Extra, format: &str, v: &mut Value) {
+    if let Some(sk) = info(extra, &format!("order.{format}")) {
         apply_order(v, sk);
     }
 }
