@@ -1,7 +1,11 @@
 //! Adapters between wire formats and the internal message model.
 
 pub mod anthropic;
+pub mod image_header;
 pub mod openai;
+mod wire;
+
+pub use wire::{MARKERS_KEY, WIRE_INFO_KEY};
 
 use serde::{Deserialize, Serialize};
 
