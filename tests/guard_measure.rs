@@ -1,4 +1,5 @@
 //! ContextGuard::measure end to end on the native core: parse -> count (cached) -> metrics.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use ctxguard::format::{parse_request, Format};
 use ctxguard::guard::{Guard, GuardConfig};
