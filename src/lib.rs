@@ -3,10 +3,15 @@
 //! The core (everything outside `wasm/`) is plain Rust with serde types and no wasm-bindgen;
 //! `wasm/` is the thin binding layer compiled only for `wasm32`.
 
+pub mod budget;
+pub mod cache;
 pub mod count;
 pub mod error;
 pub mod format;
+pub mod json_text;
 pub mod message;
+pub mod metrics;
+pub mod models;
 pub mod tokens;
 
 #[cfg(target_arch = "wasm32")]
@@ -15,3 +20,13 @@ mod wasm;
 pub use error::{Error, ErrorCode, Result};
 pub use message::{Content, Message, Part, Role, ToolCall};
 pub use tokens::Encoding;
+
+/// Apply an estimate factor to a raw count, rounding up, saturating at u32::MAX.
+pub fn count_scale(raw: usize, factor: f64) -> u32 {
+    let scaled = (raw as f64 * factor).ceil();
+    if scaled >= f64::from(u32::MAX) {
+        u32::MAX
+    } else {
+        scaled as u32
+    }
+}

@@ -186,4 +186,5 @@ export function countMessages(messages: WireMessage[], options?: CountMessagesOp
 export function modelInfo(model: string): ModelInfo;
 /** The list of models in the built-in table. */
 export function knownModels(): ModelInfo[];
-export const version: string;
+/** The crate version. */
+export function version(): string;

@@ -1,0 +1,213 @@
+//! The metrics snapshot for the UI (SPEC §5): plain serializable data, so a page reload can
+//! restore the toolbar without recounting.
+
+use serde::{Deserialize, Serialize};
+
+use crate::budget::{Budget, NEAR_TRIGGER_SHARE};
+use crate::message::Role;
+use crate::models::CountKind;
+use crate::tokens::Encoding;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextState {
+    Ok,
+    NearTrigger,
+    OverTrigger,
+    OverLimit,
+}
+
+impl ContextState {
+    pub fn of(used: u32, budget: &Budget) -> ContextState {
+        if used > budget.usable_limit {
+            ContextState::OverLimit
+        } else if used > budget.trigger_limit {
+            ContextState::OverTrigger
+        } else if f64::from(used) >= f64::from(budget.trigger_limit) * NEAR_TRIGGER_SHARE {
+            ContextState::NearTrigger
+        } else {
+            ContextState::Ok
+        }
+    }
+}
+
+/// Tokens per source of the request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceBreakdown {
+    pub system: u32,
+    pub tool_definitions: u32,
+    pub user: u32,
+    pub assistant: u32,
+    pub tool_outputs: u32,
+    pub attachments: u32,
+    pub images: u32,
+    pub summary: u32,
+    pub framing: u32,
+}
+
+/// One message's count, split the way the breakdown needs it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CountedMessage {
+    pub role: Role,
+    pub is_summary: bool,
+    /// Message text, including tool-call names and arguments.
+    pub body: u32,
+    pub attachments: u32,
+    pub images: u32,
+    pub framing: u32,
+}
+
+impl SourceBreakdown {
+    pub fn add(&mut self, m: &CountedMessage) {
+        let bucket = if m.is_summary {
+            &mut self.summary
+        } else {
+            match m.role {
+                Role::System => &mut self.system,
+                Role::User => &mut self.user,
+                Role::Assistant => &mut self.assistant,
+                Role::Tool => &mut self.tool_outputs,
+            }
+        };
+        *bucket = bucket.saturating_add(m.body);
+        self.attachments = self.attachments.saturating_add(m.attachments);
+        self.images = self.images.saturating_add(m.images);
+        self.framing = self.framing.saturating_add(m.framing);
+    }
+
+    pub fn total(&self) -> u32 {
+        [
+            self.system,
+            self.tool_definitions,
+            self.user,
+            self.assistant,
+            self.tool_outputs,
+            self.attachments,
+            self.images,
+            self.summary,
+            self.framing,
+        ]
+        .iter()
+        .fold(0u32, |a, b| a.saturating_add(*b))
+    }
+}
+
+/// What a compaction did (filled by the pipeline; `null` until one ran).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionRecord {
+    pub before_tokens: u32,
+    pub after_tokens: u32,
+    pub tokens_saved: u32,
+    pub removed_items: u32,
+    pub duration_ms: f64,
+    pub status: String,
+    pub failure_reason: Option<String>,
+    pub attempts: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextMetrics {
+    pub model: String,
+    pub encoding: Encoding,
+    pub kind: CountKind,
+    pub context_window: u32,
+    pub reserved_output_tokens: u32,
+    pub usable_limit: u32,
+    pub trigger_limit: u32,
+    pub target_limit: u32,
+    pub used_tokens: u32,
+    pub remaining_tokens: u32,
+    pub remaining_ratio: f64,
+    pub used_ratio: f64,
+    pub state: ContextState,
+    pub breakdown: SourceBreakdown,
+    pub message_count: u32,
+    pub compacted: bool,
+    pub last_compaction: Option<CompactionRecord>,
+}
+
+impl ContextMetrics {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        model: &str,
+        encoding: Encoding,
+        kind: CountKind,
+        budget: &Budget,
+        breakdown: SourceBreakdown,
+        message_count: usize,
+        compacted: bool,
+        last_compaction: Option<CompactionRecord>,
+    ) -> ContextMetrics {
+        let used = breakdown.total();
+        let usable = budget.usable_limit;
+        let remaining = usable.saturating_sub(used);
+        let (remaining_ratio, used_ratio) = if usable == 0 {
+            (0.0, 1.0)
+        } else {
+            (f64::from(remaining) / f64::from(usable), f64::from(used) / f64::from(usable))
+        };
+        ContextMetrics {
+            model: model.to_string(),
+            encoding,
+            kind,
+            context_window: budget.context_window,
+            reserved_output_tokens: budget.reserved_output_tokens,
+            usable_limit: usable,
+            trigger_limit: budget.trigger_limit,
+            target_limit: budget.target_limit,
+            used_tokens: used,
+            remaining_tokens: remaining,
+            remaining_ratio,
+            used_ratio,
+            state: ContextState::of(used, budget),
+            breakdown,
+            message_count: u32::try_from(message_count).unwrap_or(u32::MAX),
+            compacted,
+            last_compaction,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::BudgetConfig;
+
+    fn budget() -> Budget {
+        let c = BudgetConfig { context_window: Some(10_000.0), max_output_tokens: Some(2_000.0), reserved_output_tokens: Some(2_000.0), ..Default::default() };
+        Budget::resolve(&c, &crate::models::info("x")).unwrap()
+    }
+
+    #[test]
+    fn states_at_their_edges() {
+        let b = budget(); // usable 8000, trigger 6400, near from 5760
+        assert_eq!(ContextState::of(0, &b), ContextState::Ok);
+        assert_eq!(ContextState::of(5_759, &b), ContextState::Ok);
+        assert_eq!(ContextState::of(5_760, &b), ContextState::NearTrigger);
+        assert_eq!(ContextState::of(6_400, &b), ContextState::NearTrigger);
+        assert_eq!(ContextState::of(6_401, &b), ContextState::OverTrigger);
+        assert_eq!(ContextState::of(8_000, &b), ContextState::OverTrigger);
+        assert_eq!(ContextState::of(8_001, &b), ContextState::OverLimit);
+    }
+
+    #[test]
+    fn breakdown_buckets_and_snapshot() {
+        let mut s = SourceBreakdown { tool_definitions: 50, ..Default::default() };
+        s.add(&CountedMessage { role: Role::System, body: 10, framing: 3, ..Default::default() });
+        s.add(&CountedMessage { role: Role::System, is_summary: true, body: 100, framing: 3, ..Default::default() });
+        s.add(&CountedMessage { role: Role::User, body: 7, attachments: 400, images: 765, framing: 3, ..Default::default() });
+        s.add(&CountedMessage { role: Role::Tool, body: 2_000, framing: 3, ..Default::default() });
+        assert_eq!((s.system, s.summary, s.user, s.tool_outputs, s.attachments, s.images, s.framing), (10, 100, 7, 2_000, 400, 765, 12));
+        let m = ContextMetrics::new("x", Encoding::O200kBase, CountKind::Estimate, &budget(), s, 4, true, None);
+        assert_eq!(m.used_tokens, 50 + 10 + 100 + 7 + 400 + 765 + 2_000 + 12);
+        assert_eq!(m.remaining_tokens, 8_000 - m.used_tokens);
+        assert!((m.remaining_ratio + m.used_ratio - 1.0).abs() < 1e-9);
+        let json = serde_json::to_value(&m).unwrap();
+        assert_eq!(json["state"], "ok");
+        assert_eq!(json["breakdown"]["toolOutputs"], 2_000);
+        assert!(json["lastCompaction"].is_null());
+    }
+}

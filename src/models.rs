@@ -1,0 +1,255 @@
+//! The table of known models: how their tokens are counted and their limits (SPEC §3, §4).
+//!
+//! Limits are the providers' published figures as of 2026-11; every one can be overridden in the
+//! guard config. Estimate factors multiply an `o200k_base` count for models whose tokenizer is
+//! not public in the browser; each is a rough ratio to o200k times a safety margin
+//! (documented in README "Defaults"), later refined by observed usage.
+
+use serde::{Deserialize, Serialize};
+
+use crate::format::Format;
+use crate::tokens::Encoding;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    Openai,
+    Anthropic,
+    Google,
+    Meta,
+    Alibaba,
+    Deepseek,
+    Mistral,
+    Other,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CountKind {
+    Exact,
+    Estimate,
+}
+
+/// One row of the table. `prefix` matches the start of a model name (longest prefix wins), so
+/// dated snapshots (`gpt-4o-2024-08-06`) and provider-prefixed names (`openai/gpt-4o`) resolve.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelSpec {
+    pub prefix: &'static str,
+    pub provider: Provider,
+    pub encoding: Encoding,
+    pub kind: CountKind,
+    pub estimate_factor: f64,
+    pub context_window: u32,
+    pub max_output_tokens: u32,
+}
+
+/// What a model name resolves to, as JS sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInfo {
+    pub model: String,
+    pub known: bool,
+    pub provider: Provider,
+    pub encoding: Encoding,
+    pub kind: CountKind,
+    pub estimate_factor: f64,
+    pub context_window: Option<u32>,
+    pub max_output_tokens: Option<u32>,
+    pub format: Format,
+}
+
+const O: Encoding = Encoding::O200kBase;
+const C: Encoding = Encoding::Cl100kBase;
+const X: CountKind = CountKind::Exact;
+const E: CountKind = CountKind::Estimate;
+
+/// Ratio to o200k × (1 + margin), per family. See README "Defaults" for the reasoning.
+pub const FACTOR_ANTHROPIC: f64 = 1.20 * 1.10;
+pub const FACTOR_GOOGLE: f64 = 1.05 * 1.10;
+pub const FACTOR_META: f64 = 1.05 * 1.10;
+pub const FACTOR_ALIBABA: f64 = 1.05 * 1.10;
+pub const FACTOR_DEEPSEEK: f64 = 1.10 * 1.10;
+pub const FACTOR_MISTRAL: f64 = 1.15 * 1.10;
+/// Unknown models: o200k × 1.25.
+pub const FACTOR_UNKNOWN: f64 = 1.25;
+
+const fn m(
+    prefix: &'static str,
+    provider: Provider,
+    encoding: Encoding,
+    kind: CountKind,
+    estimate_factor: f64,
+    context_window: u32,
+    max_output_tokens: u32,
+) -> ModelSpec {
+    ModelSpec { prefix, provider, encoding, kind, estimate_factor, context_window, max_output_tokens }
+}
+
+use Provider::*;
+
+/// The built-in table. Longest matching prefix wins.
+pub static MODELS: &[ModelSpec] = &[
+    // OpenAI — o200k_base
+    m("gpt-5", Openai, O, X, 1.0, 400_000, 128_000),
+    m("gpt-5-chat", Openai, O, X, 1.0, 128_000, 16_384),
+    m("gpt-4.1", Openai, O, X, 1.0, 1_047_576, 32_768),
+    m("gpt-4.5", Openai, O, X, 1.0, 128_000, 16_384),
+    m("gpt-4o", Openai, O, X, 1.0, 128_000, 16_384),
+    m("gpt-4o-2024-05-13", Openai, O, X, 1.0, 128_000, 4_096),
+    m("chatgpt-4o", Openai, O, X, 1.0, 128_000, 16_384),
+    m("o1", Openai, O, X, 1.0, 200_000, 100_000),
+    m("o1-mini", Openai, O, X, 1.0, 128_000, 65_536),
+    m("o1-preview", Openai, O, X, 1.0, 128_000, 32_768),
+    m("o3", Openai, O, X, 1.0, 200_000, 100_000),
+    m("o4-mini", Openai, O, X, 1.0, 200_000, 100_000),
+    // gpt-oss uses o200k_harmony (o200k plus chat special tokens): text counts are o200k's,
+    // framing is not the Chat Completions framing, hence an estimate.
+    m("gpt-oss", Openai, O, E, 1.05, 131_072, 131_072),
+    // OpenAI — cl100k_base
+    m("gpt-4", Openai, C, X, 1.0, 8_192, 8_192),
+    m("gpt-4-32k", Openai, C, X, 1.0, 32_768, 32_768),
+    m("gpt-4-turbo", Openai, C, X, 1.0, 128_000, 4_096),
+    m("gpt-4-1106", Openai, C, X, 1.0, 128_000, 4_096),
+    m("gpt-4-0125", Openai, C, X, 1.0, 128_000, 4_096),
+    m("gpt-3.5-turbo", Openai, C, X, 1.0, 16_385, 4_096),
+    // Anthropic — estimate
+    m("claude-opus-4", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 32_000),
+    m("claude-opus-4-5", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 64_000),
+    m("claude-sonnet-4", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 64_000),
+    m("claude-haiku-4", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 64_000),
+    m("claude-3-7-sonnet", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 64_000),
+    m("claude-3-5-sonnet", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 8_192),
+    m("claude-3-5-haiku", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 8_192),
+    m("claude-3-opus", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 4_096),
+    m("claude-3-haiku", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 4_096),
+    m("claude", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 8_192),
+    // Google — estimate
+    m("gemini-2.5", Google, O, E, FACTOR_GOOGLE, 1_048_576, 65_536),
+    m("gemini-3", Google, O, E, FACTOR_GOOGLE, 1_048_576, 65_536),
+    m("gemini-2.0", Google, O, E, FACTOR_GOOGLE, 1_048_576, 8_192),
+    m("gemini-1.5-pro", Google, O, E, FACTOR_GOOGLE, 2_097_152, 8_192),
+    m("gemini-1.5-flash", Google, O, E, FACTOR_GOOGLE, 1_048_576, 8_192),
+    m("gemini", Google, O, E, FACTOR_GOOGLE, 1_048_576, 8_192),
+    // Meta — estimate (served by many providers; windows vary by host)
+    m("llama-3", Meta, O, E, FACTOR_META, 131_072, 8_192),
+    m("llama-4", Meta, O, E, FACTOR_META, 1_048_576, 8_192),
+    m("llama", Meta, O, E, FACTOR_META, 131_072, 8_192),
+    // Alibaba — estimate
+    m("qwen", Alibaba, O, E, FACTOR_ALIBABA, 131_072, 8_192),
+    m("qwen3", Alibaba, O, E, FACTOR_ALIBABA, 131_072, 32_768),
+    m("qwen-max", Alibaba, O, E, FACTOR_ALIBABA, 32_768, 8_192),
+    m("qwen-turbo", Alibaba, O, E, FACTOR_ALIBABA, 1_000_000, 8_192),
+    // DeepSeek — estimate
+    m("deepseek-chat", Deepseek, O, E, FACTOR_DEEPSEEK, 128_000, 8_192),
+    m("deepseek-reasoner", Deepseek, O, E, FACTOR_DEEPSEEK, 128_000, 65_536),
+    m("deepseek", Deepseek, O, E, FACTOR_DEEPSEEK, 128_000, 8_192),
+    // Mistral — estimate
+    m("mistral-large", Mistral, O, E, FACTOR_MISTRAL, 131_072, 8_192),
+    m("mistral-medium", Mistral, O, E, FACTOR_MISTRAL, 131_072, 8_192),
+    m("mistral-small", Mistral, O, E, FACTOR_MISTRAL, 131_072, 8_192),
+    m("codestral", Mistral, O, E, FACTOR_MISTRAL, 262_144, 8_192),
+    m("mistral", Mistral, O, E, FACTOR_MISTRAL, 131_072, 8_192),
+];
+
+/// Strip a router prefix (`openai/gpt-4o`, `anthropic/claude-...`, `models/gemini-...`) and
+/// lower-case the name.
+fn normalize(model: &str) -> String {
+    let lower = model.trim().to_ascii_lowercase();
+    match lower.rsplit_once('/') {
+        Some((_, tail)) => tail.to_string(),
+        None => lower,
+    }
+}
+
+/// The table row for `model`, longest prefix first. A prefix matches only at a name boundary
+/// (end of name, `-`, `.`, `:` or `@` next), so `o1` does not match `o100`.
+pub fn lookup(model: &str) -> Option<&'static ModelSpec> {
+    let name = normalize(model);
+    MODELS
+        .iter()
+        .filter(|spec| {
+            name.strip_prefix(spec.prefix).is_some_and(|rest| {
+                rest.is_empty() || rest.starts_with(['-', '.', ':', '@', '_'])
+            })
+        })
+        .max_by_key(|spec| spec.prefix.len())
+}
+
+/// Resolve a model name. Unknown names get o200k × `FACTOR_UNKNOWN`, no limits, `known: false`.
+pub fn info(model: &str) -> ModelInfo {
+    match lookup(model) {
+        Some(spec) => ModelInfo {
+            model: model.to_string(),
+            known: true,
+            provider: spec.provider,
+            encoding: spec.encoding,
+            kind: spec.kind,
+            estimate_factor: spec.estimate_factor,
+            context_window: Some(spec.context_window),
+            max_output_tokens: Some(spec.max_output_tokens),
+            format: if spec.provider == Provider::Anthropic { Format::Anthropic } else { Format::Openai },
+        },
+        None => ModelInfo {
+            model: model.to_string(),
+            known: false,
+            provider: Provider::Other,
+            encoding: Encoding::O200kBase,
+            kind: CountKind::Estimate,
+            estimate_factor: FACTOR_UNKNOWN,
+            context_window: None,
+            max_output_tokens: None,
+            format: Format::Openai,
+        },
+    }
+}
+
+/// Every row of the table, resolved.
+pub fn known_models() -> Vec<ModelInfo> {
+    MODELS.iter().map(|spec| info(spec.prefix)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn longest_prefix_and_boundaries() {
+        assert_eq!(info("gpt-4o-mini").encoding, Encoding::O200kBase);
+        assert_eq!(info("gpt-4o-2024-05-13").max_output_tokens, Some(4_096));
+        assert_eq!(info("gpt-4o-2024-08-06").max_output_tokens, Some(16_384));
+        assert_eq!(info("gpt-4").encoding, Encoding::Cl100kBase);
+        assert_eq!(info("gpt-4-0613").context_window, Some(8_192));
+        assert_eq!(info("gpt-4-turbo-2024-04-09").context_window, Some(128_000));
+        assert_eq!(info("gpt-4.1-mini").context_window, Some(1_047_576));
+        assert_eq!(info("gpt-3.5-turbo-0125").encoding, Encoding::Cl100kBase);
+        assert_eq!(info("openai/gpt-5-mini").context_window, Some(400_000));
+        assert_eq!(info("o3-mini").kind, CountKind::Exact);
+        assert!(!info("o100").known);
+        assert_eq!(info("claude-sonnet-4-5-20250929").provider, Provider::Anthropic);
+        assert_eq!(info("claude-sonnet-4-5-20250929").kind, CountKind::Estimate);
+        assert_eq!(info("anthropic/claude-3-5-haiku-latest").max_output_tokens, Some(8_192));
+        assert_eq!(info("models/gemini-2.5-pro").provider, Provider::Google);
+        assert_eq!(info("Qwen3-235B-A22B").max_output_tokens, Some(32_768));
+        assert_eq!(info("meta-llama/Llama-3.3-70B-Instruct").provider, Provider::Meta);
+        assert_eq!(info("deepseek-reasoner").max_output_tokens, Some(65_536));
+    }
+
+    #[test]
+    fn unknown_models_are_estimates_without_limits() {
+        let i = info("my-local-model");
+        assert!(!i.known);
+        assert_eq!(i.kind, CountKind::Estimate);
+        assert_eq!(i.context_window, None);
+        assert!(i.estimate_factor > 1.0);
+    }
+
+    #[test]
+    fn every_row_resolves_to_itself() {
+        for spec in MODELS {
+            let i = info(spec.prefix);
+            assert!(i.known, "{}", spec.prefix);
+            assert_eq!(i.context_window, Some(spec.context_window), "{}", spec.prefix);
+            assert!(spec.max_output_tokens <= spec.context_window, "{}", spec.prefix);
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! The two shared helpers every export goes through: JS value -> core type, and core result ->
+//! JS value or a real JS `Error` with a stable `code`.
+
+use std::borrow::Cow;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::json_text::repair_lone_surrogates;
+
+/// Turn a core error into a JS `Error` with `name = "CtxguardError"`, `code` and `index`.
+pub fn js_error(err: Error) -> JsValue {
+    let e = js_sys::Error::new(&err.message);
+    e.set_name("CtxguardError");
+    let obj: &JsValue = e.as_ref();
+    // Setting a property on a fresh Error object cannot fail; ignore the impossible case.
+    let _ = js_sys::Reflect::set(obj, &"code".into(), &err.code.as_str().into());
+    if let Some(i) = err.index {
+        let _ = js_sys::Reflect::set(obj, &"index".into(), &JsValue::from_f64(i as f64));
+    }
+    e.into()
+}
+
+/// JSON-stringify a JS value (throws on cycles and BigInt, drops functions and `undefined`
+/// fields, exactly like `JSON.stringify`), repairing lone-surrogate escapes into U+FFFD so that
+/// invalid UTF-16 from JS never makes the input unreadable.
+pub fn to_json_text(value: &JsValue, what: &str, code: ErrorCode) -> Result<String> {
+    let text = js_sys::JSON::stringify(value)
+        .map_err(|e| {
+            let reason = js_sys::Error::from(e).message();
+            Error::new(code, format!("{what} cannot be read as JSON: {}", String::from(reason)))
+        })?
+        .as_string()
+        .ok_or_else(|| Error::new(code, format!("{what} is not a JSON value")))?;
+    Ok(match repair_lone_surrogates(&text) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(fixed) => fixed,
+    })
+}
+
+/// Decode a JS value into a core type through JSON. `undefined`/`null` are errors here.
+pub fn decode<T: DeserializeOwned>(value: &JsValue, what: &str, code: ErrorCode) -> Result<T> {
+    if value.is_undefined() || value.is_null() {
+        return Err(Error::new(code, format!("{what} is required")));
+    }
+    let text = to_json_text(value, what, code)?;
+    serde_json::from_str(&text).map_err(|e| Error::new(code, format!("{what}: {e}")))
+}
+
+/// Decode an optional options bag: `undefined`/`null` give the defaults; anything but a plain
+/// object is an error; unknown fields are errors (the option structs deny them).
+pub fn options<T: DeserializeOwned + Default>(value: &JsValue, what: &str) -> Result<T> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(T::default());
+    }
+    if !value.is_object() || js_sys::Array::is_array(value) {
+        return Err(Error::options(format!("{what} must be an object")));
+    }
+    decode(value, what, ErrorCode::InvalidOptions)
+}
+
+/// Encode a core value for JS: plain objects (not Maps), `null` for `None`.
+pub fn encode<T: Serialize>(value: &T) -> Result<JsValue> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| Error::new(ErrorCode::Internal, format!("could not encode the result: {e}")))
+}
+
+/// Run a core call and map its error to a JS `Error`.
+pub fn run<T>(f: impl FnOnce() -> Result<T>) -> std::result::Result<T, JsValue> {
+    f().map_err(js_error)
+}
+
+/// The text of a JS string argument; anything else is an `INVALID_TEXT` error.
+/// Lone surrogates become U+FFFD (wasm-bindgen's string conversion).
+pub fn text_arg(value: &JsValue, what: &str) -> Result<String> {
+    value
+        .as_string()
+        .ok_or_else(|| Error::new(ErrorCode::InvalidText, format!("{what} must be a string")))
+}
+

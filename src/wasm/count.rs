@@ -1,0 +1,47 @@
+//! Exports for counting: `countTokens`, `modelInfo`, `knownModels`.
+
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+
+use super::convert::{encode, options, run, text_arg};
+use crate::models;
+use crate::tokens::{self, Encoding};
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CountTokensOptions {
+    encoding: Option<String>,
+    model: Option<String>,
+}
+
+/// `countTokens(text, { encoding?, model? }) -> number`. With a model whose tokenizer is not
+/// public (and no explicit encoding), the result is that model's estimate.
+#[wasm_bindgen(js_name = countTokens)]
+pub fn count_tokens(text: JsValue, opts: JsValue) -> Result<u32, JsValue> {
+    run(|| {
+        let text = text_arg(&text, "text")?;
+        let o: CountTokensOptions = options(&opts, "options")?;
+        let (encoding, factor) = match (&o.encoding, &o.model) {
+            (Some(e), _) => (Encoding::from_name(e)?, 1.0),
+            (None, Some(m)) => {
+                let info = models::info(m);
+                (info.encoding, info.estimate_factor)
+            }
+            (None, None) => (Encoding::O200kBase, 1.0),
+        };
+        let n = tokens::count(encoding, &text);
+        Ok(crate::count_scale(n, factor))
+    })
+}
+
+/// `modelInfo(model) -> ModelInfo`.
+#[wasm_bindgen(js_name = modelInfo)]
+pub fn model_info(model: JsValue) -> Result<JsValue, JsValue> {
+    run(|| encode(&models::info(&text_arg(&model, "model")?)))
+}
+
+/// `knownModels() -> ModelInfo[]`.
+#[wasm_bindgen(js_name = knownModels)]
+pub fn known_models() -> Result<JsValue, JsValue> {
+    run(|| encode(&models::known_models()))
+}

@@ -1,0 +1,18 @@
+//! The binding layer: the only place that names wasm-bindgen. Each export decodes its input,
+//! calls the core, and encodes the output or maps the error, through the helpers in `convert`.
+
+mod convert;
+mod count;
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+/// The crate version (`version()` in JS).
+#[wasm_bindgen(js_name = version)]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
