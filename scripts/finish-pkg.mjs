@@ -35,10 +35,7 @@ const crate = metadata.packages.find((p) => p.name === 'ctxguard');
 if (!crate) fail('cargo metadata does not list the ctxguard crate');
 
 // Entries and types.
-const api = readFileSync(join(js, 'api.js'), 'utf8');
-const placeholder = "'0.0.0-unbuilt'";
-if (!api.includes(placeholder)) fail(`src/js/api.js no longer contains the version placeholder ${placeholder}`);
-writeFileSync(join(pkg, 'api.js'), api.replace(placeholder, `'${crate.version}'`));
+copyFileSync(join(js, 'api.js'), join(pkg, 'api.js'));
 copyFileSync(join(js, 'node.js'), join(pkg, 'node.js'));
 copyFileSync(join(js, 'web.js'), join(pkg, 'index.js'));
 copyFileSync(join(js, 'index.d.ts'), join(pkg, 'index.d.ts'));
