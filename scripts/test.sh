@@ -41,7 +41,9 @@ step() {
   local name=$1 kind=$2
   shift 2
   step_no=$((step_no + 1))
-  local log="$LOGS/$(printf '%02d' "$step_no")-${name// /-}.log"
+  local slug
+  slug=$(printf '%s' "$name" | tr -c 'A-Za-z0-9' '-' | tr -s '-')
+  local log="$LOGS/$(printf '%02d' "$step_no")-${slug%-}.log"
   printf '\n==================== [%d] %s ====================\n' "$step_no" "$name"
   printf '$ %s\n' "$*"
   local t0=$SECONDS status
@@ -51,6 +53,7 @@ step() {
   if [ "$kind" = tests ]; then
     local p f
     read -r p f < <(count_tests "$log")
+    p=${p:-0} f=${f:-0}
     total_passed=$((total_passed + p))
     total_failed=$((total_failed + f))
     note="$p passed, $f failed"
