@@ -11,6 +11,7 @@ pub mod count;
 pub mod error;
 pub mod format;
 pub mod guard;
+pub mod guards;
 pub mod json_text;
 pub mod message;
 pub mod metrics;
