@@ -28,15 +28,26 @@ pub struct GuardConfig {
     pub encoding: Option<Encoding>,
 }
 
-/// Resolve a model name plus an optional encoding override. An explicit encoding means "count
-/// with exactly this tokenizer": the estimate factor drops to 1. Counts are `exact` only for
-/// OpenAI models, whose framing rules are published.
+/// Resolve a model name plus an optional encoding override.
+///
+/// - No model: OpenAI Chat Completions counting with the given encoding (`o200k_base` by
+///   default), exact — the rules are published; only the limits are unknown.
+/// - A model and an explicit encoding: "count with exactly this tokenizer", so the estimate
+///   factor drops to 1; the count is `exact` only for OpenAI models, whose framing is published.
 pub fn resolve_model(model: Option<&str>, encoding: Option<Encoding>) -> ModelInfo {
-    let mut info = models::info(model.unwrap_or(""));
+    let name = model.map(str::trim).filter(|m| !m.is_empty());
+    let mut info = models::info(name.unwrap_or(""));
+    if name.is_none() {
+        info.provider = Provider::Openai;
+        info.kind = CountKind::Exact;
+        info.estimate_factor = 1.0;
+    }
     if let Some(enc) = encoding {
         info.encoding = enc;
         info.estimate_factor = 1.0;
-        info.kind = if info.provider == Provider::Openai && info.known { CountKind::Exact } else { CountKind::Estimate };
+        if name.is_some() {
+            info.kind = if info.provider == Provider::Openai && info.known { CountKind::Exact } else { CountKind::Estimate };
+        }
     }
     info
 }

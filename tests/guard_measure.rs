@@ -99,3 +99,20 @@ fn config_errors_have_codes() {
     let bad: Result<GuardConfig, _> = serde_json::from_value(json!({"model": "gpt-4o", "triggerRatoi": 0.9}));
     assert!(bad.is_err());
 }
+
+#[test]
+fn model_resolution_with_and_without_names() {
+    use ctxguard::guard::resolve_model;
+    use ctxguard::models::CountKind;
+    use ctxguard::tokens::Encoding;
+    let none = resolve_model(None, None);
+    assert_eq!((none.kind, none.encoding, none.estimate_factor), (CountKind::Exact, Encoding::O200kBase, 1.0));
+    let cl = resolve_model(None, Some(Encoding::Cl100kBase));
+    assert_eq!((cl.kind, cl.encoding), (CountKind::Exact, Encoding::Cl100kBase));
+    let local = resolve_model(Some("my-llama"), Some(Encoding::Cl100kBase));
+    assert_eq!((local.kind, local.estimate_factor), (CountKind::Estimate, 1.0));
+    let gpt = resolve_model(Some("gpt-4o"), Some(Encoding::Cl100kBase));
+    assert_eq!(gpt.kind, CountKind::Exact);
+    let claude = resolve_model(Some("claude-3-5-haiku"), None);
+    assert!(claude.estimate_factor > 1.0 && claude.kind == CountKind::Estimate);
+}
