@@ -4,3 +4,7 @@
 
 #[path = "wasm/cases.rs"]
 mod cases;
+
+// Enable once src/lib.rs exposes the binding (see the header of wasm/boundary.rs):
+// #[path = "wasm/boundary.rs"]
+// mod boundary;
