@@ -21,6 +21,8 @@ let api = null;
 let guard = null;
 let guardKey = '';
 let measuredOnce = false;
+/** Passes so far; exposed as <html data-passes> so tests can wait for the next one. */
+let passes = 0;
 
 function setStatus(text) {
   $('status').textContent = text;
@@ -148,6 +150,7 @@ function showError(e) {
 }
 
 function update() {
+  document.documentElement.dataset.passes = String(++passes);
   clearError();
   try {
     showModelFacts();

@@ -15,18 +15,20 @@ export const SOURCES = [
   ['framing', 'Framing'],
 ];
 
+/** Icon, label and an explanation with the distance to the next threshold, per state. */
 const STATES = {
-  ok: ['✓', 'OK', 'under the trigger limit'],
-  near_trigger: ['!', 'Near trigger', 'compaction will start soon'],
-  over_trigger: ['▲', 'Over trigger', 'the guard would compact before the next call'],
-  over_limit: ['✕', 'Over limit', 'the request does not fit the usable limit'],
+  ok: ['✓', 'OK', (m) => `${fmt(m.triggerLimit - m.usedTokens)} tokens below the trigger`],
+  near_trigger: ['!', 'Near trigger', (m) => `${fmt(m.triggerLimit - m.usedTokens)} tokens until compaction starts`],
+  over_trigger: ['▲', 'Over trigger', (m) => `${fmt(m.usedTokens - m.triggerLimit)} over; the guard would compact toward ${fmt(m.targetLimit)}`],
+  over_limit: ['✕', 'Over limit', (m) => `${fmt(m.usedTokens - m.usableLimit)} tokens more than the usable limit`],
 };
 
 /** Width (in % of the bar) of `tokens` on a bar whose full length is `scale` tokens. */
 const w = (tokens, scale) => `${Math.max(0, Math.min(100, (tokens / scale) * 100))}%`;
 
 export function renderBudget(root, m) {
-  const [icon, label, why] = STATES[m.state] ?? ['?', m.state, ''];
+  const [icon, label, explain] = STATES[m.state] ?? ['?', m.state, () => ''];
+  const why = explain(m);
   const b = m.breakdown;
   // The bar spans the context window (or the used tokens, when they exceed it).
   const scale = Math.max(m.contextWindow, m.usedTokens);
@@ -40,8 +42,9 @@ export function renderBudget(root, m) {
     }
   }
   const economicCap = m.usableLimit < physical;
-  const marker = (cls, tokens, text, title) =>
-    h('span', { class: `marker ${cls}`, style: { left: w(tokens, scale) }, title }, h('span', { class: 'marker-label' }, text));
+  const marker = (cls, tokens, text, title) => h('span', { class: `marker ${cls}`, style: { left: w(tokens, scale) }, title });
+  const tag = (cls, tokens, text, below = false) =>
+    h('span', { class: `marker-label ${cls}`, 'data-at': tokens / scale, 'data-below': below ? '1' : null }, text);
   const summary =
     `${fmt(m.usedTokens)} of ${fmt(m.usableLimit)} usable tokens used (${pct(m.usedRatio)}); ` +
     `trigger at ${fmt(m.triggerLimit)}, target ${fmt(m.targetLimit)}, ` +
@@ -60,9 +63,15 @@ export function renderBudget(root, m) {
         segments,
         economicCap ? h('span', { class: 'seg capped', style: { left: w(m.usableLimit, scale), width: w(physical - m.usableLimit, scale) }, title: 'Beyond the economic budget' }) : null,
         h('span', { class: 'seg reserved', style: { left: w(physical, scale), width: w(m.reservedOutputTokens, scale) }, title: `Reserved output: ${fmt(m.reservedOutputTokens)} tokens` }),
-        marker('target', m.targetLimit, `target ${fmt(m.targetLimit)}`, 'Compaction aims to get under this'),
-        marker('trigger', m.triggerLimit, `trigger ${fmt(m.triggerLimit)}`, 'Compaction starts above this'),
-        marker('usable', m.usableLimit, `usable ${fmt(m.usableLimit)}`, 'The usable input limit'))),
+        m.usedTokens > m.usableLimit ? h('span', { class: 'seg over', style: { left: w(m.usableLimit, scale), width: w(m.usedTokens - m.usableLimit, scale) }, title: `${fmt(m.usedTokens - m.usableLimit)} tokens over the usable limit` }) : null,
+        marker('target', m.targetLimit, 'Compaction aims to get under this'),
+        marker('trigger', m.triggerLimit, 'Compaction starts above this'),
+        marker('usable', m.usableLimit, 'The usable input limit'),
+        scale > m.contextWindow ? marker('window', m.contextWindow, 'End of the context window') : null,
+        tag('target', m.targetLimit, `target ${fmt(m.targetLimit)}`),
+        tag('trigger', m.triggerLimit, `trigger ${fmt(m.triggerLimit)}`),
+        tag('usable', m.usableLimit, `usable ${fmt(m.usableLimit)}`, true),
+        scale > m.contextWindow ? tag('window', m.contextWindow, `window ${fmt(m.contextWindow)}`, true) : null)),
     h('div', { class: 'scale', 'aria-hidden': 'true' }, h('span', {}, '0'), h('span', {}, `${fmt(scale)} ${scale === m.contextWindow ? 'window' : 'used'}`)),
     h('dl', { class: 'figures' },
       fig('Context window', fmt(m.contextWindow)),
@@ -72,6 +81,48 @@ export function renderBudget(root, m) {
       fig('Target limit', fmt(m.targetLimit), 'swatch target'),
       fig('Remaining', `${fmt(m.remainingTokens)}`, null, pct(m.remainingRatio), 'remaining-tokens')),
   );
+  layoutBar(root);
+}
+
+/**
+ * Lay the marker labels out once the bar has a width: each label sits next to its line (after it
+ * when there is room, else before it), inside the bar's ends, and moves up (or down) a row
+ * instead of overlapping a neighbour.
+ */
+function placeLabels(track) {
+  const width = track.clientWidth;
+  if (width === 0) return;
+  for (const below of [false, true]) {
+    const labels = [...track.querySelectorAll('.marker-label')].filter((l) => (l.dataset.below === '1') === below);
+    const rows = [];
+    labels
+      .map((el) => ({ el, x: Number(el.dataset.at) * width, w: el.offsetWidth }))
+      .sort((a, b) => a.x - b.x)
+      .forEach(({ el, x, w: lw }) => {
+        // Above the bar a label follows its line; below, it precedes it (the scale's end is on the right).
+        const after = below ? x - lw - 4 < 0 : x + lw + 6 <= width;
+        let left = after ? x + 4 : x - lw - 4;
+        left = Math.max(0, Math.min(width - lw, left));
+        let row = rows.findIndex((end) => left >= end + 8);
+        if (row === -1) row = rows.length;
+        rows[row] = left + lw;
+        el.style.left = `${left}px`;
+        el.style.setProperty('--row', String(row));
+      });
+    track.parentElement.style.setProperty(below ? '--rows-below' : '--rows-above', String(Math.max(1, rows.length)));
+  }
+}
+
+const observed = new WeakSet();
+const resizes = typeof ResizeObserver === 'function' ? new ResizeObserver((entries) => entries.forEach((e) => placeLabels(e.target))) : null;
+
+function layoutBar(root) {
+  const track = root.querySelector('.track');
+  placeLabels(track);
+  if (resizes && !observed.has(track)) {
+    observed.add(track);
+    resizes.observe(track);
+  }
 }
 
 function fig(label, value, swatch = null, note = null, id = null) {
