@@ -198,7 +198,13 @@ function restoreSample() {
 
 async function loadFile(file) {
   try {
-    const text = await file.text();
+    let text = await file.text();
+    // Pretty-print what parses, so the editor is readable; anything else is shown as it is.
+    try {
+      if (text.length < 8_000_000) text = JSON.stringify(JSON.parse(text), null, 2);
+    } catch {
+      // update() reports the parse error.
+    }
     $('conversation').value = text;
     $('source-note').textContent = `Loaded ${file.name} (${fmt(file.size)} bytes).`;
     try {

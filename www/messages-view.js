@@ -42,7 +42,9 @@ export function renderMessages(root, rows, counts) {
         const tokens = aligned ? per[i] : null;
         return h('li', { class: `msg role-${r.role}` },
           h('div', { class: 'msg-line' },
-            h('span', { class: 'msg-index' }, typeof r.wireIndex === 'number' ? `#${r.wireIndex}` : r.wireIndex),
+            typeof r.wireIndex === 'number'
+              ? h('span', { class: 'msg-index' }, `#${r.wireIndex}`)
+              : h('span', { class: 'msg-index', title: 'The request\'s separate system prompt' }, 'sys'),
             h('span', { class: `role role-${r.role}` }, r.role),
             h('div', { class: 'msg-body' },
               h('p', { class: 'preview' },
