@@ -100,18 +100,23 @@ function showModelFacts() {
     fact('Max output', info.maxOutputTokens ? fmt(info.maxOutputTokens) : 'unknown'),
     info.known ? null : fact('Note', 'Not in the table: defaults for unknown models.'));
   // Greyed placeholders show what a blank field resolves to.
-  let defaults = null;
-  try {
-    const g = new api.ContextGuard({ model: info.model });
-    defaults = g.budget;
-    g.free();
-  } catch {
-    // Unknown models have no defaults; the fields stay empty.
-  }
-  for (const k of LIMITS) {
-    const d = defaults?.[k];
-    $(`limit-${k}`).placeholder = k === 'economicBudget' ? 'none' : d === undefined || d === null ? 'required' : String(d);
-  }
+  const budget = (cfg) => {
+    try {
+      const g = new api.ContextGuard(cfg);
+      const b = g.budget;
+      g.free();
+      return b;
+    } catch {
+      return null;
+    }
+  };
+  // An unknown model has no window: only that field is required; the ratios have their defaults.
+  const known = budget({ model: info.model });
+  const ratios = known ?? budget({ model: info.model, contextWindow: 1_000_000 });
+  const placeholders = known
+    ? { ...known, economicBudget: 'none' }
+    : { contextWindow: 'required', maxOutputTokens: 'window', reservedOutputTokens: 'auto', economicBudget: 'none', triggerRatio: ratios?.triggerRatio ?? '', targetRatio: ratios?.targetRatio ?? '' };
+  for (const k of LIMITS) $(`limit-${k}`).placeholder = String(placeholders[k] ?? '');
 }
 
 function clearError() {
@@ -131,7 +136,7 @@ function showError(e) {
   fill($('error'),
     h('p', { class: 'error-title' },
       h('span', { class: 'error-icon', 'aria-hidden': 'true' }, '✕'),
-      aboutBudget ? 'These limits are not valid' : 'This conversation cannot be measured'),
+      { UNKNOWN_MODEL: 'This model is not in the table', INVALID_BUDGET: 'These limits are not valid', INVALID_OPTIONS: 'These settings are not valid' }[code] ?? 'This conversation cannot be measured'),
     h('p', {},
       h('code', { id: 'error-code', class: 'code' }, code), ' ',
       h('span', { id: 'error-message' }, e?.message ?? String(e)),

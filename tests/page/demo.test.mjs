@@ -86,11 +86,17 @@ before(async () => {
   });
 });
 
-after(async () => {
+async function cleanUp() {
   await context?.close().catch(() => {});
   await server?.close().catch(() => {});
   if (profile) await rm(profile, { recursive: true, force: true });
-});
+}
+
+after(cleanUp);
+// Interrupted (Ctrl-C, a CI timeout): still close the browser and remove its profile.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => cleanUp().finally(() => process.exit(130)));
+}
 
 /**
  * A fresh page with every page error, console error and failed request recorded.
