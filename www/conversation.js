@@ -109,20 +109,17 @@ function describe(m, wireIndex, role = m?.role, names = new Map()) {
 
 /**
  * The rows of the raw view, in the order of ctxguard's internal messages, so that
- * `countMessages(...).perMessage[i]` belongs to row i. OpenAI is one row per message; Anthropic
- * puts the separate `system` first and splits a user message's `tool_result` blocks into rows of
- * their own (each tool result is its own internal message).
+ * `countMessages(...).perMessage[i]` belongs to row i. A separate `system` (any non-null value)
+ * is one leading row in both formats. OpenAI is then one row per message; Anthropic splits a
+ * user message's `tool_result` blocks into rows of their own (each tool result is its own
+ * internal message), placed before the rest of that message.
  */
 export function rowsOf(format, { messages, system }) {
   if (!Array.isArray(messages)) return [];
   const names = toolNames(messages);
-  if (format !== 'anthropic') return messages.map((m, i) => describe(m, i, m?.role, names));
-  const rows = [];
-  if (typeof system === 'string' ? system !== '' : Array.isArray(system) && system.length > 0) {
-    rows.push(describe({ content: system }, 'system', 'system'));
-  }
+  const rows = system === undefined || system === null ? [] : [describe({ content: system }, 'system', 'system')];
   messages.forEach((m, i) => {
-    const blocks = Array.isArray(m?.content) ? m.content : null;
+    const blocks = format === 'anthropic' && Array.isArray(m?.content) ? m.content : null;
     const results = blocks?.filter((b) => b?.type === 'tool_result') ?? [];
     if (m?.role !== 'user' || results.length === 0) {
       rows.push(describe(m, i, m?.role, names));

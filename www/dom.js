@@ -38,9 +38,12 @@ const percent = new Intl.NumberFormat('en-US', { style: 'percent', maximumFracti
 export const fmt = (n) => integer.format(n);
 /** 0.1234 -> "12.3%". */
 export const pct = (r) => percent.format(r);
-/** 128000 -> "128k", 1047576 -> "1M", 16385 -> "16.4k". */
+/** Compact window sizes: 128000 -> "128k", 131072 -> "128k", 16385 -> "16.4k", 1048576 -> "1M". */
 export function short(n) {
-  if (n >= 1e6) return `${+(n / 1048576).toFixed(2) === Math.round(n / 1048576) ? Math.round(n / 1048576) : +(n / 1e6).toFixed(2)}M`;
-  if (n >= 1e3) return `${+(n / 1e3).toFixed(n % 1000 === 0 || n >= 1e5 ? 0 : 1)}k`;
+  if (n % 1_048_576 === 0) return `${n / 1_048_576}M`;
+  if (n >= 1_000_000) return `${+(n / 1e6).toFixed(2)}M`;
+  if (n % 1000 === 0) return `${n / 1000}k`;
+  if (n % 1024 === 0) return `${n / 1024}k`;
+  if (n >= 1000) return `${+(n / 1000).toFixed(n >= 100_000 ? 0 : 1)}k`;
   return String(n);
 }
