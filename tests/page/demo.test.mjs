@@ -11,8 +11,6 @@ import { dirname, extname, join, resolve, sep } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { chromium } from 'playwright-core';
-
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const artifacts = join(root, 'artifacts', 'page');
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -77,6 +75,9 @@ before(async () => {
   assert.ok(await exists(join(root, 'pkg', 'index.js')), 'pkg/index.js is missing: build the package first (make build)');
   await mkdir(artifacts, { recursive: true });
   server = await serve();
+  const { chromium } = await import('playwright-core').catch((e) => {
+    throw new Error('playwright-core is not installed: run `npm ci` in tests/page (scripts/setup.sh should)', { cause: e });
+  });
   profile = await mkdtemp(join(tmpdir(), 'ctxguard-page-'));
   context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
