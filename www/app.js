@@ -140,7 +140,7 @@ function showError(e) {
     h('p', {},
       h('code', { id: 'error-code', class: 'code' }, code), ' ',
       h('span', { id: 'error-message' }, e?.message ?? String(e)),
-      typeof e?.index === 'number' && !/message #?\d/.test(e?.message ?? '') ? h('span', { class: 'muted' }, ` (message #${e.index})`) : null),
+      typeof e?.index === 'number' && !new RegExp(`\\[${e.index}\\]|message #?${e.index}\\b`).test(e?.message ?? '') ? h('span', { class: 'muted' }, ` (message #${e.index})`) : null),
     h('p', { class: 'muted small' }, `Reported by ${where}.`, measuredOnce ? ' The figures below are from the last valid input.' : ''));
   $('error').hidden = false;
   if (measuredOnce) $('results').classList.add('stale');

@@ -154,7 +154,11 @@ function measureSample(page, config) {
   }, config);
 }
 
-const shot = (page, name) => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+async function shot(page, name) {
+  // From the top: a full-page capture of a scrolled page draws the sticky error box mid-page.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+}
 
 describe('demo page', () => {
   test('measures the built-in sample and shows what ContextGuard.measure returns', async () => {
