@@ -19,7 +19,8 @@ pub mod models;
 pub mod tokens;
 
 #[cfg(target_arch = "wasm32")]
-mod wasm;
+#[doc(hidden)]
+pub mod wasm;
 
 pub use error::{Error, ErrorCode, Result};
 pub use message::{Content, Message, Part, Role, ToolCall};

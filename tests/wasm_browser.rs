@@ -9,6 +9,6 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 #[path = "wasm/cases.rs"]
 mod cases;
 
-// Enable once src/lib.rs exposes the binding (see the header of wasm/boundary.rs):
-// #[path = "wasm/boundary.rs"]
-// mod boundary;
+// The binding itself, called through its Rust signatures (see wasm/boundary.rs).
+#[path = "wasm/boundary.rs"]
+mod boundary;

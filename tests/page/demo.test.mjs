@@ -76,7 +76,7 @@ before(async () => {
   await mkdir(artifacts, { recursive: true });
   server = await serve();
   const { chromium } = await import('playwright-core').catch((e) => {
-    throw new Error('playwright-core is not installed: run `npm ci` in tests/page (scripts/setup.sh should)', { cause: e });
+    throw new Error('playwright-core is not installed: run `make setup` (playwright-core comes from the root package.json)', { cause: e });
   });
   profile = await mkdtemp(join(tmpdir(), 'ctxguard-page-'));
   context = await chromium.launchPersistentContext(profile, {
