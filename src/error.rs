@@ -37,6 +37,8 @@ pub enum ErrorCode {
     InvalidBudget,
     /// A text argument was not a string.
     InvalidText,
+    /// `readAttachment` was asked for an id the source does not hold.
+    UnknownAttachment,
     /// Something that should never happen; reported rather than trapping.
     Internal,
 }
@@ -55,6 +57,7 @@ impl ErrorCode {
             ErrorCode::UnknownModel => "UNKNOWN_MODEL",
             ErrorCode::InvalidBudget => "INVALID_BUDGET",
             ErrorCode::InvalidText => "INVALID_TEXT",
+            ErrorCode::UnknownAttachment => "UNKNOWN_ATTACHMENT",
             ErrorCode::Internal => "INTERNAL",
         }
     }

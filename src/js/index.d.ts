@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'UNKNOWN_MODEL'
   | 'INVALID_BUDGET'
   | 'INVALID_TEXT'
+  | 'UNKNOWN_ATTACHMENT'
   | 'INTERNAL';
 
 export interface CtxguardError extends Error {
@@ -98,6 +99,16 @@ export interface GuardConfig {
   targetRatio?: number;
   format?: Format;
   encoding?: Encoding;
+  /** Source guards: token limit for one tool output (default 8000). */
+  toolOutputLimit?: number;
+  /** Per-tool limits by tool name, overriding `toolOutputLimit`. */
+  toolOutputLimits?: { [toolName: string]: number };
+  /** Total for all tool outputs of one request (default: half the usable limit). */
+  toolOutputTotal?: number;
+  /** Total for all attachment previews of one request (default: min(16000, usableLimit / 8)). */
+  attachmentBudget?: number;
+  /** A host tool that returns a full tool output by call id; compaction markers name it. */
+  retrievalTool?: string;
 }
 
 export interface Budget {
@@ -165,6 +176,85 @@ export interface MeasureOptions {
   system?: string | JsonValue[];
 }
 
+/** One trace schema for every protection. Fields that do not apply to the operation are `null`. */
+export interface ProtectionTrace {
+  operation: 'tool_output' | 'attachment_preview' | 'summary_compact';
+  status: 'applied' | 'noop' | 'in_progress' | 'completed' | 'fallback';
+  durationMs: number;
+  beforeTokens: number;
+  afterTokens: number;
+  tokensSaved: number;
+  messagesTruncated: number | null;
+  emergency: boolean | null;
+  attachmentBlocks: number | null;
+  attachmentBlocksTruncated: number | null;
+  removedHistoryItems: number | null;
+  failureReason: string | null;
+}
+
+export interface GuardSourcesOptions extends MeasureOptions {
+  /** The emergency pass: every tool-output limit quartered; compacted outputs may be compacted again. */
+  emergency?: boolean;
+  /** Called once per trace; an exception it throws is ignored. */
+  onTrace?: (trace: ProtectionTrace) => void;
+}
+
+export interface GuardSourcesResult {
+  /** The model-visible messages, in the guard's format. */
+  messages: WireMessage[];
+  /** Anthropic: the request's `system`; `null` for OpenAI. */
+  system: string | JsonValue[] | null;
+  metrics: ContextMetrics;
+  traces: ProtectionTrace[];
+}
+
+export interface CompactResult {
+  /** The compacted text, or the input unchanged when it fits (`compacted: false`). */
+  text: string;
+  compacted: boolean;
+  originalTokens: number;
+  tokens: number;
+}
+
+export interface CompactToolOutputOptions {
+  /** Token limit, marker line included (default 8000). */
+  limit?: number;
+  encoding?: Encoding;
+  model?: string;
+  emergency?: boolean;
+  retrievalTool?: string;
+  callId?: string;
+}
+
+export interface PreviewAttachmentOptions {
+  /** Token limit of the preview, footer included (default 16000). */
+  limit?: number;
+  id?: string;
+  name?: string;
+  type?: string;
+  encoding?: Encoding;
+  model?: string;
+}
+
+export interface ReadAttachmentOptions {
+  id: string;
+  /** Token offset (default 0). */
+  offset?: number;
+  /** Tokens per page (default 2000, at most 8000). */
+  limit?: number;
+  encoding?: Encoding;
+  model?: string;
+}
+
+export interface AttachmentPage {
+  id: string;
+  text: string;
+  offset: number;
+  /** Offset of the next page; `null` at the end. */
+  nextOffset: number | null;
+  totalTokens: number;
+}
+
 export interface CacheStats {
   entries: number;
   hits: number;
@@ -178,6 +268,8 @@ export class ContextGuard {
   /** Counts the messages (cached per message content) and returns the metrics snapshot. Never modifies `messages`. */
   measure(messages: WireMessage[], options?: MeasureOptions): ContextMetrics;
   readonly cacheStats: CacheStats;
+  /** Source guards only (tool outputs, attachments) over a copy of `messages`. */
+  guardSources(messages: WireMessage[], options?: GuardSourcesOptions): GuardSourcesResult;
   free(): void;
 }
 
@@ -186,5 +278,16 @@ export function countMessages(messages: WireMessage[], options?: CountMessagesOp
 export function modelInfo(model: string): ModelInfo;
 /** The list of models in the built-in table. */
 export function knownModels(): ModelInfo[];
+/** Compact one tool output into its stable compact form (head, marker line, tail; JSON stays JSON). */
+export function compactToolOutput(text: string, options?: CompactToolOutputOptions): CompactResult;
+/** A bounded preview of one attachment's text. */
+export function previewAttachment(text: string, options?: PreviewAttachmentOptions): CompactResult;
+/** The `read_attachment` tool definition for the model, in OpenAI (default) or Anthropic shape. */
+export function readAttachmentTool(options?: { format?: Format }): WireTool;
+/** One page of an attachment's full text. `source` maps attachment ids to their text (object or Map), or is the text itself. */
+export function readAttachment(
+  source: string | { [id: string]: string } | Map<string, string>,
+  options: ReadAttachmentOptions,
+): AttachmentPage;
 /** The crate version. */
 export function version(): string;

@@ -2,12 +2,21 @@
 // the @ts-expect-error lines prove the declarations are precise (no `any` sneaking through).
 import {
   ContextGuard,
+  compactToolOutput,
   countMessages,
   countTokens,
   knownModels,
   modelInfo,
+  previewAttachment,
+  readAttachment,
+  readAttachmentTool,
   version,
+  type AttachmentPage,
   type Budget,
+  type CompactResult,
+  type GuardSourcesOptions,
+  type GuardSourcesResult,
+  type ProtectionTrace,
   type CacheStats,
   type CompactionRecord,
   type ContextMetrics,
@@ -86,6 +95,14 @@ const state: ContextState = metrics.state;
 const breakdown: SourceBreakdown = metrics.breakdown;
 const last: CompactionRecord | null = metrics.lastCompaction;
 const stats: CacheStats = guard.cacheStats;
+const sourcesOptions: GuardSourcesOptions = { tools, emergency: false, onTrace: (t: ProtectionTrace) => void t.operation };
+const guarded: GuardSourcesResult = guard.guardSources(messages, sourcesOptions);
+const traces: ProtectionTrace[] = guarded.traces;
+const compactedOut: CompactResult = compactToolOutput('log', { limit: 100, retrievalTool: 'get', callId: 'c1' });
+const previewOut: CompactResult = previewAttachment('text', { limit: 100, name: 'a.txt', type: 'text/plain' });
+const readTool: WireTool = readAttachmentTool({ format: 'anthropic' });
+const page: AttachmentPage = readAttachment(new Map([['a', 'text']]), { id: 'a', offset: 0, limit: 10 });
+const nextOffset: number | null = page.nextOffset;
 guard.free();
 new ContextGuard().free();
 
@@ -116,10 +133,13 @@ guard.budget = budget;
 const badState: ContextState = 'full';
 // @ts-expect-error contextWindow is a number
 new ContextGuard({ contextWindow: '128k' });
+// @ts-expect-error readAttachment needs an id
+readAttachment('text', {});
 // @ts-expect-error version is a function
 const badVersion: string = version;
 
 export const used = [
   n, perMessage, kind, exact, sum, window, provider, models, v, model, state, breakdown, last, stats,
   describe, perMessageBreakdown, badState, badVersion,
+  guarded, traces, compactedOut, previewOut, readTool, nextOffset,
 ];
