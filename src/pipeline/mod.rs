@@ -171,7 +171,7 @@ impl Guard {
         let used = layer1.metrics.used_tokens;
         let skip = std::mem::take(&mut self.skip_next_compaction);
         let over = used > self.budget.trigger_limit;
-        if !(options.force || over) || (skip && !options.force) {
+        if !options.force && (!over || skip) {
             return self.finish_plain(layer1.request, layer1.traces, options, now).map(|o| Step::Done(Box::new(o)));
         }
         let msgs = &layer1.request.messages;
