@@ -97,8 +97,7 @@ impl Tokenizer {
             Encoding::Cl100kBase => (tiktoken_rs::cl100k_base(), Pattern::Cl100k),
         };
         let core = core.map_err(|e| internal(encoding, e))?;
-        let specials: Vec<Vec<u8>> =
-            core.special_tokens().into_iter().map(|s| s.as_bytes().to_vec()).collect();
+        let specials: Vec<Vec<u8>> = core.special_tokens().into_iter().map(|s| s.as_bytes().to_vec()).collect();
         // `decode_bytes` falls back to special tokens; those are not ordinary text, skip them.
         let mut ranks: Vec<Option<Vec<u8>>> = Vec::with_capacity(1 << 18);
         let mut misses = 0usize;
@@ -312,7 +311,8 @@ impl Tokenizer {
                 stats.tokens += self.vocab.piece_count(piece, &mut scratch);
             }
         }
-        stats.heap_ops = scratch.heap_ops;
+        stats.queue_ops = scratch.queue_ops;
+        stats.tree_writes = scratch.tree_writes;
         stats.chars_examined = splitter.chars_examined();
         stats
     }
@@ -325,8 +325,10 @@ pub struct WorkStats {
     pub tokens: usize,
     pub pieces: usize,
     pub longest_piece: usize,
-    /// Pushes and pops of the merge heap.
-    pub heap_ops: u64,
+    /// Priority-queue operations of the long-piece merge (pops and updates, each O(log n)).
+    pub queue_ops: u64,
+    /// Tree nodes written by those operations (at most `log2(piece length) + 1` each).
+    pub tree_writes: u64,
     /// Characters decoded by the pre-tokenizer (debug builds only; 0 in release builds).
     pub chars_examined: u64,
 }
