@@ -130,3 +130,14 @@ fn ours_only() {
         println!("{:12} {name:22} {:8.1} MB/s", enc.as_str(), median(v));
     }
 }
+
+/// Writes the benchmark inputs as a JSON object `{name: text}` to `$CTXGUARD_BENCH_DUMP`, so the
+/// same texts can be measured through the wasm build in Node or a browser.
+#[test]
+#[ignore = "benchmark helper"]
+fn dump_inputs() {
+    let Ok(path) = std::env::var("CTXGUARD_BENCH_DUMP") else { return };
+    let map: serde_json::Map<String, serde_json::Value> =
+        inputs().into_iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v))).collect();
+    std::fs::write(path, serde_json::to_string(&map).unwrap()).unwrap();
+}

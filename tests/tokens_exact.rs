@@ -200,6 +200,11 @@ fn vocabulary_shape() {
     assert_eq!(c.vocab_size(), 100_256);
     assert_eq!(o.vocab_size(), 199_998);
     assert!(o.max_token_bytes() >= 16 && c.max_token_bytes() >= 16);
+    // Compact tables: a few MB per encoding (tiktoken-rs's CoreBPE holds ~33 MB).
+    for t in [o, c] {
+        println!("{}: {:.1} MB of tables", t.encoding().as_str(), t.memory_bytes() as f64 / 1e6);
+        assert!(t.memory_bytes() < 8_000_000);
+    }
     assert_eq!(tokens::try_count(Encoding::Cl100kBase, "hello world").unwrap(), 2);
     assert_eq!(tokens::count(Encoding::O200kBase, ""), 0);
 }

@@ -67,30 +67,31 @@ fn bloom_index(hash: u64) -> usize {
 }
 
 impl Vocab {
-    /// Builds the table from the bytes of each rank (`None` for ranks that are not ordinary
-    /// tokens). Fails if a single byte is missing (BPE could not encode every input) or the table
-    /// is too large for 32-bit offsets.
-    pub(crate) fn from_ranks(tokens: &[Option<Vec<u8>>]) -> Result<Vocab, String> {
-        let total: usize = tokens.iter().flatten().map(Vec::len).sum();
-        if total >= u32::MAX as usize || tokens.len() >= NO_RANK as usize {
+    /// Builds the table from the token bytes of every rank: `starts` has one entry per rank
+    /// plus a final one, and `bytes[starts[r]..starts[r + 1]]` are the bytes of rank `r` (empty for
+    /// ranks that are not ordinary tokens). Fails if a single byte is missing (BPE could not encode
+    /// every input) or the table is too large for 32-bit offsets.
+    pub(crate) fn from_arena(bytes: Vec<u8>, starts: Vec<u32>) -> Result<Vocab, String> {
+        let rank_slots = starts.len().saturating_sub(1);
+        if bytes.len() >= u32::MAX as usize || rank_slots >= (NO_RANK >> 1) as usize {
             return Err("vocabulary too large".to_string());
         }
-        let mut bytes = Vec::with_capacity(total);
-        let mut starts = Vec::with_capacity(tokens.len() + 1);
-        starts.push(0u32);
         let mut count = 0usize;
         let mut max_token_len = 0usize;
-        for token in tokens {
-            if let Some(t) = token {
-                bytes.extend_from_slice(t);
-                count += 1;
-                max_token_len = max_token_len.max(t.len());
+        for w in starts.windows(2) {
+            if let [a, b] = w {
+                if b < a || *b as usize > bytes.len() {
+                    return Err("inconsistent token offsets".to_string());
+                }
+                if b > a {
+                    count += 1;
+                    max_token_len = max_token_len.max((b - a) as usize);
+                }
             }
-            starts.push(bytes.len() as u32);
         }
         let size = (count * 2 + 1).next_power_of_two().max(1024);
         // Smallest all-ones mask above every rank, so that no slot value is all ones (EMPTY).
-        let rank_mask = (tokens.len() as u32 + 1).next_power_of_two().wrapping_sub(1);
+        let rank_mask = (rank_slots as u32 + 1).next_power_of_two().wrapping_sub(1);
         let mut vocab = Vocab {
             bytes,
             starts,
@@ -102,18 +103,19 @@ impl Vocab {
             pair_rank: vec![NO_RANK; 1 << 16],
             max_token_len,
         };
-        for (rank, token) in tokens.iter().enumerate() {
-            let Some(t) = token else { continue };
-            if t.is_empty() {
-                continue;
-            }
-            let rank = rank as u32;
+        for rank in 0..rank_slots as u32 {
+            let Some(t) = vocab.token_bytes(rank) else { continue };
             // Keep the first rank for duplicate byte strings (there are none in the shipped
             // vocabularies).
             if vocab.lookup(t) != NO_RANK {
                 continue;
             }
             let h = hash_bytes(t);
+            let short = match t {
+                [b] => Some(*b as usize),
+                [b0, b1] => Some(0x100 + (((*b0 as usize) << 8) | *b1 as usize)),
+                _ => None,
+            };
             let value = vocab.slot_value(h, rank);
             let mut i = h as usize & vocab.mask;
             loop {
@@ -126,23 +128,19 @@ impl Vocab {
                     None => return Err("hash table index out of range".to_string()),
                 }
             }
-            match t.as_slice() {
-                [b] => {
-                    if let Some(slot) = vocab.byte_rank.get_mut(*b as usize) {
-                        *slot = rank;
-                    }
-                }
-                [b0, b1] => {
-                    if let Some(slot) = vocab.pair_rank.get_mut(((*b0 as usize) << 8) | *b1 as usize) {
-                        *slot = rank;
-                    }
-                }
-                _ => {
+            let slot = match short {
+                Some(b) if b < 0x100 => vocab.byte_rank.get_mut(b),
+                Some(pair) => vocab.pair_rank.get_mut(pair - 0x100),
+                None => {
                     let b = bloom_index(h);
                     if let Some(word) = vocab.bloom.get_mut(b >> 6) {
                         *word |= 1 << (b & 63);
                     }
+                    None
                 }
+            };
+            if let Some(slot) = slot {
+                *slot = rank;
             }
         }
         if vocab.byte_rank.contains(&NO_RANK) {
@@ -154,6 +152,13 @@ impl Vocab {
     #[inline]
     fn slot_value(&self, hash: u64, rank: u32) -> u32 {
         ((hash >> 32) as u32 & !self.rank_mask) | rank
+    }
+
+    /// Heap bytes held by the tables.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.bytes.capacity()
+            + 4 * (self.starts.capacity() + self.slots.capacity() + self.pair_rank.capacity())
+            + 8 * self.bloom.capacity()
     }
 
     /// Number of rank slots (the highest ordinary rank plus one).
