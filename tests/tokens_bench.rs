@@ -1,7 +1,8 @@
 //! Throughput of our counter vs tiktoken-rs's `encode_ordinary` (informational, never asserted on
 //! time). Run: `cargo test --release --test tokens_bench -- --ignored --nocapture --test-threads=1`.
 //! Set `CTXGUARD_BENCH_RUNS` to change the number of runs per measurement (default 5; medians).
-//! Times are this thread's on-CPU time (Linux `schedstat`), because the machines are shared.
+//! Times are this thread's on-CPU time (Linux `schedstat`), because the machines are shared;
+//! each sample repeats the count for at least 0.2 s of CPU time.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 mod tokens_common;
@@ -28,6 +29,21 @@ impl Clock {
         match (self.0, on_cpu_ns()) {
             (Some(a), Some(b)) => (b - a) as f64 / 1e9,
             _ => self.1.elapsed().as_secs_f64(),
+        }
+    }
+}
+
+/// Runs `f` repeatedly until at least 0.2 s of CPU time has passed (the CPU clock advances in
+/// scheduler ticks of a few ms) and returns MB/s for `bytes` per run, plus the last result.
+fn rate<T>(bytes: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let clock = Clock::start();
+    let mut runs = 0u32;
+    loop {
+        let out = std::hint::black_box(f());
+        runs += 1;
+        let secs = clock.secs();
+        if secs >= 0.2 {
+            return (bytes as f64 * runs as f64 / secs / 1e6, out);
         }
     }
 }
@@ -68,16 +84,15 @@ fn throughput() {
             if !name.contains(only.as_str()) {
                 continue;
             }
-            let mb = text.len() as f64 / 1e6;
             let (mut a, mut b) = (Vec::new(), Vec::new());
             let mut counts = (0, 0);
             for _ in 0..runs {
-                let s = Clock::start();
-                counts.0 = t.count(&text);
-                a.push(mb / s.secs());
-                let s = Clock::start();
-                counts.1 = r.encode_ordinary(&text).len();
-                b.push(mb / s.secs());
+                let (x, n) = rate(text.len(), || t.count(&text));
+                a.push(x);
+                counts.0 = n;
+                let (x, n) = rate(text.len(), || r.encode_ordinary(&text).len());
+                b.push(x);
+                counts.1 = n;
             }
             assert_eq!(counts.0, counts.1, "{name}");
             let (a, b) = (median(a), median(b));
@@ -121,12 +136,7 @@ fn ours_only() {
             continue;
         }
         t.count(&text);
-        let mut v = Vec::new();
-        for _ in 0..runs {
-            let s = Clock::start();
-            std::hint::black_box(t.count(&text));
-            v.push(text.len() as f64 / s.secs() / 1e6);
-        }
+        let v: Vec<f64> = (0..runs).map(|_| rate(text.len(), || t.count(&text)).0).collect();
         println!("{:12} {name:22} {:8.1} MB/s", enc.as_str(), median(v));
     }
 }
