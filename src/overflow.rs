@@ -14,7 +14,7 @@
 //! | # | condition | kind | `reason` |
 //! |---|---|---|---|
 //! | 1 | status 429 | `rate_limit` | `status:429` |
-//! | 2 | a rate-limit marker: rate limit, too many requests, tokens/requests per minute, quota, resource exhausted, throttling, overloaded, out of capacity (+ zh/ja) | `rate_limit` | `marker:<id>` |
+//! | 2 | a rate-limit marker: rate limit, too many requests, tokens/requests per minute or per day, quota, resource exhausted, throttling, "wait before trying again", overloaded, out of capacity (+ zh/ja) | `rate_limit` | `marker:<id>` |
 //! | 3 | an overflow marker: `context_length_exceeded`, maximum context length, context length/window/limit, prompt is too long, input is too long, too many tokens, token limit, Gemini's "exceeds the maximum number of tokens", llama.cpp's context size, vLLM's maximum model length, DashScope's input length range, zh/ja/es/fr/de phrasings... | `context_overflow` | `marker:<id>` |
 //! | 4 | a payload marker: `request_too_large`, request entity / payload too large, payload or body size, bytes over a limit, `string_above_max_length` on a message | `payload_too_large` | `marker:<id>` |
 //! | 5 | status 413 with none of the above | `context_overflow` | `status:413` |
@@ -22,7 +22,8 @@
 //!
 //! Choices worth knowing:
 //! - Rate-limit wording wins over token wording: "Request too large for gpt-4o ... on tokens per
-//!   min (TPM)" (OpenAI 429, Groq 413) is `rate_limit`. The word "tokens" alone never means overflow.
+//!   min (TPM)" (OpenAI 429, Groq 413) and Bedrock's "Too many tokens per day, please wait before
+//!   trying again" are `rate_limit`. The word "tokens" alone never means overflow.
 //! - A bare 400 is `other`: retrying a malformed request with a compacted context is a retry storm.
 //! - A 413 that names bytes, payload, request entity or body size is `payload_too_large`; a 413 that
 //!   names tokens or the context is an overflow; a bare 413 is treated as an overflow too, because
@@ -322,6 +323,8 @@ static RULES: &[Rule] = &[
     rule(R, "marker:too_many_requests", &[&["too many requests"]]),
     rule(R, "marker:tokens_per_minute", &[&["tokens per min", "(tpm)"]]),
     rule(R, "marker:requests_per_minute", &[&["requests per min", "(rpm)"]]),
+    rule(R, "marker:per_day_limit", &[&["tokens per day", "requests per day"]]),
+    rule(R, "marker:wait_before_trying_again", &[&["wait before trying again"]]),
     rule(R, "marker:quota", &[&["quota"]]),
     rule(R, "marker:resource_exhausted", &[&["resource_exhausted", "resource exhausted", "resource has been exhausted"]]),
     rule(R, "marker:throttled", &[&["throttl"]]),
