@@ -187,6 +187,12 @@ fn status_of(value: &Value) -> Option<u16> {
 /// Keys whose values echo the request rather than describe the error.
 const ECHO_KEYS: &[&str] =
     &["messages", "input", "inputs", "prompt", "prompts", "contents", "content", "system", "tools", "request", "config", "headers", "stack"];
+/// Whether values under this key are left out of the scan because they echo the request
+/// (`messages`, `input`, `prompt`...). Readers of foreign objects can skip them too.
+pub fn is_echo_key(key: &str) -> bool {
+    ECHO_KEYS.contains(&key)
+}
+
 /// Keys that may hold the HTTP status inside a body (Google `error.code`, gateways' `status`).
 const STATUS_KEYS: &[&str] = &["code", "status", "statusCode", "status_code"];
 
@@ -225,7 +231,7 @@ impl Scanner {
                     if self.nodes >= MAX_NODES || self.left() == 0 {
                         break;
                     }
-                    if ECHO_KEYS.contains(&key.as_str()) {
+                    if is_echo_key(key) {
                         continue;
                     }
                     if self.body_status.is_none() && STATUS_KEYS.contains(&key.as_str()) {
