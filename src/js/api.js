@@ -6,6 +6,7 @@
 import * as wasm from './ctxguard_wasm.js';
 
 export const ContextGuard = wasm.ContextGuard;
+export const classifyProviderError = wasm.classifyProviderError;
 export const compactToolOutput = wasm.compactToolOutput;
 export const countMessages = wasm.countMessages;
 export const countTokens = wasm.countTokens;
