@@ -7,6 +7,7 @@
 
 pub mod budget;
 pub mod cache;
+pub mod calibration;
 pub mod count;
 pub mod error;
 pub mod format;
@@ -18,6 +19,7 @@ pub mod metrics;
 pub mod models;
 pub mod overflow;
 pub mod pipeline;
+pub mod pricing;
 pub mod tokens;
 
 #[cfg(target_arch = "wasm32")]
