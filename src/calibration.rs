@@ -9,8 +9,8 @@
 //! - `ratio = exp(median)`; `spread = 1.4826 × MAD` (a robust standard deviation in log space);
 //! - `confidence = n / (n + 4)` for `n` observations in the window (0.43 after 3, 0.8 at 16);
 //! - `correction = clamp(exp(median + margin), 0.5, 2)` with
-//!   `margin = max(2 × spread, 0.02) + 0.06 / n`: the calibrated count errs high by about two
-//!   robust standard deviations, a little more while there are few observations.
+//!   `margin = max(spread, 0.01) + 0.03 / n`: the calibrated count errs high by about one
+//!   robust standard deviation, a little more while there are few observations.
 //!
 //! The correction is applied (counts become `calibrated`) from [`MIN_OBSERVATIONS`] observations
 //! on, only for `estimate` models. It may go below 1: the table's factors carry a 10 % safety
@@ -150,7 +150,7 @@ impl ModelCalibration {
         }
         let (m, spread) = log_stats(&self.ratios)?;
         let n = self.ratios.len() as f64;
-        let margin = (2.0 * spread).max(0.02) + 0.06 / n;
+        let margin = spread.max(0.01) + 0.03 / n;
         Some((m + margin).exp().clamp(CORRECTION_RANGE.0, CORRECTION_RANGE.1))
     }
 
