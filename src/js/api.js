@@ -5,6 +5,8 @@
 // instantiated the module.
 import * as wasm from './ctxguard_wasm.js';
 
+export { chainPreModelHooks } from './hooks.js';
+
 export const ContextGuard = wasm.ContextGuard;
 export const classifyProviderError = wasm.classifyProviderError;
 export const compactToolOutput = wasm.compactToolOutput;

@@ -414,5 +414,20 @@ export function readAttachment(
  * and never throws: unreadable input is `'other'`.
  */
 export function classifyProviderError(error: unknown): ProviderErrorClassification;
+/** A model input as pre-model hooks pass it along: the messages plus whatever else the host carries. */
+export interface ModelInput {
+  messages: WireMessage[];
+  system?: string | JsonValue[] | null;
+  [key: string]: unknown;
+}
+
+/** A pre-model hook: returns the next model input, or nothing to keep the one it was given. */
+export type PreModelHook = (input: ModelInput) => ModelInput | undefined | void | Promise<ModelInput | undefined | void>;
+
+/**
+ * Compose hooks in order; each sees the previous one's model input. Throws `INVALID_OPTIONS`
+ * for a non-function; the chained hook rejects with whatever a hook throws.
+ */
+export function chainPreModelHooks(hooks: PreModelHook[]): (input: ModelInput) => Promise<ModelInput>;
 /** The crate version. */
 export function version(): string;

@@ -2,6 +2,7 @@
 // the @ts-expect-error lines prove the declarations are precise (no `any` sneaking through).
 import {
   ContextGuard,
+  chainPreModelHooks,
   classifyProviderError,
   compactToolOutput,
   countMessages,
@@ -13,6 +14,8 @@ import {
   readAttachmentTool,
   version,
   type AttachmentPage,
+  type ModelInput,
+  type PreModelHook,
   type ProviderErrorClassification,
   type ProviderErrorInput,
   type Checkpoint,
@@ -128,6 +131,8 @@ void prepared.then((r) => {
 const overflowInput: ProviderErrorInput = { status: 400, message: "This model's maximum context length is 128000 tokens." };
 const classified: ProviderErrorClassification = classifyProviderError(overflowInput);
 const retry: boolean = classifyProviderError(new Error('boom')).compactAndRetry;
+const addGuidance: PreModelHook = (input: ModelInput) => ({ ...input, messages: [...input.messages, { role: 'system', content: 'Be brief.' }] });
+const chained: (input: ModelInput) => Promise<ModelInput> = chainPreModelHooks([addGuidance, () => undefined]);
 guard.free();
 new ContextGuard().free();
 
@@ -168,5 +173,5 @@ const badVersion: string = version;
 export const used = [
   n, perMessage, kind, exact, sum, window, provider, models, v, model, state, breakdown, last, stats,
   describe, perMessageBreakdown, badState, badVersion,
-  classified, retry, guarded, traces, compactedOut, previewOut, readTool, nextOffset,
+  chained, classified, retry, guarded, traces, compactedOut, previewOut, readTool, nextOffset,
 ];
