@@ -7,6 +7,7 @@
 
 pub mod budget;
 pub mod cache;
+pub mod checkpoint;
 pub mod count;
 pub mod error;
 pub mod format;

@@ -17,4 +17,5 @@ export const modelInfo = wasm.modelInfo;
 export const previewAttachment = wasm.previewAttachment;
 export const readAttachment = wasm.readAttachment;
 export const readAttachmentTool = wasm.readAttachmentTool;
+export const resolveHistory = wasm.resolveHistory;
 export const version = wasm.version;

@@ -2,6 +2,7 @@
 // the @ts-expect-error lines prove the declarations are precise (no `any` sneaking through).
 import {
   ContextGuard,
+  resolveHistory,
   chainPreModelHooks,
   classifyProviderError,
   compactToolOutput,
@@ -14,6 +15,8 @@ import {
   readAttachmentTool,
   version,
   type AttachmentPage,
+  type ResolvedHistory,
+  type StoredTurn,
   type ModelInput,
   type PreModelHook,
   type ProviderErrorClassification,
@@ -133,6 +136,8 @@ const classified: ProviderErrorClassification = classifyProviderError(overflowIn
 const retry: boolean = classifyProviderError(new Error('boom')).compactAndRetry;
 const addGuidance: PreModelHook = (input: ModelInput) => ({ ...input, messages: [...input.messages, { role: 'system', content: 'Be brief.' }] });
 const chained: (input: ModelInput) => Promise<ModelInput> = chainPreModelHooks([addGuidance, () => undefined]);
+const storedTurns: StoredTurn[] = [{ id: 't1', messages, status: 'completed' }];
+const resolved: ResolvedHistory = resolveHistory(storedTurns, { limit: 10, checkpointKey: 'k' });
 guard.free();
 new ContextGuard().free();
 
@@ -173,5 +178,5 @@ const badVersion: string = version;
 export const used = [
   n, perMessage, kind, exact, sum, window, provider, models, v, model, state, breakdown, last, stats,
   describe, perMessageBreakdown, badState, badVersion,
-  chained, classified, retry, guarded, traces, compactedOut, previewOut, readTool, nextOffset,
+  resolved, chained, classified, retry, guarded, traces, compactedOut, previewOut, readTool, nextOffset,
 ];
