@@ -68,9 +68,9 @@ async function boot() {
   restoreSample();
   setPageGuards();
   $('guards-note').replaceChildren(
-    'Run by ', h('code', {}, 'guard.guardSources()'), ' before every model call. This page starts at ',
-    h('strong', {}, `${fmt(PAGE_GUARDS.toolOutputLimit)} per tool output and ${fmt(PAGE_GUARDS.attachmentBudget)} for attachments`),
-    ` — below ctxguard's defaults (${fmt(8000)}; min(16,000, usable ÷ 8)) — so the sample's ~5,000-token log and JSON outputs and its PDF report show the effect. Blank fields use the defaults (greyed).`);
+    h('code', {}, 'guard.guardSources()'), ', before every model call. The page starts at ',
+    h('strong', {}, `${fmt(PAGE_GUARDS.toolOutputLimit)} and ${fmt(PAGE_GUARDS.attachmentBudget)}`),
+    `, below ctxguard's defaults (${fmt(8000)}; min(16,000, usable ÷ 8)), so that the sample's ~5,000-token outputs and its PDF report show the effect. Blank fields use the defaults (greyed).`);
   reader = createReader($('reader-card'), api);
   wire();
   $('app').removeAttribute('aria-busy');
