@@ -39,6 +39,8 @@ pub enum ErrorCode {
     InvalidText,
     /// `readAttachment` was asked for an id the source does not hold.
     UnknownAttachment,
+    /// The latest user message alone (with the system messages) does not fit the usable limit.
+    LatestMessageTooLarge,
     /// Something that should never happen; reported rather than trapping.
     Internal,
 }
@@ -58,6 +60,7 @@ impl ErrorCode {
             ErrorCode::InvalidBudget => "INVALID_BUDGET",
             ErrorCode::InvalidText => "INVALID_TEXT",
             ErrorCode::UnknownAttachment => "UNKNOWN_ATTACHMENT",
+            ErrorCode::LatestMessageTooLarge => "LATEST_MESSAGE_TOO_LARGE",
             ErrorCode::Internal => "INTERNAL",
         }
     }

@@ -81,6 +81,8 @@ pub struct Guard {
     cache: CountCache<MessageCount>,
     pub sources: SourceOptions,
     pub last_compaction: Option<CompactionRecord>,
+    /// Set after an ineffective compaction: the next call goes to layer 3 instead (anti-thrash).
+    pub skip_next_compaction: bool,
 }
 
 /// What `guard_sources` returns: the model-visible request, its metrics and the traces.
@@ -123,6 +125,7 @@ impl Guard {
                 emergency: false,
             },
             last_compaction: None,
+            skip_next_compaction: false,
         })
     }
 

@@ -22,6 +22,7 @@ export type ErrorCode =
   | 'INVALID_BUDGET'
   | 'INVALID_TEXT'
   | 'UNKNOWN_ATTACHMENT'
+  | 'LATEST_MESSAGE_TOO_LARGE'
   | 'INTERNAL';
 
 export interface CtxguardError extends Error {
@@ -255,6 +256,89 @@ export interface AttachmentPage {
   totalTokens: number;
 }
 
+/** The structured summary (seed "SessionState"): the same schema serves compaction and settlement. */
+export interface SessionState {
+  summary: string;
+  key_facts?: string[];
+  decisions?: string[];
+  plan?: { status: string; steps: { description: string; status: string }[] } | null;
+  open_questions?: string[];
+}
+
+/** What the host's summarizer is given. */
+export interface SummarizeRequest {
+  /** The summary source, in the guard's wire format. */
+  messages: WireMessage[];
+  /** Anthropic: earlier summaries among the source, as `system`; otherwise `null`. */
+  system: string | JsonValue[] | null;
+  format: Format;
+  /** Instructions for the summarizing model (use them as its system prompt). */
+  instructions: string;
+  /** JSON schema of SessionState (for structured outputs). */
+  schema: { [key: string]: JsonValue };
+  /** Token limit for the answer; a longer answer counts as a failure. */
+  maxTokens: number;
+  /** 1, 2 or 3. */
+  attempt: number;
+  /** Aborted on timeout or when the caller's signal aborts: pass it to fetch. */
+  signal: AbortSignal;
+}
+
+/** The host's summarizer: plain text or a SessionState (or JSON text of one). */
+export type Summarize = (request: SummarizeRequest) => Promise<string | SessionState> | string | SessionState;
+
+export interface ProgressEvent {
+  operation: 'summary_compact';
+  status: 'in_progress';
+  elapsedMs: number;
+  attempt: number;
+}
+
+export type DegradedReason = 'no_callback' | 'timeout' | 'callback_error' | 'invalid_output' | 'empty_output' | 'over_budget' | 'aborted';
+
+export interface PrepareOptions extends MeasureOptions {
+  summarize?: Summarize;
+  onProgress?: (event: ProgressEvent) => void;
+  onTrace?: (trace: ProtectionTrace) => void;
+  /** Receives `[SummaryCompact] ...` lines. */
+  logger?: (line: string) => void;
+  signal?: AbortSignal;
+  /** Compact even under the trigger (after the provider reported a context overflow). */
+  force?: boolean;
+  /** Transient instructions appended to the model input after compaction; never in the checkpoint. */
+  guidance?: string;
+  /** Per summarizer attempt (default 60000). */
+  timeoutMs?: number;
+  /** Heartbeat period while waiting (default 1000; 0 = none). */
+  heartbeatMs?: number;
+  /** Token limit for the summary (default min(4096, targetLimit / 4)). */
+  summaryMaxTokens?: number;
+  /** Recent user messages kept verbatim next to the summary, in tokens (default 8000, at most 4 messages). */
+  retainUserTokens?: number;
+}
+
+export interface Checkpoint {
+  /** The self-contained chain to persist: system, summary (or evidence note), retained user messages, the current turn. Carries ctxguard's markers. */
+  messages: WireMessage[];
+  system: string | JsonValue[] | null;
+}
+
+export interface PrepareResult {
+  /** The model-visible messages to send now (no ctxguard metadata). */
+  messages: WireMessage[];
+  /** Anthropic: the request's `system`; `null` for OpenAI. */
+  system: string | JsonValue[] | null;
+  metrics: ContextMetrics;
+  traces: ProtectionTrace[];
+  compaction: CompactionRecord | null;
+  /** Persist this when it is not null. */
+  checkpoint: Checkpoint | null;
+  degraded: boolean;
+  degradedReason: DegradedReason | null;
+  /** Messages the emergency layer dropped. */
+  droppedMessages: number;
+}
+
 export interface CacheStats {
   entries: number;
   hits: number;
@@ -268,6 +352,12 @@ export class ContextGuard {
   /** Counts the messages (cached per message content) and returns the metrics snapshot. Never modifies `messages`. */
   measure(messages: WireMessage[], options?: MeasureOptions): ContextMetrics;
   readonly cacheStats: CacheStats;
+  /**
+   * The whole pipeline before a model call: source guards, summary compaction through
+   * `summarize` when over the trigger (or `force`), the emergency layer, tool-pair sanitation.
+   * Rejects only on bad input; a failing summarizer gives `degraded: true`.
+   */
+  prepare(messages: WireMessage[], options?: PrepareOptions): Promise<PrepareResult>;
   /** Source guards only (tool outputs, attachments) over a copy of `messages`. */
   guardSources(messages: WireMessage[], options?: GuardSourcesOptions): GuardSourcesResult;
   free(): void;

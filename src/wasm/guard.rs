@@ -16,7 +16,7 @@ use crate::models::CountKind;
 use crate::tokens::Encoding;
 
 /// Messages as JS hands them over, read once through JSON, with the options' system and tools.
-fn read_request(format: Format, messages: &JsValue, system: Option<&serde_json::Value>, tools: Option<&serde_json::Value>) -> Result<Request> {
+pub(super) fn read_request(format: Format, messages: &JsValue, system: Option<&serde_json::Value>, tools: Option<&serde_json::Value>) -> Result<Request> {
     let messages: serde_json::Value = decode(messages, "messages", ErrorCode::InvalidMessages)?;
     parse_request(format, &messages, system, tools)
 }
@@ -107,7 +107,7 @@ struct CacheStats {
 /// `await`.
 #[wasm_bindgen(js_name = ContextGuard)]
 pub struct ContextGuard {
-    inner: Rc<RefCell<Guard>>,
+    pub(super) inner: Rc<RefCell<Guard>>,
 }
 
 #[wasm_bindgen(js_class = ContextGuard)]

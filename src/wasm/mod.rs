@@ -4,6 +4,7 @@
 mod convert;
 mod count;
 mod guard;
+mod prepare;
 mod sources;
 
 pub use count::{count_tokens, known_models, model_info};

@@ -12,6 +12,12 @@ import {
   readAttachmentTool,
   version,
   type AttachmentPage,
+  type Checkpoint,
+  type DegradedReason,
+  type PrepareResult,
+  type ProgressEvent,
+  type SessionState,
+  type SummarizeRequest,
   type Budget,
   type CompactResult,
   type GuardSourcesOptions,
@@ -103,6 +109,19 @@ const previewOut: CompactResult = previewAttachment('text', { limit: 100, name: 
 const readTool: WireTool = readAttachmentTool({ format: 'anthropic' });
 const page: AttachmentPage = readAttachment(new Map([['a', 'text']]), { id: 'a', offset: 0, limit: 10 });
 const nextOffset: number | null = page.nextOffset;
+const prepared: Promise<PrepareResult> = guard.prepare(messages, {
+  summarize: async (req: SummarizeRequest): Promise<SessionState> => ({ summary: `${req.messages.length} messages`, key_facts: [], decisions: [], plan: null, open_questions: [] }),
+  onProgress: (e: ProgressEvent) => void e.elapsedMs,
+  logger: (line: string) => void line,
+  timeoutMs: 30_000,
+  force: false,
+  guidance: 'Continue.',
+});
+void prepared.then((r) => {
+  const reason: DegradedReason | null = r.degradedReason;
+  const cp: Checkpoint | null = r.checkpoint;
+  return [reason, cp];
+});
 guard.free();
 new ContextGuard().free();
 
@@ -135,6 +154,8 @@ const badState: ContextState = 'full';
 new ContextGuard({ contextWindow: '128k' });
 // @ts-expect-error readAttachment needs an id
 readAttachment('text', {});
+// @ts-expect-error summarize must be a function
+void guard.prepare(messages, { summarize: 'yes' });
 // @ts-expect-error version is a function
 const badVersion: string = version;
 
