@@ -97,7 +97,7 @@ export function renderMessages(root, rows, counts, visible) {
     ? `Counts include each message's framing. Also in the request: tool definitions ${fmt(counts.toolDefinitions)}, reply priming ${fmt(counts.priming)}; raw total ${fmt(counts.total)}${visible?.counts ? `, model-visible ${fmt(visible.counts.total)}` : ''}.`
     : '';
   const onlyChanged = h('input', { type: 'checkbox', id: 'only-changed' });
-  const list = h('ol', { class: 'messages', id: 'messages' },
+  const list = h('ol', { class: `messages${paired && changedCount === 0 ? ' none-changed' : ''}`, id: 'messages' },
     paired ? h('li', { class: 'msg-cols', 'aria-hidden': 'true' }, h('span', {}), h('span', {}), h('span', {}, `${fmt(changedCount)} of ${fmt(rows.length)} changed by the source guards`), h('span', {}, 'Raw'), h('span', {}, 'Model-visible')) : null,
     items);
   onlyChanged.addEventListener('change', () => list.classList.toggle('only-changed', onlyChanged.checked));
@@ -111,6 +111,7 @@ export function renderMessages(root, rows, counts, visible) {
       ? h('p', { class: 'notice' }, `ctxguard counted ${per.length} internal messages for ${rows.length} rows; counts are shown in ctxguard's order.`)
       : null,
     visible && !paired ? h('p', { class: 'notice' }, 'The model-visible view does not line up with the raw rows here, so only raw counts are shown.') : null,
+    paired && changedCount === 0 ? h('p', { class: 'all-same', id: 'all-same' }, '✓ The model gets every message as it is: each tool output fits its limit and the attachments fit their budget.') : null,
     list,
     counts && !aligned ? h('p', { class: 'muted small' }, `perMessage: ${per.map(fmt).join(', ')}`) : null,
   );
