@@ -441,7 +441,12 @@ describe('demo page', () => {
       assertTraces(await tracesOnPage(page), emergency.traces);
       assert.equal(emergency.traces[0].emergency, true);
       assert.ok(await afterTokens() < at2000);
-      await page.uncheck('#guard-emergency');
+      assert.equal(await after1(page, () => page.uncheck('#guard-emergency')), 'ready');
+
+      // A retrieval tool: the marker line says how to get the full output.
+      assert.equal(await after1(page, () => page.fill('#guard-retrievalTool', 'get_tool_output')), 'ready');
+      assert.match(await rowWith(page, 'call_rt_02').locator('.marker-line').innerText(), /Full output: call `get_tool_output` with \{"id": "call_rt_02"\}/);
+      assert.equal(await after1(page, () => page.fill('#guard-retrievalTool', '')), 'ready');
 
       // ctxguard's defaults: the ~5,000-token outputs fit 8,000, so no tool-output event; the
       // attachments fit their budget, so the attachment event is a noop.
@@ -450,6 +455,7 @@ describe('demo page', () => {
       assert.deepEqual(defaults.traces.map((t) => `${t.operation} ${t.status}`), ['attachment_preview noop']);
       assertTraces(await tracesOnPage(page), defaults.traces);
       assert.equal(await page.locator('#messages li.msg.changed').count(), 0);
+      assert.ok(await page.locator('#all-same').isVisible());
       assert.equal(digits(await text(page, '#used-tokens')), digits(await text(page, '#raw-tokens')));
       await shot(page, 'guards-defaults');
 
