@@ -195,7 +195,7 @@ async function shot(page, name) {
 }
 
 describe('demo page', () => {
-  test('measures the built-in sample and shows what ContextGuard.measure returns', async () => {
+  test('measures the built-in sample: the model-visible metrics guardSources returns, with the raw total', async () => {
     const page = await openPage();
     try {
       await ready(page);
