@@ -41,6 +41,9 @@ pub struct GuardConfig {
     pub attachment_budget: Option<u32>,
     /// A host tool that returns a full tool output by call id, named in compaction markers.
     pub retrieval_tool: Option<String>,
+    /// A secret of the host: summaries are sealed with a tag under it, and only summaries whose
+    /// tag verifies are taken as checkpoints (see `checkpoint.rs` for the threat model).
+    pub checkpoint_key: Option<String>,
     /// Prices overriding the table (USD per million tokens).
     pub pricing: Option<Pricing>,
     /// A calibration state saved from `guard.calibration`.
@@ -91,6 +94,7 @@ pub struct Guard {
     pub last_compaction: Option<CompactionRecord>,
     /// Set after an ineffective compaction: the next call goes to layer 3 instead (anti-thrash).
     pub skip_next_compaction: bool,
+    pub checkpoint_key: Option<String>,
     /// Calibration from reported usage (all models; this guard updates its own).
     pub calibration: CalibrationState,
     /// Prices of this guard's model (the table's or the config's), and whether from the table.
@@ -163,6 +167,7 @@ impl Guard {
             },
             last_compaction: None,
             skip_next_compaction: false,
+            checkpoint_key: config.checkpoint_key.clone().filter(|k| !k.is_empty()),
             calibration,
             pricing,
             sent: None,
@@ -212,11 +217,15 @@ impl Guard {
         let counted = self.count(request);
         let cached_prefix = self.prefix_tokens(request, &counted);
         let mut breakdown = SourceBreakdown { tool_definitions: counted.tool_definitions, framing: counted.priming, ..Default::default() };
+        let key = self.checkpoint_key.as_deref();
         for (m, c) in request.messages.iter().zip(&counted.per_message) {
-            breakdown.add(&counted_message(m, c));
+            let mut cm = counted_message(m, c);
+            cm.is_summary = m.role == Role::System && (m.markers.summary_compacted || crate::checkpoint::is_checkpoint_summary(m, key));
+            breakdown.add(&cm);
         }
         let compacted = request.messages.iter().any(|m| {
             m.markers.summary_compacted
+                || (m.role == Role::System && crate::checkpoint::is_checkpoint_summary(m, key))
                 || m.markers.compacted_tool_output
                 || m.markers.checkpoint_retained
                 || (matches!(m.role, Role::Tool | Role::User) && carries_guard_marker(&m.content))

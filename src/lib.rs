@@ -8,6 +8,7 @@
 pub mod budget;
 pub mod cache;
 pub mod calibration;
+pub mod checkpoint;
 pub mod count;
 pub mod error;
 pub mod format;

@@ -110,6 +110,8 @@ export interface GuardConfig {
   attachmentBudget?: number;
   /** A host tool that returns a full tool output by call id; compaction markers name it. */
   retrievalTool?: string;
+  /** A host secret: summaries are sealed with a tag under it, and only verified ones count as checkpoints. */
+  checkpointKey?: string;
 }
 
 export interface Budget {
@@ -414,5 +416,55 @@ export function readAttachment(
  * and never throws: unreadable input is `'other'`.
  */
 export function classifyProviderError(error: unknown): ProviderErrorClassification;
+/** A model input as pre-model hooks pass it along: the messages plus whatever else the host carries. */
+export interface ModelInput {
+  messages: WireMessage[];
+  system?: string | JsonValue[] | null;
+  [key: string]: unknown;
+}
+
+/** A pre-model hook: returns the next model input, or nothing to keep the one it was given. */
+export type PreModelHook = (input: ModelInput) => ModelInput | undefined | void | Promise<ModelInput | undefined | void>;
+
+/**
+ * Compose hooks in order; each sees the previous one's model input. Throws `INVALID_OPTIONS`
+ * for a non-function; the chained hook rejects with whatever a hook throws.
+ */
+export function chainPreModelHooks(hooks: PreModelHook[]): (input: ModelInput) => Promise<ModelInput>;
+/** One stored turn of a conversation. */
+export interface StoredTurn {
+  id?: string | number | null;
+  /** The turn's persisted message chain (for a compacting turn: the `checkpoint` of its `prepare`). */
+  messages: WireMessage[];
+  /** Anthropic: the turn's `system`, when it has one. */
+  system?: string | JsonValue[] | null;
+  status?: string | null;
+}
+
+export interface ResolveHistoryOptions {
+  /** Turns after the checkpoint to keep (the latest); never cuts into the checkpoint chain. */
+  limit?: number;
+  /** Resolve the history before this message id (edit / fork). */
+  beforeMessageId?: string;
+  format?: Format;
+  /** The guard's `checkpointKey`, when summaries are sealed with one. */
+  checkpointKey?: string;
+}
+
+export interface ResolvedHistory {
+  messages: WireMessage[];
+  /** Anthropic: the merged `system`; `null` for OpenAI. */
+  system: string | JsonValue[] | null;
+  /** Index of the turn holding the checkpoint, or `null`. */
+  checkpointIndex: number | null;
+  fromCheckpoint: boolean;
+}
+
+/**
+ * The history to continue from: the latest checkpoint's chain plus every later turn in full.
+ * A checkpoint is a sealed `[ctxguard:summary]` block in a system message (verified with
+ * `checkpointKey` when given); text a user or a tool writes never counts.
+ */
+export function resolveHistory(turns: StoredTurn[], options?: ResolveHistoryOptions): ResolvedHistory;
 /** The crate version. */
 export function version(): string;

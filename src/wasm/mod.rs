@@ -1,6 +1,7 @@
 //! The binding layer: the only place that names wasm-bindgen. Each export decodes its input,
 //! calls the core, and encodes the output or maps the error, through the helpers in `convert`.
 
+mod checkpoint;
 mod convert;
 mod count;
 mod guard;
@@ -8,6 +9,7 @@ mod overflow;
 mod prepare;
 mod sources;
 
+pub use checkpoint::resolve_history;
 pub use count::{count_tokens, known_models, model_info};
 pub use guard::{count_messages, ContextGuard};
 pub use overflow::classify_provider_error;

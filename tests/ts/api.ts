@@ -2,6 +2,8 @@
 // the @ts-expect-error lines prove the declarations are precise (no `any` sneaking through).
 import {
   ContextGuard,
+  resolveHistory,
+  chainPreModelHooks,
   classifyProviderError,
   compactToolOutput,
   countMessages,
@@ -13,6 +15,10 @@ import {
   readAttachmentTool,
   version,
   type AttachmentPage,
+  type ResolvedHistory,
+  type StoredTurn,
+  type ModelInput,
+  type PreModelHook,
   type ProviderErrorClassification,
   type ProviderErrorInput,
   type Checkpoint,
@@ -128,6 +134,10 @@ void prepared.then((r) => {
 const overflowInput: ProviderErrorInput = { status: 400, message: "This model's maximum context length is 128000 tokens." };
 const classified: ProviderErrorClassification = classifyProviderError(overflowInput);
 const retry: boolean = classifyProviderError(new Error('boom')).compactAndRetry;
+const addGuidance: PreModelHook = (input: ModelInput) => ({ ...input, messages: [...input.messages, { role: 'system', content: 'Be brief.' }] });
+const chained: (input: ModelInput) => Promise<ModelInput> = chainPreModelHooks([addGuidance, () => undefined]);
+const storedTurns: StoredTurn[] = [{ id: 't1', messages, status: 'completed' }];
+const resolved: ResolvedHistory = resolveHistory(storedTurns, { limit: 10, checkpointKey: 'k' });
 guard.free();
 new ContextGuard().free();
 
@@ -168,5 +178,5 @@ const badVersion: string = version;
 export const used = [
   n, perMessage, kind, exact, sum, window, provider, models, v, model, state, breakdown, last, stats,
   describe, perMessageBreakdown, badState, badVersion,
-  classified, retry, guarded, traces, compactedOut, previewOut, readTool, nextOffset,
+  resolved, chained, classified, retry, guarded, traces, compactedOut, previewOut, readTool, nextOffset,
 ];
