@@ -7,6 +7,7 @@ mod count;
 mod guard;
 mod overflow;
 mod prepare;
+mod settle;
 mod sources;
 
 pub use checkpoint::resolve_history;
