@@ -290,7 +290,8 @@ export function createCompaction(root, api, current) {
         `result.checkpoint: ${fmt(result.checkpoint.messages.length)} messages to persist now (system, summary, retained user messages, the current turn). The stored conversation has ${turns.length} turns; the last one's chain is the checkpoint. `,
         h('span', { id: 'cmp-saved' }, savedNote)),
       h('div', { class: 'cmp-buttons' }, dl),
-      messageList(api, 'Checkpoint chain', { messages: result.checkpoint.messages, system: result.checkpoint.system, format, model: cfg.model, tools: conv.tools }),
+      h('details', { class: 'cmp-chain' }, h('summary', {}, `The checkpoint chain (${fmt(result.checkpoint.messages.length)} messages, with ctxguard's markers under the ctxguard key)`),
+        messageList(api, 'Checkpoint chain', { messages: result.checkpoint.messages, system: result.checkpoint.system, format, model: cfg.model, tools: conv.tools })),
       h('details', { class: 'raw' }, h('summary', {}, 'checkpoint JSON'), h('pre', { id: 'checkpoint-json' }, JSON.stringify(result.checkpoint, null, 2))));
   }
 
