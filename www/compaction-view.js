@@ -275,7 +275,7 @@ export function createCompaction(root, api, current) {
       ...(earlier.length ? [{ id: 'turn-1', status: 'completed', messages: earlier, ...(conv.system !== undefined ? { system: conv.system } : {}) }] : []),
       { id: `turn-${earlier.length ? 2 : 1}`, status: 'completed', messages: result.checkpoint.messages, ...(result.checkpoint.system != null ? { system: result.checkpoint.system } : {}) },
     ];
-    const json = JSON.stringify({ format, model: cfg.model, savedAt: new Date().toISOString(), turns }, null, 2);
+    const json = JSON.stringify({ format, model: cfg.model, savedAt: new Date().toISOString(), ...(conv.tools !== undefined ? { tools: conv.tools } : {}), turns }, null, 2);
     let savedNote = 'Saved to localStorage — reload it below.';
     try {
       localStorage.setItem(STORAGE_KEY, json);
@@ -313,6 +313,7 @@ export function createCompaction(root, api, current) {
       let metrics;
       try {
         const opts = format === 'anthropic' && resolved.system != null ? { system: resolved.system } : {};
+        if (Array.isArray(data?.tools)) opts.tools = data.tools;
         metrics = guard.measure(resolved.messages, opts);
       } finally {
         guard.free();
@@ -327,7 +328,7 @@ export function createCompaction(root, api, current) {
         fields({ fromCheckpoint: resolved.fromCheckpoint, checkpointIndex: resolved.checkpointIndex, messages: resolved.messages.length, storedMessages: storedCount, usedTokens: metrics.usedTokens, state: metrics.state },
           ['fromCheckpoint', 'checkpointIndex', 'messages', 'storedMessages', 'usedTokens', 'state'], 'reload-fields'),
         h('p', { class: 'muted small' }, `${fmt(resolved.messages.length)} messages to continue with instead of the ${fmt(storedCount)} stored; measured with ${model}: ${fmt(metrics.usedTokens)} of ${fmt(metrics.usableLimit)} usable tokens.`),
-        messageList(api, 'Resolved history', { messages: resolved.messages, system: resolved.system, format, model }));
+        messageList(api, 'Resolved history', { messages: resolved.messages, system: resolved.system, format, model, tools: Array.isArray(data?.tools) ? data.tools : undefined }));
     } catch (e) {
       reloadError(e);
     }
