@@ -94,8 +94,8 @@ export interface GuardConfig {
   maxOutputTokens?: number;
   /** Flat buffer kept free for the answer, capped by `maxOutputTokens`. */
   reservedOutputTokens?: number;
-  /** A token cap below the window, for cost. */
-  economicBudget?: number | null;
+  /** A token cap below the window, for cost; or a cost per request in USD (input side, priced uncached). */
+  economicBudget?: number | { usd: number } | null;
   triggerRatio?: number;
   targetRatio?: number;
   format?: Format;
@@ -112,6 +112,97 @@ export interface GuardConfig {
   retrievalTool?: string;
   /** A host secret: summaries are sealed with a tag under it, and only verified ones count as checkpoints. */
   checkpointKey?: string;
+  /** Prices overriding the built-in table, USD per million tokens. */
+  pricing?: Pricing;
+  /** A calibration state saved from `guard.calibration` (validated: `INVALID_OPTIONS`). */
+  calibration?: CalibrationState;
+}
+
+/** USD per million tokens. `cacheWrite`: price of writing input to the cache (Anthropic). */
+export interface Pricing {
+  input: number;
+  cachedInput: number;
+  output: number;
+  cacheWrite?: number | null;
+}
+
+/** Where `usedTokens` comes from. */
+export type CountSource = 'exact' | 'estimate' | 'calibrated';
+
+export interface UsageObservation {
+  /** Input tokens the provider reported (cached included). */
+  reported: number;
+  reportedCached: number;
+  /** ctxguard's uncalibrated count of the same request. */
+  estimated: number;
+  /** What ctxguard said before this observation. */
+  predicted: number;
+  /** reported / estimated */
+  ratio: number;
+  /** (predicted - reported) / reported: positive when ctxguard counted high. */
+  error: number;
+  outlier: boolean;
+}
+
+export interface ModelCalibration {
+  observations: number;
+  outliers: number;
+  ratios: number[];
+  pending: number[];
+  last: UsageObservation | null;
+}
+
+/** Plain JSON to persist and restore (`guard.calibration`). */
+export interface CalibrationState {
+  version: 1;
+  models: { [model: string]: ModelCalibration };
+}
+
+export interface CalibrationSummary {
+  model: string;
+  observations: number;
+  outliers: number;
+  ratio: number | null;
+  spread: number | null;
+  confidence: number;
+  /** Factor applied to estimates (1 when not applied). */
+  correction: number;
+  applied: boolean;
+  last: UsageObservation | null;
+}
+
+export interface CostEstimate {
+  currency: 'USD';
+  inputTokens: number;
+  cachedInputTokens: number;
+  uncachedInputTokens: number;
+  outputTokens: number;
+  cachedInputUsd: number;
+  uncachedInputUsd: number;
+  outputUsd: number;
+  totalUsd: number;
+  pricing: Pricing;
+  /** Date of the built-in table; null when the guard's `pricing` was used. */
+  pricesAsOf: string | null;
+}
+
+/** Provider usage: OpenAI, Anthropic or Gemini shape; other fields are ignored. */
+export interface ReportedUsage {
+  prompt_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number | null } | null;
+  input_tokens?: number;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  promptTokenCount?: number;
+  cachedContentTokenCount?: number | null;
+  [field: string]: JsonValue | undefined;
+}
+
+export interface ObserveUsageArgs {
+  messages: WireMessage[];
+  system?: string | JsonValue[];
+  tools?: WireTool[];
+  usage: ReportedUsage;
 }
 
 export interface Budget {
@@ -172,6 +263,10 @@ export interface ContextMetrics {
   messageCount: number;
   compacted: boolean;
   lastCompaction: CompactionRecord | null;
+  countSource: CountSource;
+  calibration: CalibrationSummary | null;
+  /** Estimated cost of the next request; null when the model has no price. */
+  cost: CostEstimate | null;
 }
 
 export interface MeasureOptions {
@@ -419,6 +514,11 @@ export class ContextGuard {
   settle(messages: WireMessage[], options?: SettleOptions): Promise<Settlement>;
   /** Source guards only (tool outputs, attachments) over a copy of `messages`. */
   guardSources(messages: WireMessage[], options?: GuardSourcesOptions): GuardSourcesResult;
+  /** Learn from the provider's reported usage for the request that was sent. */
+  observeUsage(args: ObserveUsageArgs): CalibrationSummary | null;
+  /** The calibration state (plain JSON to persist); assign a saved one to restore it. */
+  get calibration(): CalibrationState;
+  set calibration(state: CalibrationState);
   free(): void;
 }
 

@@ -2,6 +2,7 @@
 //! calls the core, and encodes the output or maps the error, through the helpers in `convert`.
 
 mod checkpoint;
+mod calibration;
 mod convert;
 mod count;
 mod guard;

@@ -34,6 +34,15 @@ import {
   type GuardSourcesResult,
   type ProtectionTrace,
   type CacheStats,
+  type CalibrationState,
+  type CalibrationSummary,
+  type CostEstimate,
+  type CountSource,
+  type ModelCalibration,
+  type ObserveUsageArgs,
+  type Pricing,
+  type ReportedUsage,
+  type UsageObservation,
   type CompactionRecord,
   type ContextMetrics,
   type ContextState,
@@ -111,6 +120,25 @@ const state: ContextState = metrics.state;
 const breakdown: SourceBreakdown = metrics.breakdown;
 const last: CompactionRecord | null = metrics.lastCompaction;
 const stats: CacheStats = guard.cacheStats;
+
+// Calibration and costs.
+const countSource: CountSource = metrics.countSource;
+const cost: CostEstimate | null = metrics.cost;
+const cachedUsd: number | undefined = cost?.cachedInputUsd;
+const usage: ReportedUsage = { input_tokens: 10, cache_read_input_tokens: 1200, cache_creation_input_tokens: null, output_tokens: 5 };
+const observeArgs: ObserveUsageArgs = { messages, tools, system: 'Be brief.', usage };
+const observed: CalibrationSummary | null = guard.observeUsage(observeArgs);
+const lastObservation: UsageObservation | null = observed?.last ?? null;
+const calibrationState: CalibrationState = guard.calibration;
+const perModel: ModelCalibration | undefined = calibrationState.models['gpt-4o'];
+guard.calibration = calibrationState;
+const prices: Pricing = { input: 3, cachedInput: 0.3, output: 15, cacheWrite: 3.75 };
+const priced = new ContextGuard({ model: 'claude-sonnet-4-5', pricing: prices, economicBudget: { usd: 0.05 }, calibration: calibrationState });
+void [countSource, cachedUsd, lastObservation, perModel, priced];
+// @ts-expect-error countSource is one of three strings
+const badSource: CountSource = 'guess';
+// @ts-expect-error usage is required
+guard.observeUsage({ messages });
 const sourcesOptions: GuardSourcesOptions = { tools, emergency: false, onTrace: (t: ProtectionTrace) => void t.operation };
 const guarded: GuardSourcesResult = guard.guardSources(messages, sourcesOptions);
 const traces: ProtectionTrace[] = guarded.traces;
