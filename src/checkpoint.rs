@@ -9,6 +9,7 @@
 //! 2. its text is a complete sealed block: `[ctxguard:summary]` ... `[/ctxguard:summary]`, and
 //! 3. when the host configured a `checkpointKey`, the closing line carries a keyed tag
 //!    (SipHash-2-4, 128 bits) over the block that verifies with that key.
+//!
 //! Metadata markers (`ctxguard.summaryCompacted`) alone never make a checkpoint: transports drop
 //! them and users can spoof them. Out of scope: an attacker who can write system messages or who
 //! knows the key (in a browser, a user who reads the key from devtools can forge checkpoints of

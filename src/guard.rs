@@ -321,6 +321,21 @@ impl Guard {
             &opts,
             now,
         );
+        // Traces speak the model's tokens, like the metrics (raw counts times the factor).
+        let factor = self.model.estimate_factor;
+        let traces = if factor > 1.0 {
+            traces
+                .into_iter()
+                .map(|mut t| {
+                    t.before_tokens = crate::count_scale(t.before_tokens as usize, factor);
+                    t.after_tokens = crate::count_scale(t.after_tokens as usize, factor);
+                    t.tokens_saved = t.before_tokens.saturating_sub(t.after_tokens);
+                    t
+                })
+                .collect()
+        } else {
+            traces
+        };
         let out = Request { messages, ..request.clone() };
         let metrics = self.measure(&out);
         SourcesOutcome { request: out, metrics, traces }

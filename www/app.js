@@ -4,6 +4,7 @@
 
 import { findAttachments, previewOffsets } from './attachments.js';
 import { renderBreakdown, renderBudget } from './budget-view.js';
+import { createCompaction } from './compaction-view.js';
 import { PageError, guessFormat, parseConversation, rowsOf } from './conversation.js';
 import { fill, fmt, h, short } from './dom.js';
 import { renderMessages } from './messages-view.js';
@@ -35,6 +36,9 @@ let measuredOnce = false;
 /** Passes so far; exposed as <html data-passes> so tests can wait for the next one. */
 let passes = 0;
 let reader = null;
+let compaction = null;
+/** The last valid input, for the Compaction card: { cfg, conv, usedTokens }. */
+let lastValid = null;
 
 function setStatus(text) {
   $('status').textContent = text;
@@ -72,6 +76,8 @@ async function boot() {
     h('strong', {}, `${fmt(PAGE_GUARDS.toolOutputLimit)} and ${fmt(PAGE_GUARDS.attachmentBudget)}`),
     `, below ctxguard's defaults (${fmt(8000)}; min(16,000, usable ÷ 8)), so that the sample's ~5,000-token outputs and its PDF report show the effect. Blank fields use the defaults (greyed).`);
   reader = createReader($('reader-card'), api);
+  if (typeof api.resolveHistory === 'function') compaction = createCompaction($('compaction-card'), api, () => lastValid);
+  else $('compaction-card').hidden = true;
   wire();
   $('app').removeAttribute('aria-busy');
   update();
@@ -254,11 +260,15 @@ function update() {
     renderTraces($('traces-card'), result.traces, delivered);
     renderMessages($('messages-card'), rowsOf(cfg.format, conv), counts, { rows: rowsOf(cfg.format, visible), counts: vcounts });
     reader.update(findAttachments(conv), previewOffsets(result.messages), { encoding: guard.model.encoding, format: cfg.format });
+    lastValid = { cfg, conv, usedTokens: result.metrics.usedTokens };
+    compaction?.update();
     measuredOnce = true;
     document.documentElement.dataset.status = 'ready';
     const ms = (t) => (t < 10 ? t.toFixed(1) : String(Math.round(t)));
     setStatus(`ctxguard ${api.version()} · measured in ${ms(t1 - t0)} ms · guarded in ${ms(t2 - t1)} ms`);
   } catch (e) {
+    lastValid = null;
+    compaction?.update();
     showError(e);
   }
 }

@@ -436,6 +436,29 @@ export interface PrepareResult {
   droppedMessages: number;
 }
 
+export interface SettleOptions extends MeasureOptions {
+  /** The conversation's own model; asked for a Settlement (see `Settlement` minus the bookkeeping fields). */
+  summarize?: Summarize | ((request: SummarizeRequest) => Promise<JsonValue> | JsonValue);
+  onProgress?: (event: ProgressEvent) => void;
+  logger?: (line: string) => void;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  heartbeatMs?: number;
+}
+
+/** End-of-run settlement. Data for the host: never shown as an assistant message. */
+export interface Settlement {
+  sessionState: SessionState;
+  memoryEntries: string[];
+  reflections: string[];
+  learnings: string[];
+  /** The SessionState rendered as the next run's history: use it as one system message before the new user message. */
+  rendered: string;
+  degraded: boolean;
+  degradedReason: DegradedReason | null;
+  attempts: number;
+}
+
 export interface CacheStats {
   entries: number;
   hits: number;
@@ -484,6 +507,11 @@ export class ContextGuard {
    * Rejects only on bad input; a failing summarizer gives `degraded: true`.
    */
   prepare(messages: WireMessage[], options?: PrepareOptions): Promise<PrepareResult>;
+  /**
+   * End-of-run settlement: asks `summarize` for `{ session_state, memory_entries, reflections,
+   * learnings }` (3 attempts, then a mechanical SessionState with `degraded: true`).
+   */
+  settle(messages: WireMessage[], options?: SettleOptions): Promise<Settlement>;
   /** Source guards only (tool outputs, attachments) over a copy of `messages`. */
   guardSources(messages: WireMessage[], options?: GuardSourcesOptions): GuardSourcesResult;
   /** Learn from the provider's reported usage for the request that was sent. */

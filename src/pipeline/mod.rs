@@ -7,6 +7,7 @@
 pub mod evidence;
 pub mod sanitize;
 pub mod session_state;
+pub mod settle;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -8,6 +8,7 @@ mod count;
 mod guard;
 mod overflow;
 mod prepare;
+mod settle;
 mod sources;
 
 pub use checkpoint::resolve_history;

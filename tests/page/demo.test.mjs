@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { createReadStream } from 'node:fs';
-import { access, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { access, copyFile, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, resolve, sep } from 'node:path';
@@ -530,6 +530,94 @@ describe('demo page', () => {
       await page.waitForFunction(() => document.querySelector('#reader-offset')?.textContent === '0');
       assert.ok(await page.locator('#reader-continue').isHidden());
       assert.match(await page.locator('#reader-text').textContent(), /@acme\/money changelog/);
+      expectClean(page);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('compaction: prepare() with the built-in summarizer shows heartbeats, the record and the checkpoint, which downloads and reloads', async () => {
+    const page = await openPage();
+    try {
+      await ready(page);
+      const card = page.locator('#compaction-card');
+      await card.scrollIntoViewIfNeeded();
+      assert.ok(await page.locator('#summarizer-builtin').isChecked(), 'the built-in summarizer is the default');
+      assert.ok(await page.locator('#cmp-force').isChecked());
+      const win = Number(await page.locator('#cmp-window').inputValue());
+      assert.ok(win > 0, 'a small window is suggested');
+
+      // What prepare() itself returns for the sample with the same settings (summarizer without its delay).
+      const expected = await page.evaluate(async (win) => {
+        const { ContextGuard } = await import('/pkg/index.js');
+        const { sample } = await import('/sample.js');
+        const { builtinSummarizer } = await import('/summarizers.js');
+        const out = Math.floor(win / 8);
+        const guard = new ContextGuard({ model: 'gpt-4o', format: 'openai', toolOutputLimit: 1000, attachmentBudget: 400, contextWindow: win, maxOutputTokens: out, reservedOutputTokens: out });
+        try {
+          return await guard.prepare(sample.messages, { tools: sample.tools, force: true, summarize: builtinSummarizer({ delayMs: 0 }) });
+        } finally {
+          guard.free();
+        }
+      }, win);
+      assert.equal(expected.compaction.status, 'completed');
+
+      await page.click('#run-prepare');
+      // Heartbeats every 250 ms while the ~1.5 s summarizer runs: on screen, live.
+      await page.waitForFunction(() => document.querySelectorAll('#cmp-beats li').length >= 2 && document.querySelector('#compaction-card').dataset.state === 'running', null, { timeout: 10_000 });
+      assert.match(await text(page, '#cmp-live'), /Summarizing .* \d[\d,]* ms · attempt 1 · \d+ heartbeats/);
+      await page.locator('#compaction-card').screenshot({ path: join(artifacts, 'compaction-running.png') });
+      await page.waitForFunction(() => document.querySelector('#compaction-card').dataset.state === 'done', null, { timeout: 30_000 });
+      const beats = await page.locator('#cmp-beats li').evaluateAll((lis) => lis.map((li) => ({ elapsed: Number(li.dataset.elapsed), attempt: Number(li.dataset.attempt) })));
+      assert.ok(beats.length >= 3, `${beats.length} heartbeats`);
+      for (let i = 1; i < beats.length; i++) assert.ok(beats[i].elapsed >= beats[i - 1].elapsed, 'elapsed grows');
+      assert.ok(beats.every((b) => b.attempt === 1));
+      assert.match(await text(page, '#cmp-live'), /prepare\(\) finished in/);
+
+      // The record on screen is the one prepare() returns.
+      const record = await page.locator('#compaction-record dd[data-field]').evaluateAll((dds) => Object.fromEntries(dds.map((dd) => [dd.dataset.field, JSON.parse(dd.dataset.value)])));
+      assert.deepEqual(Object.keys(record).sort(), Object.keys(expected.compaction).sort(), 'every field of the record is shown');
+      for (const k of ['status', 'removedItems', 'attempts', 'failureReason', 'beforeTokens', 'afterTokens', 'tokensSaved']) assert.deepEqual(record[k], expected.compaction[k], k);
+      assert.ok(record.durationMs >= 1000, 'the duration includes the summarizer delay');
+      assert.equal(await page.locator('#cmp-degraded').getAttribute('data-degraded'), 'false');
+      assert.match(await text(page, '#cmp-log'), /\[SummaryCompact\]/);
+      assert.match(await text(page, '#compaction-card'), /\[ctxguard:summary\]/);
+      await shot(page, 'compaction-done');
+      await page.locator('#compaction-card').screenshot({ path: join(artifacts, 'compaction-card.png') });
+
+      // The checkpoint downloads as stored turns; the last turn's chain is prepare()'s checkpoint.
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download-checkpoint')]);
+      const file = join(artifacts, 'checkpoint.json');
+      await copyFile(await download.path(), file);
+      const saved = JSON.parse(await readFile(file, 'utf8'));
+      assert.equal(saved.format, 'openai');
+      assert.equal(saved.turns.length, 2);
+      assert.deepEqual(saved.turns.at(-1).messages, expected.checkpoint.messages);
+      assert.equal(JSON.stringify(saved).includes('sk-'), false);
+
+      // Reloading the file resumes from the checkpoint, as resolveHistory says in the page.
+      await page.setInputFiles('#reload-file', file);
+      await page.waitForSelector('#reload-status');
+      const resolved = await page.evaluate(async (turns) => {
+        const { resolveHistory } = await import('/pkg/index.js');
+        return resolveHistory(turns, { format: 'openai' });
+      }, saved.turns);
+      assert.equal(resolved.fromCheckpoint, true);
+      assert.equal(await page.locator('#reload-status').getAttribute('data-from-checkpoint'), 'true');
+      assert.match(await text(page, '#reload-status'), /from checkpoint/i);
+      const shown = await page.locator('#reload-fields dd[data-field]').evaluateAll((dds) => Object.fromEntries(dds.map((dd) => [dd.dataset.field, JSON.parse(dd.dataset.value)])));
+      assert.equal(shown.messages, resolved.messages.length);
+      assert.equal(shown.checkpointIndex, resolved.checkpointIndex);
+      assert.ok(shown.messages < shown.storedMessages, 'fewer messages than stored');
+      assert.ok(shown.usedTokens > 0);
+      await page.locator('.cmp-reload').screenshot({ path: join(artifacts, 'reload.png') });
+
+      // The copy in localStorage gives the same.
+      await page.evaluate(() => document.querySelector('#reload-output').replaceChildren());
+      await page.click('#reload-storage');
+      await page.waitForSelector('#reload-status');
+      assert.equal(await page.locator('#reload-status').getAttribute('data-from-checkpoint'), 'true');
+      assert.match(await text(page, '#reload-status'), /localStorage/);
       expectClean(page);
     } finally {
       await page.close();

@@ -15,6 +15,7 @@ import {
   readAttachmentTool,
   version,
   type AttachmentPage,
+  type Settlement,
   type ResolvedHistory,
   type StoredTurn,
   type ModelInput,
@@ -166,6 +167,8 @@ const addGuidance: PreModelHook = (input: ModelInput) => ({ ...input, messages: 
 const chained: (input: ModelInput) => Promise<ModelInput> = chainPreModelHooks([addGuidance, () => undefined]);
 const storedTurns: StoredTurn[] = [{ id: 't1', messages, status: 'completed' }];
 const resolved: ResolvedHistory = resolveHistory(storedTurns, { limit: 10, checkpointKey: 'k' });
+const settled: Promise<Settlement> = guard.settle(messages, { summarize: async () => ({ session_state: { summary: 's' }, memory_entries: [], reflections: [], learnings: [] }) });
+void settled;
 guard.free();
 new ContextGuard().free();
 
