@@ -3,10 +3,14 @@
 //! The core (everything outside `wasm/`) is plain Rust with serde types and no wasm-bindgen;
 //! `wasm/` is the thin binding layer compiled only for `wasm32`.
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
+
 pub mod budget;
+pub mod cache;
 pub mod count;
 pub mod error;
 pub mod format;
+pub mod guard;
 pub mod json_text;
 pub mod message;
 pub mod metrics;

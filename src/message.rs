@@ -9,10 +9,11 @@ use serde_json::{Map, Value};
 /// JSON object used for unknown fields carried through untouched.
 pub type Extra = Map<String, Value>;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
+    #[default]
     User,
     Assistant,
     Tool,
@@ -191,12 +192,6 @@ pub struct Message {
     pub wire: Wire,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra: Extra,
-}
-
-impl Default for Role {
-    fn default() -> Self {
-        Role::User
-    }
 }
 
 impl Message {

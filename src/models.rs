@@ -208,6 +208,42 @@ pub fn known_models() -> Vec<ModelInfo> {
     MODELS.iter().map(|spec| info(spec.prefix)).collect()
 }
 
+/// The counting profile for a resolved model: OpenAI's published billing rules with the image
+/// rule of the model's family, or an estimate with the model's factor.
+pub fn profile(info: &ModelInfo) -> crate::count::Profile {
+    use crate::count::{ImageRule, Profile};
+    let name = normalize(&info.model);
+    let mut p = match info.provider {
+        Provider::Openai if info.kind == CountKind::Exact => {
+            let image = if name.starts_with("gpt-4o-mini") {
+                ImageRule::GPT_4O_MINI
+            } else if name.starts_with("gpt-4.1-mini") {
+                ImageRule::GPT_4_1_MINI
+            } else if name.starts_with("gpt-4.1-nano") {
+                ImageRule::GPT_4_1_NANO
+            } else if name.starts_with("gpt-5-mini") {
+                ImageRule::OpenaiPatches { multiplier: 1.62 }
+            } else if name.starts_with("gpt-5-nano") {
+                ImageRule::OpenaiPatches { multiplier: 2.46 }
+            } else if name.starts_with("gpt-5") {
+                ImageRule::GPT_5
+            } else if name.starts_with("o4-mini") {
+                ImageRule::O4_MINI
+            } else if name.starts_with("o1") || name.starts_with("o3") {
+                ImageRule::O_SERIES
+            } else {
+                ImageRule::GPT_4O
+            };
+            Profile::openai(info.encoding, image)
+        }
+        Provider::Anthropic => Profile::anthropic_estimate(info.estimate_factor),
+        Provider::Google => Profile::gemini_estimate(info.estimate_factor),
+        _ => Profile::generic_estimate(info.estimate_factor),
+    };
+    p.encoding = info.encoding;
+    p
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

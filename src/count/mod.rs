@@ -1,1 +1,337 @@
 //! Whole-request token accounting the way providers bill it (SPEC §3).
+//!
+//! - [`count_message`] counts one message with a breakdown. It is pure (same profile and message,
+//!   same result), so callers can cache it by message content.
+//! - [`count_request`] adds what belongs to the request as a whole: tool definitions (and their
+//!   interaction with the system message) and the reply priming.
+//!
+//! # OpenAI (exact)
+//! Per message: 3 + the role's tokens + the content's tokens; a `name` adds its tokens + 1; every
+//! request adds 3 for the reply priming (OpenAI cookbook, "How to count tokens with tiktoken").
+//! Content parts are counted part by part; the part `type` keys are not counted (verified by
+//! openai-messages-token-helper against the API). Legacy `function` role messages count 2 fewer
+//! and include their `name`; a legacy `function_call` counts its name, its arguments and 3
+//! (openai-chat-tokens, verified against the API). Tool definitions: see [`tools`]; they cost
+//! their rendered tokens plus 9, and when the request has a system message the definitions are
+//! merged into the first one: that message is counted with a trailing newline and 4 tokens are
+//! saved. All of this lands in `RequestCount::tool_definitions`.
+//!
+//! Reference figures: `tests/count_openai_reference.rs` (OpenAI cookbook, openai-chat-tokens,
+//! openai-messages-token-helper, gpt-tokenizer). Where they disagree (descriptions of nested
+//! tool parameters; see [`tools`]) the default errs high.
+//!
+//! Not covered by a published, API-verified figure (counted by the same rules, the uncertain
+//! part): `tool` role results (counted as ordinary messages, without `name`/`tool_call_id`;
+//! possibly one token high), modern `tool_calls` (each counted like a legacy `function_call`;
+//! several parallel calls add the tokens of the `multi_tool_use.parallel` wrapper OpenAI's models
+//! emit for them), `tool_choice: "required"` (+7, like a named choice without the name).
+//!
+//! # Estimated providers
+//! Text-derived tokens (text, attachment text, names, tool-call names and arguments, tool JSON) are
+//! counted with the profile's encoding, multiplied by its estimate factor and rounded up, per
+//! bucket. Framing constants, images and flat allowances are used as they are.
+
+pub mod attachment;
+pub mod image;
+pub mod profile;
+pub mod tools;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use image::ImageRule;
+pub use profile::{Accuracy, Framing, Profile, Provider, ToolChoice, ToolRule};
+
+use crate::message::{Content, Message, Part, Role, ToolCall, ToolDef};
+use crate::tokens::{self, Encoding};
+
+/// Tokens of one message, by bucket. `total` is the sum of the other fields.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageCount {
+    pub total: usize,
+    /// Message text (text content and text parts), minus embedded attachment blocks.
+    pub text: usize,
+    /// File parts (name + extracted text, or a flat allowance), embedded
+    /// `<attachment ...>...</attachment>` blocks, and audio parts.
+    pub attachments: usize,
+    /// Image parts, by the provider's image formula.
+    pub images: usize,
+    /// Assistant tool calls: names, arguments and their per-call overhead.
+    pub tool_calls: usize,
+    /// Per-message overhead: the fixed framing, the role and the `name`.
+    pub framing: usize,
+}
+
+/// Tokens of a whole request. `total = sum(per_message.total) + tool_definitions + priming`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestCount {
+    pub total: usize,
+    pub per_message: Vec<MessageCount>,
+    /// Tool definitions, including the system-message interaction and `tool_choice` tokens.
+    pub tool_definitions: usize,
+    /// Reply priming.
+    pub priming: usize,
+    pub accuracy: Accuracy,
+}
+
+/// Count one message.
+pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
+    let enc = profile.encoding;
+    let openai = profile.provider == Provider::Openai;
+    let role_str = message.wire.role.as_deref().unwrap_or(message.role.as_str());
+    let legacy_function_role = role_str == "function";
+
+    // Framing: fixed part, role, name.
+    let mut framing = profile.framing.per_message;
+    if profile.framing.count_role {
+        framing += tokens::count(enc, role_str);
+    }
+    // OpenAI does not render a name on `tool` results (it has the call id instead); legacy
+    // `function` results carry the function name.
+    let name_counts = message.role != Role::Tool || legacy_function_role;
+    if let Some(name) = message.name.as_deref().filter(|n| !n.is_empty() && name_counts) {
+        framing += profile.scale(tokens::count(enc, name)) + profile.framing.per_name;
+    }
+    if openai && legacy_function_role {
+        framing = framing.saturating_sub(2);
+    }
+
+    // Content.
+    let mut raw_text = 0usize;
+    let mut raw_attachments = 0usize;
+    let mut flat_attachments = 0usize;
+    let mut images = 0usize;
+    match &message.content {
+        Content::Text(s) => {
+            let (t, a) = text_tokens(enc, s);
+            raw_text += t;
+            raw_attachments += a;
+        }
+        Content::Parts(parts) => {
+            for part in parts {
+                match part {
+                    Part::Text { text, .. } => {
+                        let (t, a) = text_tokens(enc, text);
+                        raw_text += t;
+                        raw_attachments += a;
+                    }
+                    Part::Image { width, height, detail, .. } => {
+                        images = images.saturating_add(profile.image_rule.tokens(
+                            *width,
+                            *height,
+                            detail.as_deref(),
+                        ));
+                    }
+                    Part::File { name, text, .. } => {
+                        if let Some(name) = name.as_deref() {
+                            raw_attachments += tokens::count(enc, name);
+                        }
+                        match text.as_deref() {
+                            Some(t) => raw_attachments += tokens::count(enc, t),
+                            None => flat_attachments += profile.opaque_file_tokens,
+                        }
+                    }
+                    Part::Audio { extra } => {
+                        flat_attachments += audio_tokens(profile, extra);
+                    }
+                    Part::ToolCallRef { .. } => {}
+                    Part::Unknown { value } => {
+                        raw_text += tokens::count(enc, &value.to_string());
+                    }
+                }
+            }
+        }
+    }
+
+    let tool_calls = tool_call_tokens(profile, message);
+
+    let text = profile.scale(raw_text);
+    let attachments = profile.scale(raw_attachments).saturating_add(flat_attachments);
+    let total = framing
+        .saturating_add(text)
+        .saturating_add(attachments)
+        .saturating_add(images)
+        .saturating_add(tool_calls);
+    MessageCount { total, text, attachments, images, tool_calls, framing }
+}
+
+/// Count a request with `tool_choice` auto.
+pub fn count_request(profile: &Profile, messages: &[Message], tools: &[ToolDef]) -> RequestCount {
+    count_request_with(profile, messages, tools, &ToolChoice::Auto)
+}
+
+/// Count a request with an explicit `tool_choice`.
+pub fn count_request_with(
+    profile: &Profile,
+    messages: &[Message],
+    tools: &[ToolDef],
+    tool_choice: &ToolChoice,
+) -> RequestCount {
+    let per_message = messages.iter().map(|m| count_message(profile, m)).collect();
+    count_request_from(profile, messages, per_message, tools, tool_choice)
+}
+
+/// Assemble a request count from per-message counts the caller already has (cached by content).
+/// `per_message` must be `count_message(profile, m)` for each of `messages`, in order.
+pub fn count_request_from(
+    profile: &Profile,
+    messages: &[Message],
+    per_message: Vec<MessageCount>,
+    tools: &[ToolDef],
+    tool_choice: &ToolChoice,
+) -> RequestCount {
+    let tool_definitions = tool_definition_tokens(profile, messages, tools, tool_choice);
+    let priming = profile.framing.reply_priming;
+    let total = per_message
+        .iter()
+        .fold(0usize, |acc, m| acc.saturating_add(m.total))
+        .saturating_add(tool_definitions)
+        .saturating_add(priming);
+    RequestCount { total, per_message, tool_definitions, priming, accuracy: profile.accuracy }
+}
+
+/// Tokens of the tool definitions as the request's model sees them, including OpenAI's
+/// system-message interaction and the `tool_choice` tokens. 0 without tools.
+pub fn tool_definition_tokens(
+    profile: &Profile,
+    messages: &[Message],
+    tools: &[ToolDef],
+    tool_choice: &ToolChoice,
+) -> usize {
+    if tools.is_empty() {
+        return 0;
+    }
+    let enc = profile.encoding;
+    match profile.tool_rule {
+        ToolRule::OpenaiNamespace { nested_descriptions } => {
+            let rendered = tools::render_openai_namespace(tools, nested_descriptions);
+            let mut n = tokens::count(enc, &rendered) + OPENAI_TOOLS_OVERHEAD;
+            if let Some(system) = messages.iter().find(|m| m.role == Role::System) {
+                n = n
+                    .saturating_add(system_padding_delta(enc, system))
+                    .saturating_sub(OPENAI_TOOLS_SYSTEM_SAVING);
+            }
+            n + openai_tool_choice_tokens(enc, tool_choice)
+        }
+        ToolRule::JsonSchema { system_prompt_tokens } => {
+            let raw = tools.iter().map(|t| tokens::count(enc, &tools::tool_json(t))).sum();
+            profile.scale(raw).saturating_add(system_prompt_tokens)
+        }
+    }
+}
+
+/// Tokens the tool block adds beyond its rendered text (openai-chat-tokens: "+9 per completion").
+const OPENAI_TOOLS_OVERHEAD: usize = 9;
+/// Tokens saved when the tool block joins an existing system message (openai-chat-tokens: "-4").
+const OPENAI_TOOLS_SYSTEM_SAVING: usize = 4;
+
+fn openai_tool_choice_tokens(enc: Encoding, choice: &ToolChoice) -> usize {
+    match choice {
+        ToolChoice::Auto => 0,
+        ToolChoice::None => 1,
+        ToolChoice::Required => 7,
+        ToolChoice::Named(name) => tokens::count(enc, name) + 7,
+        ToolChoice::NamedFunction(name) => tokens::count(enc, name) + 4,
+    }
+}
+
+/// How many tokens appending "\n" to the first system message adds (openai-chat-tokens: with
+/// functions present, the first system message is counted with a trailing newline). Only the
+/// last line is re-tokenized: the position after the last `\n` that is followed by a
+/// non-whitespace character is a pre-tokenizer boundary in both encodings, so the tokens before
+/// it do not change.
+fn system_padding_delta(enc: Encoding, system: &Message) -> usize {
+    let Content::Text(s) = &system.content else {
+        return 0;
+    };
+    let tail = tail_after_last_line_break(s);
+    let mut padded = String::with_capacity(tail.len() + 1);
+    padded.push_str(tail);
+    padded.push('\n');
+    tokens::count(enc, &padded).saturating_sub(tokens::count(enc, tail))
+}
+
+fn tail_after_last_line_break(s: &str) -> &str {
+    match s.rfind('\n') {
+        Some(i) => {
+            let rest = s.get(i + 1..).unwrap_or("");
+            match rest.chars().next() {
+                Some(c) if !c.is_whitespace() => rest,
+                _ => s,
+            }
+        }
+        None => s,
+    }
+}
+
+/// `(text, attachments)` raw tokens of a text, attachment blocks split out. The text total is
+/// the exact count of the whole string; attachment blocks are counted on their own and
+/// subtracted, so `text + attachments` stays exact.
+fn text_tokens(enc: Encoding, s: &str) -> (usize, usize) {
+    let total = tokens::count(enc, s);
+    let blocks = attachment::blocks(s);
+    if blocks.is_empty() {
+        return (total, 0);
+    }
+    let att: usize =
+        blocks.iter().map(|&(a, b)| s.get(a..b).map_or(0, |block| tokens::count(enc, block))).sum();
+    let att = att.min(total);
+    (total - att, att)
+}
+
+/// Assistant tool calls: names and arguments (scaled), `per_tool_call` each; on OpenAI several
+/// calls of one message also pay for the `multi_tool_use.parallel` wrapper.
+fn tool_call_tokens(profile: &Profile, message: &Message) -> usize {
+    let calls: &[ToolCall] = &message.tool_calls;
+    if calls.is_empty() {
+        return 0;
+    }
+    let enc = profile.encoding;
+    let raw: usize =
+        calls.iter().map(|c| tokens::count(enc, &c.name) + tokens::count(enc, &c.arguments)).sum();
+    let mut n = profile
+        .scale(raw)
+        .saturating_add(calls.len().saturating_mul(profile.framing.per_tool_call));
+    if profile.provider == Provider::Openai && calls.len() > 1 {
+        n = n.saturating_add(tokens::count(enc, &parallel_wrapper_skeleton(calls.len())));
+    }
+    n
+}
+
+/// The text around the calls when an OpenAI model makes several in one turn:
+/// `multi_tool_use.parallel` with `{"tool_uses":[{"recipient_name":"functions.<name>",
+/// "parameters":<arguments>},...]}`; names and arguments are counted separately.
+fn parallel_wrapper_skeleton(n: usize) -> String {
+    let item = "{\"recipient_name\":\"functions.\",\"parameters\":}";
+    let mut s = String::with_capacity(48 + n * (item.len() + 1));
+    s.push_str("multi_tool_use.parallel {\"tool_uses\":[");
+    for i in 0..n {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(item);
+    }
+    s.push_str("]}");
+    s
+}
+
+/// Audio part: from the base64 payload size when there is one (OpenAI `input_audio.data`),
+/// assuming 16 kB per second (128 kbit/s MP3, or 8 kHz 16-bit WAV) and 25 tokens per second,
+/// i.e. one token per 640 bytes — above OpenAI's rates for common formats. Without a payload:
+/// the profile's flat allowance.
+fn audio_tokens(profile: &Profile, extra: &serde_json::Map<String, Value>) -> usize {
+    let data = extra
+        .get("input_audio")
+        .and_then(|a| a.get("data"))
+        .or_else(|| extra.get("data"))
+        .and_then(Value::as_str);
+    match data {
+        Some(b64) => {
+            let bytes = b64.len() / 4 * 3;
+            bytes.div_ceil(640).max(1)
+        }
+        None => profile.opaque_audio_tokens,
+    }
+}

@@ -1,7 +1,11 @@
 //! Adapters between wire formats and the internal message model.
 
 pub mod anthropic;
+pub mod image_header;
 pub mod openai;
+mod wire;
+
+pub use wire::{MARKERS_KEY, WIRE_INFO_KEY};
 
 use serde::{Deserialize, Serialize};
 
@@ -26,4 +30,53 @@ impl Format {
             )),
         }
     }
+}
+
+use serde_json::Value;
+
+use crate::message::{Content, Message, Role, ToolDef};
+
+/// A request as JS hands it over, parsed into the internal model.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolDef>,
+    /// `tool_choice` (or legacy `function_call`) of the request; it changes the billed count.
+    pub tool_choice: crate::count::ToolChoice,
+}
+
+/// Parse `messages` (+ `system` and `tools`) in `format`.
+///
+/// OpenAI: `system` (a string or text parts) is prepended as a system message.
+/// Anthropic: `system` is the request's top-level `system`.
+pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, tools: Option<&Value>) -> Result<Request> {
+    let system = system.filter(|v| !v.is_null());
+    let tools = tools.filter(|v| !v.is_null());
+    let messages = match format {
+        Format::Openai => {
+            let mut parsed = openai::parse_messages(messages)?;
+            if let Some(sys) = system {
+                let content = match sys {
+                    Value::String(s) => Content::Text(s.clone()),
+                    other => {
+                        let wrapped = serde_json::json!([{ "role": "system", "content": other }]);
+                        let mut m = openai::parse_messages(&wrapped)
+                            .map_err(|e| Error::options(format!("system: {}", e.message)))?;
+                        m.pop().map(|m| m.content).unwrap_or_default()
+                    }
+                };
+                parsed.insert(0, Message { role: Role::System, content, ..Default::default() });
+            }
+            parsed
+        }
+        Format::Anthropic => anthropic::parse_messages(messages, system)?,
+    };
+    let tools = match tools {
+        None => Vec::new(),
+        Some(t) => match format {
+            Format::Openai => openai::parse_tools(t)?,
+            Format::Anthropic => anthropic::parse_tools(t)?,
+        },
+    };
+    Ok(Request { messages, tools, tool_choice: crate::count::ToolChoice::Auto })
 }

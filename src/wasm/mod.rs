@@ -3,6 +3,7 @@
 
 mod convert;
 mod count;
+mod guard;
 
 use wasm_bindgen::prelude::*;
 

@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+// Turns wasm-pack's web-target output in pkg/ into the npm package `ctxguard`:
+//   - entries from src/js/: node.js (sync init from disk) and index.js (top-level `await init()`),
+//     both re-exporting api.js (the public names);
+//   - the hand-written src/js/index.d.ts as the package's types (the generated ones have `any`);
+//   - package.json with `exports` conditions (types / node / browser / default).
+// Run by scripts/build-pkg.sh after `wasm-pack build`.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const pkg = join(root, 'pkg');
+const js = join(root, 'src', 'js');
+
+function fail(message) {
+  console.error(`[finish-pkg] error: ${message}`);
+  process.exit(1);
+}
+
+for (const generated of ['ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm']) {
+  if (!existsSync(join(pkg, generated))) fail(`pkg/${generated} is missing; run wasm-pack build first`);
+}
+
+const metadata = JSON.parse(
+  execFileSync('cargo', ['metadata', '--no-deps', '--format-version', '1', '--offline'], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 16 << 20,
+  }),
+);
+const crate = metadata.packages.find((p) => p.name === 'ctxguard');
+if (!crate) fail('cargo metadata does not list the ctxguard crate');
+
+// Entries and types.
+copyFileSync(join(js, 'api.js'), join(pkg, 'api.js'));
+copyFileSync(join(js, 'node.js'), join(pkg, 'node.js'));
+copyFileSync(join(js, 'web.js'), join(pkg, 'index.js'));
+copyFileSync(join(js, 'index.d.ts'), join(pkg, 'index.d.ts'));
+
+const files = ['index.js', 'node.js', 'api.js', 'index.d.ts', 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
+for (const doc of ['README.md', 'LICENSE', 'LICENSE-MIT', 'LICENSE.md']) {
+  if (existsSync(join(root, doc))) {
+    copyFileSync(join(root, doc), join(pkg, doc));
+    files.push(doc);
+  }
+}
+
+const manifest = {
+  name: crate.name,
+  version: crate.version,
+  description: crate.description ?? undefined,
+  license: crate.license ?? undefined,
+  ...(crate.repository ? { repository: { type: 'git', url: crate.repository } } : {}),
+  type: 'module',
+  main: './node.js',
+  module: './index.js',
+  types: './index.d.ts',
+  exports: {
+    '.': {
+      types: './index.d.ts',
+      node: './node.js',
+      browser: './index.js',
+      default: './index.js',
+    },
+    './ctxguard_wasm_bg.wasm': './ctxguard_wasm_bg.wasm',
+    './package.json': './package.json',
+  },
+  files,
+  // Importing an entry instantiates the WebAssembly module: keep them, tree-shake the rest.
+  sideEffects: ['./index.js', './node.js'],
+  engines: { node: '>=18' },
+  keywords: ['llm', 'tokens', 'tiktoken', 'context-window', 'chat', 'wasm', 'webassembly'],
+};
+writeFileSync(join(pkg, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+
+const wasm = readFileSync(join(pkg, 'ctxguard_wasm_bg.wasm'));
+const mb = (n) => `${(n / 1e6).toFixed(2)} MB`;
+console.log(
+  `[finish-pkg] pkg/ is ctxguard ${crate.version}: ${files.length} files; ` +
+    `ctxguard_wasm_bg.wasm ${mb(wasm.length)} raw, ${mb(gzipSync(wasm, { level: 9 }).length)} gzipped; ` +
+    `glue ${statSync(join(pkg, 'ctxguard_wasm.js')).size} bytes`,
+);

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Runs every test of ctxguard, in order, with a header and a time per step, and fails if any
+# step fails or if a test runner ran zero tests. Expects scripts/setup.sh to have run (make test
+# does that). Logs: target/test-logs/<step>.log.
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+export CHROMEDRIVER=/usr/bin/chromedriver
+
+LOGS=target/test-logs
+mkdir -p "$LOGS"
+rm -f "$LOGS"/*.log
+
+total_passed=0
+total_failed=0
+failures=()
+summary=()
+build_ok=1
+step_no=0
+t_all=$SECONDS
+
+# Sums "test result: ok. N passed; M failed" (cargo test, wasm-bindgen-test-runner) and
+# "ℹ pass N" / "ℹ fail N" (node --test, spec reporter) in a log. Prints "passed failed".
+count_tests() {
+  awk '
+    /test result: .* passed; .* failed/ {
+      for (i = 1; i <= NF; i++) {
+        if ($(i) ~ /^passed;?$/) p += $(i - 1)
+        if ($(i) ~ /^failed;?$/) f += $(i - 1)
+      }
+    }
+    /^ℹ pass [0-9]+$/ { p += $3 }
+    /^ℹ fail [0-9]+$/ { f += $3 }
+    END { printf "%d %d\n", p, f }
+  ' "$1"
+}
+
+# step NAME KIND COMMAND...   KIND: tests (must run >0 tests), check (exit code only), build.
+step() {
+  local name=$1 kind=$2
+  shift 2
+  step_no=$((step_no + 1))
+  local slug
+  slug=$(printf '%s' "$name" | tr -c 'A-Za-z0-9' '-' | tr -s '-')
+  local log="$LOGS/$(printf '%02d' "$step_no")-${slug%-}.log"
+  printf '\n==================== [%d] %s ====================\n' "$step_no" "$name"
+  printf '$ %s\n' "$*"
+  local t0=$SECONDS status
+  "$@" 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
+  local dt=$((SECONDS - t0)) note=""
+  if [ "$kind" = tests ]; then
+    local p f
+    read -r p f < <(count_tests "$log")
+    p=${p:-0} f=${f:-0}
+    total_passed=$((total_passed + p))
+    total_failed=$((total_failed + f))
+    note="$p passed, $f failed"
+    if [ "$status" -eq 0 ] && [ "$p" -eq 0 ]; then
+      echo "!! $name exited 0 but ran no test: counted as a failure"
+      status=1
+    fi
+  fi
+  if [ "$status" -eq 0 ]; then
+    summary+=("$(printf '%-34s ok    %4ds  %s' "$name" "$dt" "$note")")
+  else
+    summary+=("$(printf '%-34s FAIL  %4ds  %s' "$name" "$dt" "$note")")
+    failures+=("$name")
+    [ "$kind" = build ] && build_ok=0
+  fi
+  return 0
+}
+
+skip() {
+  summary+=("$(printf '%-34s SKIP         %s' "$1" "$2")")
+  failures+=("$1 (skipped: $2)")
+}
+
+step "cargo test (native)" tests cargo test
+step "wasm-bindgen tests (node)" tests wasm-pack test --node -- --test wasm_node
+step "wasm-bindgen tests (chromium)" tests \
+  wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver -- --test wasm_browser
+step "build pkg (wasm-pack --release)" build scripts/build-pkg.sh
+
+if [ "$build_ok" -eq 1 ]; then
+  step "node --test tests/js" tests node --test --test-reporter=spec tests/js/
+  step "tsc --noEmit -p tests/ts" check node_modules/.bin/tsc --noEmit -p tests/ts/
+  step "browser ESM test (chromium)" tests node --test --test-reporter=spec tests/browser/
+  if [ -d tests/page ]; then
+    step "demo page test (tests/page)" tests node --test --test-reporter=spec tests/page/
+  else
+    echo; echo "(no tests/page/ yet: demo page test not run)"
+  fi
+else
+  for s in "node --test tests/js" "tsc --noEmit -p tests/ts" "browser ESM test (chromium)" "demo page test"; do
+    skip "$s" "pkg did not build"
+  done
+fi
+
+printf '\n==================== summary (%ds) ====================\n' "$((SECONDS - t_all))"
+printf '%s\n' "${summary[@]}"
+echo
+if [ "${#failures[@]}" -gt 0 ]; then
+  printf 'FAILED: %s\n' "${failures[@]}"
+  [ "$total_failed" -eq 0 ] && total_failed=${#failures[@]}
+  echo "total: $total_passed passed, $total_failed failed"
+  exit 1
+fi
+echo "total: $total_passed passed, 0 failed"

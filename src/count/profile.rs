@@ -1,0 +1,218 @@
+//! How a model's requests are counted: provider family, encoding, estimate factor, per-message
+//! framing, the image rule and the tool-definition rule.
+//!
+//! A `Profile` is plain data. The model table (owned elsewhere) picks one of the constructors and
+//! may override any field.
+
+use serde::{Deserialize, Serialize};
+
+use super::image::ImageRule;
+use crate::tokens::Encoding;
+
+/// Provider family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    Openai,
+    Anthropic,
+    Gemini,
+    Other,
+}
+
+/// Whether a count matches what the provider bills (`exact`) or is a calibrated estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Accuracy {
+    Exact,
+    Estimate,
+}
+
+/// Per-message framing constants, in final (already estimated) tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Framing {
+    /// Tokens every message costs (`<|start|>{role}<|message|>...<|end|>`: 3 on OpenAI).
+    pub per_message: usize,
+    /// Whether the role string itself is tokenized and added (OpenAI: yes).
+    pub count_role: bool,
+    /// Extra tokens when a message has a `name` (OpenAI: 1, plus the name's own tokens).
+    pub per_name: usize,
+    /// Tokens added once per request for the reply priming (`<|start|>assistant<|message|>`: 3).
+    pub reply_priming: usize,
+    /// Extra tokens per assistant tool call on top of its name and arguments.
+    pub per_tool_call: usize,
+}
+
+/// How tool (function) definitions are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum ToolRule {
+    /// OpenAI: the definitions are rendered into a TypeScript-like `namespace functions { ... }`
+    /// block merged into the system message (see `count::tools`). `nested_descriptions`: whether
+    /// descriptions of properties inside nested objects are rendered. The 2023 `functions`
+    /// figures (gpt-3.5-turbo-0613, hmarr/openai-chat-tokens) only match without them; the 2024
+    /// `tools` figures (pamelafox/openai-messages-token-helper) only come close with them.
+    /// `Profile::openai` renders them (the safe side: never fewer tokens).
+    OpenaiNamespace { nested_descriptions: bool },
+    /// Estimated providers: the compact JSON of `{name, description, input_schema}` per tool,
+    /// times the estimate factor, plus a fixed tool-use system prompt added once when any tool is
+    /// present.
+    JsonSchema { system_prompt_tokens: usize },
+}
+
+/// The `tool_choice` (or legacy `function_call`) of a request; it changes OpenAI's count.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum ToolChoice {
+    /// `"auto"` or absent: no extra tokens.
+    #[default]
+    Auto,
+    /// `"none"`: +1 (openai-chat-tokens, API-verified).
+    None,
+    /// `"required"`: no published figure; counted like a forced tool without a name (+7).
+    Required,
+    /// `{"type":"function","function":{"name":...}}` with `tools`: +7 + name tokens
+    /// (openai-messages-token-helper, API-verified).
+    Named(String),
+    /// Legacy `function_call: {"name": ...}` with `functions`: +4 + name tokens
+    /// (openai-chat-tokens, API-verified).
+    NamedFunction(String),
+}
+
+/// How a model's requests are counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Profile {
+    pub provider: Provider,
+    pub accuracy: Accuracy,
+    /// Encoding used for text. Estimated profiles count with `o200k_base` and multiply.
+    pub encoding: Encoding,
+    /// Multiplier applied (then rounded up) to text-derived tokens: 1.0 for exact OpenAI models,
+    /// above 1 for models without a public tokenizer. Non-finite or non-positive values count as 1.
+    pub estimate_factor: f64,
+    pub framing: Framing,
+    pub image_rule: ImageRule,
+    pub tool_rule: ToolRule,
+    /// Tokens charged for a file part without extracted text (a PDF the provider reads itself),
+    /// on top of its name. ctxguard cannot look inside the file, so this is a flat allowance.
+    pub opaque_file_tokens: usize,
+    /// Tokens charged for an audio part whose payload size is unknown.
+    pub opaque_audio_tokens: usize,
+}
+
+/// OpenAI's framing (OpenAI cookbook "How to count tokens with tiktoken": 3 per message, +1 per
+/// name, 3 for the reply priming; 3 per function call from openai-chat-tokens).
+pub const OPENAI_FRAMING: Framing =
+    Framing { per_message: 3, count_role: true, per_name: 1, reply_priming: 3, per_tool_call: 3 };
+
+/// Tool-use system prompt Anthropic adds when `tools` is present, for `tool_choice` auto/none on
+/// Claude 3.5 Sonnet and later (Anthropic docs, "Tool use: pricing"). The older Claude 3 table
+/// lists up to 530 (Claude 3 Opus, auto); override the field for those models.
+pub const ANTHROPIC_TOOL_SYSTEM_PROMPT: usize = 346;
+
+/// Allowance for the tool preamble open-weight chat templates add (the Qwen2.5 / Llama 3.1
+/// templates' tool instructions are about 100 tokens), with a margin.
+pub const GENERIC_TOOL_SYSTEM_PROMPT: usize = 120;
+
+/// A file the provider reads itself (a PDF without host-extracted text): ctxguard cannot see its
+/// pages, so one text-heavy page is charged, with margin. Providers bill a PDF page as its text
+/// plus a page image; public measurements on Claude put a text page at about 2,100-2,500
+/// tokens. Multi-page files are under-counted: hosts should supply the extracted `text`, which
+/// is then counted exactly.
+pub const OPAQUE_FILE_TOKENS: usize = 3_000;
+
+/// An audio part without a readable payload: about 100 s of audio at OpenAI's ~10 tokens/s.
+pub const OPAQUE_AUDIO_TOKENS: usize = 1_000;
+
+impl Profile {
+    /// Exact OpenAI counting with the given text encoding and image rule.
+    pub fn openai(encoding: Encoding, image_rule: ImageRule) -> Self {
+        Profile {
+            provider: Provider::Openai,
+            accuracy: Accuracy::Exact,
+            encoding,
+            estimate_factor: 1.0,
+            framing: OPENAI_FRAMING,
+            image_rule,
+            tool_rule: ToolRule::OpenaiNamespace { nested_descriptions: true },
+            opaque_file_tokens: OPAQUE_FILE_TOKENS,
+            opaque_audio_tokens: OPAQUE_AUDIO_TOKENS,
+        }
+    }
+
+    /// Claude: no public tokenizer. Text is counted with `o200k_base` times `factor`; images by
+    /// pixel area; tools as JSON plus Anthropic's tool-use system prompt.
+    pub fn anthropic_estimate(factor: f64) -> Self {
+        Profile {
+            provider: Provider::Anthropic,
+            accuracy: Accuracy::Estimate,
+            encoding: Encoding::O200kBase,
+            estimate_factor: factor,
+            // Claude's turn markers are not published; 4 per message and 3 for the reply is the
+            // OpenAI shape plus one for the role, which the estimate does not tokenize.
+            framing: Framing {
+                per_message: 4,
+                count_role: false,
+                per_name: 0,
+                reply_priming: 3,
+                // A `tool_use` block carries a type, an id and the input object around the name.
+                per_tool_call: 12,
+            },
+            image_rule: ImageRule::AnthropicPixels,
+            tool_rule: ToolRule::JsonSchema { system_prompt_tokens: ANTHROPIC_TOOL_SYSTEM_PROMPT },
+            opaque_file_tokens: OPAQUE_FILE_TOKENS,
+            opaque_audio_tokens: OPAQUE_AUDIO_TOKENS,
+        }
+    }
+
+    /// Gemini: estimated like Claude, images by Gemini's 258-token tiles, no tool preamble.
+    pub fn gemini_estimate(factor: f64) -> Self {
+        Profile {
+            provider: Provider::Gemini,
+            image_rule: ImageRule::GeminiTiles,
+            tool_rule: ToolRule::JsonSchema { system_prompt_tokens: 0 },
+            ..Profile::generic_estimate(factor)
+        }
+    }
+
+    /// Any other model (Llama, Qwen, DeepSeek...): text with `o200k_base` times `factor`, images by
+    /// pixel area (capped like Claude's, 1640), tools as JSON plus a chat-template allowance.
+    pub fn generic_estimate(factor: f64) -> Self {
+        Profile {
+            provider: Provider::Other,
+            accuracy: Accuracy::Estimate,
+            encoding: Encoding::O200kBase,
+            estimate_factor: factor,
+            framing: Framing {
+                per_message: 4,
+                count_role: false,
+                per_name: 0,
+                reply_priming: 3,
+                per_tool_call: 12,
+            },
+            image_rule: ImageRule::AnthropicPixels,
+            tool_rule: ToolRule::JsonSchema { system_prompt_tokens: GENERIC_TOOL_SYSTEM_PROMPT },
+            opaque_file_tokens: OPAQUE_FILE_TOKENS,
+            opaque_audio_tokens: OPAQUE_AUDIO_TOKENS,
+        }
+    }
+
+    /// The factor actually applied: 1 when the configured one is not a usable number.
+    pub fn effective_factor(&self) -> f64 {
+        if self.estimate_factor.is_finite() && self.estimate_factor > 0.0 {
+            self.estimate_factor
+        } else {
+            1.0
+        }
+    }
+
+    /// Scale a raw text-token count by the estimate factor, rounding up.
+    pub fn scale(&self, raw: usize) -> usize {
+        let f = self.effective_factor();
+        if f == 1.0 || raw == 0 {
+            return raw;
+        }
+        // `as` saturates for out-of-range floats; counts are far below f64's exact range.
+        (raw as f64 * f).ceil() as usize
+    }
+}

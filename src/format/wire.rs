@@ -1,0 +1,266 @@
+//! Helpers shared by the wire adapters: exact round trips (key order, null vs absent), ctxguard
+//! markers, and error wording.
+//!
+//! The internal model keeps unknown fields in `extra` maps, but a few facts needed to write a
+//! message back *byte for byte* have no field in [`crate::message::Wire`]. Until they do, the
+//! adapters keep them in `extra` under the reserved key [`WIRE_INFO_KEY`], an object that is
+//! present only when needed and is never written to the wire:
+//!
+//! - `order.openai` / `order.anthropic`: a skeleton of the wire message's key order (objects
+//!   keep their keys, nested objects/arrays their own skeleton, scalars become `null`), stored
+//!   only when the canonical key order the adapter writes differs from the input's.
+//! - `contentAbsent` (OpenAI): the message had no `content` key at all (`wire.content_was_null`
+//!   covers `null` and absent alike).
+//! - `ctxguard`: the original `ctxguard` object, when it was not exactly the canonical
+//!   serialization of the markers it holds (unknown keys, `false` values, other order). Written
+//!   back as is while the markers are unchanged.
+//! - `message` (Anthropic): message-level fields of a user message that consisted only of
+//!   `tool_result` blocks (and so became only `Tool` messages whose own `extra` holds the
+//!   blocks' fields).
+//! - `typeAbsent` (OpenAI, in a `ToolCall`'s `extra`): the tool call had no `type` on the wire.
+//! - `partBlocks` (Anthropic): on the user part of a split message, the block positions of its
+//!   blocks, stored only when tool results sat between them (they are otherwise consecutive
+//!   from `wire.block`).
+
+use serde_json::{Map, Value};
+
+use crate::message::{Extra, Markers};
+
+/// Reserved key in `Message::extra` for adapter bookkeeping; never written to the wire.
+/// Code that counts or displays `extra` should skip it.
+pub const WIRE_INFO_KEY: &str = "ctxguard:wire";
+
+/// Wire key of ctxguard's markers object on a message.
+pub const MARKERS_KEY: &str = "ctxguard";
+
+/// Key-order skeletons go this deep; values below are copied verbatim (and so keep their order).
+const ORDER_DEPTH: usize = 8;
+
+/// "a string", "an array"... for error messages.
+pub(crate) fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Skeleton of the key order of `v` (see module docs).
+pub(crate) fn skeleton(v: &Value) -> Value {
+    skeleton_at(v, 0)
+}
+
+fn skeleton_at(v: &Value, depth: usize) -> Value {
+    if depth >= ORDER_DEPTH {
+        return Value::Null;
+    }
+    match v {
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, x)| (k.clone(), skeleton_at(x, depth + 1))).collect())
+        }
+        Value::Array(items) if items.iter().any(|x| x.is_object() || x.is_array()) => {
+            Value::Array(items.iter().map(|x| skeleton_at(x, depth + 1)).collect())
+        }
+        _ => Value::Null,
+    }
+}
+
+/// Whether every object in `a` has the same keys in the same order as its counterpart in `b`
+/// (down to the skeleton depth). Values themselves are not compared.
+pub(crate) fn same_order(a: &Value, b: &Value) -> bool {
+    same_order_at(a, b, 0)
+}
+
+fn same_order_at(a: &Value, b: &Value, depth: usize) -> bool {
+    if depth >= ORDER_DEPTH {
+        return true;
+    }
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y.iter()).all(|((ka, va), (kb, vb))| ka == kb && same_order_at(va, vb, depth + 1))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(va, vb)| same_order_at(va, vb, depth + 1))
+        }
+        _ => true,
+    }
+}
+
+/// Reorder the keys of `v` (recursively) as in `skeleton`; keys the skeleton does not know keep
+/// their relative order after the known ones.
+pub(crate) fn apply_order(v: &mut Value, skeleton: &Value) {
+    match (v, skeleton) {
+        (Value::Object(map), Value::Object(sk)) => {
+            let mut entries: Vec<Option<(String, Value)>> = std::mem::take(map).into_iter().map(Some).collect();
+            let mut out = Map::new();
+            for (key, sub) in sk {
+                let slot = entries.iter_mut().find(|e| matches!(e, Some((k, _)) if k == key));
+                if let Some((k, mut value)) = slot.and_then(Option::take) {
+                    apply_order(&mut value, sub);
+                    out.insert(k, value);
+                }
+            }
+            for (k, value) in entries.into_iter().flatten() {
+                out.insert(k, value);
+            }
+            *map = out;
+        }
+        (Value::Array(items), Value::Array(sks)) => {
+            for (item, sub) in items.iter_mut().zip(sks) {
+                apply_order(item, sub);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `a == b` including key order.
+pub(crate) fn identical(a: &Value, b: &Value) -> bool {
+    a == b && same_order_at(a, b, 0)
+}
+
+/// Reserved bookkeeping entry `key` of a message's `extra`.
+pub(crate) fn info<'a>(extra: &'a Extra, key: &str) -> Option<&'a Value> {
+    extra.get(WIRE_INFO_KEY)?.as_object()?.get(key)
+}
+
+/// Set reserved bookkeeping entry `key` in a message's `extra`.
+pub(crate) fn set_info(extra: &mut Extra, key: &str, value: Value) {
+    if let Some(Value::Object(info)) = extra.get_mut(WIRE_INFO_KEY) {
+        info.insert(key.to_string(), value);
+        return;
+    }
+    let mut info = Map::new();
+    info.insert(key.to_string(), value);
+    extra.insert(WIRE_INFO_KEY.to_string(), Value::Object(info));
+}
+
+/// Record the key order of `wire` on a message whose canonical output `produced` differs in order.
+/// `format` (`"openai"` / `"anthropic"`) keeps one format's order from being applied to the other.
+pub(crate) fn remember_order(extra: &mut Extra, format: &str, produced: &Value, wire: &Value) {
+    if !same_order(produced, wire) {
+        set_info(extra, &format!("order.{format}"), skeleton(wire));
+    }
+}
+
+/// Apply a key order remembered for `format`, if any.
+pub(crate) fn restore_order(extra: &Extra, format: &str, v: &mut Value) {
+    if let Some(sk) = info(extra, &format!("order.{format}")) {
+        apply_order(v, sk);
+    }
+}
+
+/// Markers from a wire `ctxguard` object (`true` flags under their camelCase names; anything
+/// else is ignored). `None` when it is not an object.
+pub(crate) fn markers_from(v: &Value) -> Option<Markers> {
+    let map = v.as_object()?;
+    let flag = |k: &str| map.get(k).and_then(Value::as_bool).unwrap_or(false);
+    Some(Markers {
+        summary_compacted: flag("summaryCompacted"),
+        checkpoint_retained: flag("checkpointRetained"),
+        pinned: flag("pinned"),
+        compacted_tool_output: flag("compactedToolOutput"),
+    })
+}
+
+/// Canonical wire form of markers: only the set flags, in declaration order.
+pub(crate) fn markers_value(m: &Markers) -> Value {
+    let mut map = Map::new();
+    for (set, key) in [
+        (m.summary_compacted, "summaryCompacted"),
+        (m.checkpoint_retained, "checkpointRetained"),
+        (m.pinned, "pinned"),
+        (m.compacted_tool_output, "compactedToolOutput"),
+    ] {
+        if set {
+            map.insert(key.to_string(), Value::Bool(true));
+        }
+    }
+    Value::Object(map)
+}
+
+/// Parse a wire `ctxguard` value into markers, remembering the original object in `extra` when
+/// the canonical form would not reproduce it (or would be omitted, for empty markers). `Err(kind)` when it is not an object.
+pub(crate) fn parse_markers(v: &Value, extra: &mut Extra) -> std::result::Result<Markers, &'static str> {
+    let markers = markers_from(v).ok_or_else(|| kind(v))?;
+    // Empty markers write nothing, so an empty (or all-false) object must be remembered too.
+    if markers.is_empty() || !identical(&markers_value(&markers), v) {
+        set_info(extra, MARKERS_KEY, v.clone());
+    }
+    Ok(markers)
+}
+
+/// The `ctxguard` value to write for `markers`: the remembered original while it still says
+/// the same, else the canonical form, else nothing when no marker is set.
+pub(crate) fn markers_out(markers: &Markers, extra: &Extra) -> Option<Value> {
+    if let Some(original) = info(extra, MARKERS_KEY) {
+        if markers_from(original).as_ref() == Some(markers) {
+            return Some(original.clone());
+        }
+    }
+    if markers.is_empty() {
+        None
+    } else {
+        Some(markers_value(markers))
+    }
+}
+
+/// Copy a message's `extra` into `out` after the fields already written, skipping reserved
+/// bookkeeping and keys `out` already has.
+pub(crate) fn append_extra(out: &mut Map<String, Value>, extra: &Extra) {
+    for (k, v) in extra {
+        if k != WIRE_INFO_KEY && !out.contains_key(k) {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// Copy the fields of a part, tool call or nested object into `out` after the fields already
+/// written, skipping keys `out` already has (those hold nested containers' own fields).
+pub(crate) fn append_fields(out: &mut Map<String, Value>, fields: &Extra) {
+    for (k, v) in fields {
+        if !out.contains_key(k) {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// A `u32` size hint (`width` / `height`) from a map.
+pub(crate) fn u32_hint(map: &Map<String, Value>, key: &str) -> Option<u32> {
+    map.get(key)?.as_u64().and_then(|n| u32::try_from(n).ok())
+}
+
+/// Combine host hints with the size read from the image header: a hint wins for its dimension.
+pub(crate) fn image_dims(
+    hint_w: Option<u32>,
+    hint_h: Option<u32>,
+    header: impl FnOnce() -> Option<(u32, u32)>,
+) -> (Option<u32>, Option<u32>) {
+    if let (Some(w), Some(h)) = (hint_w, hint_h) {
+        return (Some(w), Some(h));
+    }
+    match header() {
+        Some((w, h)) => (hint_w.or(Some(w)), hint_h.or(Some(h))),
+        None => (hint_w, hint_h),
+    }
+}
+
+/// Media type of a `data:` URL (`data:application/pdf;base64,...` → `application/pdf`).
+pub(crate) fn data_url_media_type(url: &str) -> Option<String> {
+    let head = url.get(..5)?;
+    if !head.eq_ignore_ascii_case("data:") {
+        return None;
+    }
+    let rest = url.get(5..)?;
+    let end = rest.find([';', ','])?;
+    let mt = rest.get(..end)?.trim();
+    if mt.is_empty() {
+        None
+    } else {
+        Some(mt.to_ascii_lowercase())
+    }
+}

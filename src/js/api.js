@@ -1,0 +1,13 @@
+// The public surface of the `ctxguard` package, shared by both entries (node.js, index.js):
+// exactly the runtime exports declared in index.d.ts, picked by name from the generated glue.
+// tests/js/package.test.mjs fails if one of them is missing from the binding.
+// This module must not call into wasm: it is evaluated before the entry that imports it has
+// instantiated the module.
+import * as wasm from './ctxguard_wasm.js';
+
+export const ContextGuard = wasm.ContextGuard;
+export const countMessages = wasm.countMessages;
+export const countTokens = wasm.countTokens;
+export const knownModels = wasm.knownModels;
+export const modelInfo = wasm.modelInfo;
+export const version = wasm.version;

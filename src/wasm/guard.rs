@@ -1,0 +1,150 @@
+//! `ContextGuard` and `countMessages`.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
+
+use super::convert::{decode, encode, options, run};
+use crate::error::{ErrorCode, Result};
+use crate::format::{parse_request, Format, Request};
+use crate::guard::{resolve_model, Guard, GuardConfig};
+use crate::models::CountKind;
+use crate::tokens::Encoding;
+
+/// Messages as JS hands them over, read once through JSON, with the options' system and tools.
+fn read_request(format: Format, messages: &JsValue, system: Option<&serde_json::Value>, tools: Option<&serde_json::Value>) -> Result<Request> {
+    let messages: serde_json::Value = decode(messages, "messages", ErrorCode::InvalidMessages)?;
+    parse_request(format, &messages, system, tools)
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CountMessagesOptions {
+    model: Option<String>,
+    encoding: Option<Encoding>,
+    format: Option<Format>,
+    system: Option<serde_json::Value>,
+    tools: Option<serde_json::Value>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CountMessagesResult {
+    total: u32,
+    per_message: Vec<u32>,
+    tool_definitions: u32,
+    priming: u32,
+    exact: bool,
+    kind: CountKind,
+    encoding: Encoding,
+}
+
+/// `countMessages(messages, { model?, encoding?, format?, system?, tools? })`.
+#[wasm_bindgen(js_name = countMessages)]
+pub fn count_messages(messages: JsValue, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
+    run(|| {
+        let o: CountMessagesOptions = options(&opts, "options")?;
+        let model = resolve_model(o.model.as_deref(), o.encoding);
+        let format = o.format.unwrap_or(model.format);
+        let request = read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;
+        let profile = crate::models::profile(&model);
+        let rc = crate::count::count_request(&profile, &request.messages, &request.tools);
+        let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        encode(&CountMessagesResult {
+            total: to_u32(rc.total),
+            per_message: rc.per_message.iter().map(|c| to_u32(c.total)).collect(),
+            tool_definitions: to_u32(rc.tool_definitions),
+            priming: to_u32(rc.priming),
+            exact: model.kind == CountKind::Exact,
+            kind: model.kind,
+            encoding: model.encoding,
+        })
+    })
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct MeasureOptions {
+    system: Option<serde_json::Value>,
+    tools: Option<serde_json::Value>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CacheStats {
+    entries: u32,
+    hits: f64,
+    misses: f64,
+}
+
+/// A guard bound to one model and budget. Holds the per-message count cache.
+///
+/// State lives behind an `Rc<RefCell<_>>` that every method borrows only for the duration of a
+/// synchronous call, so async methods (later) can clone it instead of holding `&self` across an
+/// `await`.
+#[wasm_bindgen(js_name = ContextGuard)]
+pub struct ContextGuard {
+    inner: Rc<RefCell<Guard>>,
+}
+
+#[wasm_bindgen(js_class = ContextGuard)]
+impl ContextGuard {
+    #[wasm_bindgen(constructor)]
+    pub fn new(config: JsValue) -> std::result::Result<ContextGuard, JsValue> {
+        run(|| {
+            let cfg: GuardConfig = options(&config, "config")?;
+            Ok(ContextGuard { inner: Rc::new(RefCell::new(Guard::new(&cfg)?)) })
+        })
+    }
+
+    /// `guard.budget`.
+    #[wasm_bindgen(getter)]
+    pub fn budget(&self) -> std::result::Result<JsValue, JsValue> {
+        run(|| self.with(|g| encode(&g.budget)))
+    }
+
+    /// `guard.model`.
+    #[wasm_bindgen(getter)]
+    pub fn model(&self) -> std::result::Result<JsValue, JsValue> {
+        run(|| self.with(|g| encode(&g.model)))
+    }
+
+    /// `guard.cacheStats`.
+    #[wasm_bindgen(getter, js_name = cacheStats)]
+    pub fn cache_stats(&self) -> std::result::Result<JsValue, JsValue> {
+        run(|| {
+            self.with(|g| {
+                let (entries, hits, misses) = g.cache_stats();
+                encode(&CacheStats { entries: u32::try_from(entries).unwrap_or(u32::MAX), hits: hits as f64, misses: misses as f64 })
+            })
+        })
+    }
+
+    /// `guard.measure(messages, { tools?, system? }) -> ContextMetrics`.
+    pub fn measure(&self, messages: JsValue, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
+        run(|| {
+            let o: MeasureOptions = options(&opts, "options")?;
+            let format = self.with(|g| Ok(g.format))?;
+            let request = read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;
+            self.with_mut(|g| encode(&g.measure(&request)))
+        })
+    }
+}
+
+impl ContextGuard {
+    fn with<T>(&self, f: impl FnOnce(&Guard) -> Result<T>) -> Result<T> {
+        let g = self.inner.try_borrow().map_err(|_| busy())?;
+        f(&g)
+    }
+
+    fn with_mut<T>(&self, f: impl FnOnce(&mut Guard) -> Result<T>) -> Result<T> {
+        let mut g = self.inner.try_borrow_mut().map_err(|_| busy())?;
+        f(&mut g)
+    }
+}
+
+fn busy() -> crate::error::Error {
+    crate::error::Error::new(ErrorCode::Internal, "the guard is in use by another call on this thread")
+}

@@ -1,0 +1,222 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+//! Mutating any field of a realistic request (OpenAI or Anthropic) to any odd value — or
+//! removing it — either gives a typed error or parses into messages that `to_wire` writes back
+//! exactly: never a panic, never a silently changed request. Key orders are shuffled too.
+
+use ctxguard::format::{anthropic, openai};
+use serde_json::{json, Map, Value};
+
+const ONE_PX_PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+fn openai_fixture() -> Value {
+    let text = format!(
+        r#"[
+      {{"role": "developer", "content": "Be brief. 简短回答。"}},
+      {{"role": "user", "id": "u1", "name": "ana", "content": [
+        {{"type": "text", "text": "Look 👀"}},
+        {{"type": "image_url", "image_url": {{"url": "data:image/png;base64,{ONE_PX_PNG_B64}", "detail": "auto"}}, "width": 10}},
+        {{"type": "input_audio", "input_audio": {{"data": "AAAA", "format": "mp3"}}}},
+        {{"type": "file", "file": {{"filename": "a.pdf", "file_data": "data:application/pdf;base64,JVBE", "text": "A"}}}},
+        {{"type": "file", "file": {{"file_id": "f1"}}, "text": "B"}}
+      ], "ctxguard": {{"pinned": true}}}},
+      {{"role": "assistant", "content": null, "tool_calls": [
+        {{"id": "call_1", "type": "function", "function": {{"name": "get", "arguments": "{{\"a\":1}}"}}}},
+        {{"id": "call_2", "type": "function", "function": {{"name": "get", "arguments": "{{}}"}}}}
+      ]}},
+      {{"role": "tool", "tool_call_id": "call_1", "content": "one"}},
+      {{"role": "tool", "tool_call_id": "call_2", "content": [{{"type": "text", "text": "two"}}]}},
+      {{"role": "assistant", "content": [{{"type": "refusal", "refusal": "no"}}], "function_call": {{"name": "f", "arguments": "{{}}"}}}},
+      {{"role": "function", "name": "f", "content": null}},
+      {{"role": "assistant", "content": "x", "tool_calls": [{{"id": "c", "type": "custom", "custom": {{"name": "sql", "input": "SELECT 1"}}}}]}}
+    ]"#
+    );
+    serde_json::from_str(&text).unwrap()
+}
+
+fn anthropic_fixture() -> Value {
+    let text = format!(
+        r#"{{"system": [{{"type": "text", "text": "Sys"}}, {{"type": "text", "text": "Cached", "cache_control": {{"type": "ephemeral"}}}}],
+      "messages": [
+      {{"role": "user", "id": "u1", "content": [
+        {{"type": "text", "text": "Lies das 📄"}},
+        {{"type": "document", "source": {{"type": "text", "media_type": "text/plain", "data": "Hallo"}}, "title": "t.txt", "citations": {{"enabled": true}}}},
+        {{"type": "document", "source": {{"type": "base64", "media_type": "application/pdf", "data": "JVBE"}}, "text": "pdf text"}},
+        {{"type": "document", "source": {{"type": "content", "content": [{{"type": "text", "text": "c"}}]}}}},
+        {{"type": "image", "source": {{"type": "base64", "media_type": "image/png", "data": "{ONE_PX_PNG_B64}"}}}},
+        {{"type": "image", "source": {{"type": "url", "url": "https://x.example/a.jpg"}}, "width": 5, "height": 6}}
+      ], "ctxguard": {{"pinned": true}}}},
+      {{"role": "assistant", "content": [
+        {{"type": "thinking", "thinking": "hmm", "signature": "sig"}},
+        {{"type": "text", "text": "Vorher"}},
+        {{"type": "tool_use", "id": "toolu_1", "name": "get", "input": {{"a": [1, 2.5, {{"b": null}}]}}}},
+        {{"type": "tool_use", "id": "toolu_2", "name": "get", "input": {{}}, "cache_control": {{"type": "ephemeral"}}}},
+        {{"type": "text", "text": "Nachher"}}
+      ]}},
+      {{"role": "user", "content": [
+        {{"type": "tool_result", "tool_use_id": "toolu_1", "content": "one", "is_error": true}},
+        {{"type": "tool_result", "tool_use_id": "toolu_2", "content": [{{"type": "text", "text": "two"}}], "ctxguard": {{"compactedToolOutput": true}}}},
+        {{"type": "text", "text": "weiter"}}
+      ]}},
+      {{"role": "assistant", "content": [{{"type": "tool_use", "id": "toolu_3", "name": "x", "input": {{}}}}]}},
+      {{"role": "user", "content": [{{"type": "tool_result", "tool_use_id": "toolu_3"}}], "meta": 1}},
+      {{"role": "assistant", "content": "fertig"}}
+    ]}}"#
+    );
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Every path (object keys / array indexes) in `v` down to `depth`.
+fn paths(v: &Value, depth: usize, prefix: &mut Vec<Value>, out: &mut Vec<Vec<Value>>) {
+    if depth == 0 {
+        return;
+    }
+    let children: Vec<(Value, &Value)> = match v {
+        Value::Object(m) => m.iter().map(|(k, x)| (json!(k), x)).collect(),
+        Value::Array(a) => a.iter().enumerate().map(|(k, x)| (json!(k), x)).collect(),
+        _ => return,
+    };
+    for (step, x) in children {
+        prefix.push(step);
+        out.push(prefix.clone());
+        paths(x, depth - 1, prefix, out);
+        prefix.pop();
+    }
+}
+
+/// `v` with the value at `path` replaced (`Some`) or removed (`None`).
+fn mutate(v: &Value, path: &[Value], new: Option<&Value>) -> Value {
+    let mut out = v.clone();
+    let (last, init) = path.split_last().unwrap();
+    let mut cur = &mut out;
+    for step in init {
+        cur = match step {
+            Value::String(k) => cur.get_mut(k.as_str()).unwrap(),
+            _ => cur.get_mut(step.as_u64().unwrap() as usize).unwrap(),
+        };
+    }
+    match (cur, last, new) {
+        (Value::Object(m), Value::String(k), Some(n)) => {
+            m.insert(k.clone(), n.clone());
+        }
+        (Value::Object(m), Value::String(k), None) => {
+            m.shift_remove(k.as_str());
+        }
+        (Value::Array(a), idx, Some(n)) => a[idx.as_u64().unwrap() as usize] = n.clone(),
+        (Value::Array(a), idx, None) => {
+            a.remove(idx.as_u64().unwrap() as usize);
+        }
+        _ => unreachable!(),
+    }
+    out
+}
+
+fn oddities() -> Vec<Option<Value>> {
+    vec![
+        None,
+        Some(Value::Null),
+        Some(json!(0)),
+        Some(json!(-1.5)),
+        Some(json!(true)),
+        Some(json!("")),
+        Some(json!("text")),
+        Some(json!([])),
+        Some(json!([1])),
+        Some(json!({})),
+        Some(json!({"type": "text", "text": "x"})),
+    ]
+}
+
+/// Reverse the key order of every object of `v` whose path hash picks it (deterministic).
+fn shuffle_keys(v: &Value, seed: u64) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut entries: Vec<(String, Value)> =
+                m.iter().map(|(k, x)| (k.clone(), shuffle_keys(x, seed.wrapping_mul(31).wrapping_add(k.len() as u64)))).collect();
+            if seed % 3 != 0 {
+                entries.reverse();
+            }
+            if seed % 2 == 0 && entries.len() > 2 {
+                entries.rotate_left(1);
+            }
+            Value::Object(entries.into_iter().collect::<Map<String, Value>>())
+        }
+        Value::Array(a) => Value::Array(a.iter().enumerate().map(|(i, x)| shuffle_keys(x, seed.wrapping_add(i as u64 * 7))).collect()),
+        other => other.clone(),
+    }
+}
+
+/// `Ok(true)`: accepted and written back exactly; `Ok(false)`: rejected with an error.
+type Check = fn(&Value) -> Result<bool, String>;
+
+fn check_openai(input: &Value) -> Result<bool, String> {
+    match openai::parse_messages(input) {
+        Ok(m) => {
+            let back = Value::Array(openai::to_wire(&m));
+            let (a, b) = (serde_json::to_string(&back).unwrap(), serde_json::to_string(input).unwrap());
+            if a == b {
+                Ok(true)
+            } else {
+                Err(format!("wrote\n{a}\nfor\n{b}"))
+            }
+        }
+        Err(e) if e.message.starts_with("messages") => Ok(false),
+        Err(e) => Err(format!("error without message path: {e}")),
+    }
+}
+
+fn check_anthropic(input: &Value) -> Result<bool, String> {
+    let system = input.get("system");
+    let Some(messages) = input.get("messages") else { return Ok(false) };
+    match anthropic::parse_messages(messages, system) {
+        Ok(m) => {
+            let (sys_back, back) = anthropic::to_wire(&m);
+            let want = (system.filter(|s| !s.is_null()).map(|s| s.to_string()), messages.to_string());
+            let got = (sys_back.map(|s| s.to_string()), Value::Array(back).to_string());
+            if want == got {
+                Ok(true)
+            } else {
+                Err(format!("wrote\n{got:?}\nfor\n{want:?}"))
+            }
+        }
+        Err(e) if e.message.starts_with("messages") || e.message.starts_with("system") => Ok(false),
+        Err(e) => Err(format!("error without message path: {e}")),
+    }
+}
+
+fn run(base: &Value, check: Check) {
+    let mut accepted = 0;
+    let mut rejected = 0;
+    let mut failures = Vec::new();
+    let mut all = Vec::new();
+    paths(base, 7, &mut Vec::new(), &mut all);
+    for path in &all {
+        for odd in oddities() {
+            let input = mutate(base, path, odd.as_ref());
+            match check(&input) {
+                Ok(true) => accepted += 1,
+                Ok(false) => rejected += 1,
+                Err(e) => failures.push(format!("{path:?} -> {odd:?}: {e}")),
+            }
+        }
+    }
+    assert_ne!(shuffle_keys(base, 1).to_string(), base.to_string(), "shuffling must reorder keys");
+    for seed in 0..40 {
+        match check(&shuffle_keys(base, seed)) {
+            Ok(true) => accepted += 1,
+            Ok(false) => panic!("shuffled keys rejected (seed {seed})"),
+            Err(e) => failures.push(format!("shuffle seed {seed}: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{} failures, first ones:\n{}", failures.len(), failures[..failures.len().min(10)].join("\n\n"));
+    assert!(accepted > 100 && rejected > 100, "{accepted} accepted, {rejected} rejected");
+}
+
+#[test]
+fn openai_mutations_are_errors_or_exact_round_trips() {
+    run(&openai_fixture(), check_openai);
+}
+
+#[test]
+fn anthropic_mutations_are_errors_or_exact_round_trips() {
+    run(&anthropic_fixture(), check_anthropic);
+}

@@ -1,0 +1,59 @@
+// Misuse gets a real Error with name 'CtxguardError' and a stable code — never a string, never a
+// trap — and the module keeps working afterwards.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ContextGuard, countMessages, countTokens, modelInfo } from 'ctxguard';
+import { throwsCtxguard, toolConversation } from './helpers.mjs';
+
+test('countTokens: bad text, encoding and options', () => {
+  throwsCtxguard(() => countTokens(42), 'INVALID_TEXT');
+  throwsCtxguard(() => countTokens(undefined), 'INVALID_TEXT');
+  throwsCtxguard(() => countTokens({ text: 'hi' }), 'INVALID_TEXT');
+  throwsCtxguard(() => countTokens('hi', { encoding: 'p50k_base' }), 'UNKNOWN_ENCODING');
+  throwsCtxguard(() => countTokens('hi', { encodnig: 'o200k_base' }), 'INVALID_OPTIONS');
+  throwsCtxguard(() => countTokens('hi', 'o200k_base'), 'INVALID_OPTIONS');
+});
+
+test('countMessages: not a list, bad role, bad message, bad format', () => {
+  throwsCtxguard(() => countMessages('hello'), 'INVALID_MESSAGES');
+  throwsCtxguard(() => countMessages({ role: 'user', content: 'hi' }), 'INVALID_MESSAGES');
+  const badRole = throwsCtxguard(
+    () => countMessages([{ role: 'user', content: 'ok' }, { role: 'wizard', content: 'abracadabra' }]),
+    'INVALID_ROLE',
+  );
+  assert.equal(badRole.index, 1, 'the error points at the offending message');
+  const badMessage = throwsCtxguard(() => countMessages([{ role: 'user', content: 'ok' }, 'not a message']), [
+    'INVALID_MESSAGE',
+    'INVALID_MESSAGES',
+  ]);
+  if (badMessage.code === 'INVALID_MESSAGE') assert.equal(badMessage.index, 1);
+  throwsCtxguard(() => countMessages([{ role: 'user', content: 42 }]), ['INVALID_MESSAGE', 'INVALID_CONTENT_PART']);
+  throwsCtxguard(() => countMessages(toolConversation, { format: 'gemini' }), ['UNKNOWN_FORMAT', 'INVALID_OPTIONS']);
+  throwsCtxguard(() => countMessages(toolConversation, { modle: 'gpt-4o' }), 'INVALID_OPTIONS');
+});
+
+test('ContextGuard: impossible budgets, unknown models, typos', () => {
+  throwsCtxguard(() => new ContextGuard({ contextWindow: 100, maxOutputTokens: 100, reservedOutputTokens: 100 }), 'INVALID_BUDGET');
+  throwsCtxguard(() => new ContextGuard({ contextWindow: 1000, triggerRatio: 0.5, targetRatio: 0.9 }), 'INVALID_BUDGET');
+  throwsCtxguard(() => new ContextGuard({ contextWindow: -5 }), 'INVALID_BUDGET');
+  throwsCtxguard(() => new ContextGuard({ model: 'my-private-finetune' }), 'UNKNOWN_MODEL');
+  throwsCtxguard(() => new ContextGuard({ model: 'gpt-4o', contextWindw: 1000 }), 'INVALID_OPTIONS');
+  // An unknown model with explicit limits is fine.
+  new ContextGuard({ model: 'my-private-finetune', contextWindow: 32000, maxOutputTokens: 4000 }).free();
+});
+
+test('an unknown model is data, not an error', () => {
+  const info = modelInfo('my-private-finetune');
+  assert.equal(info.known, false);
+  assert.equal(info.kind, 'estimate');
+  assert.equal(info.contextWindow, null);
+});
+
+test('the module keeps working after every error', () => {
+  for (let i = 0; i < 20; i += 1) {
+    assert.throws(() => countTokens(i));
+    assert.throws(() => countMessages([{ role: 'wizard' }]));
+  }
+  assert.equal(countTokens('hello world'), 2);
+  assert.equal(countMessages([{ role: 'user', content: 'hello world' }], { model: 'gpt-4o' }).total, 3 + 1 + 2 + 3);
+});

@@ -1,0 +1,90 @@
+// The built package in pkg/: its manifest, its public surface against index.d.ts, and an install
+// from the packed tarball into a fresh folder (what `npm install ctxguard` gives a user).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import * as ctxguard from 'ctxguard';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const pkg = join(root, 'pkg');
+const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8'));
+const cargoVersion = /^version\s*=\s*"([^"]+)"/m.exec(readFileSync(join(root, 'Cargo.toml'), 'utf8'))[1];
+
+/** Runtime exports declared in a .d.ts: name -> 'function' | 'class' | 'const'. */
+function declaredExports(dts) {
+  const out = new Map();
+  for (const m of dts.matchAll(/^export\s+(?:declare\s+)?(function|class|const|let)\s+([A-Za-z_$][\w$]*)/gm)) {
+    out.set(m[2], m[1] === 'let' ? 'const' : m[1]);
+  }
+  return out;
+}
+
+test('the runtime exports are exactly the ones index.d.ts declares', () => {
+  const declared = declaredExports(readFileSync(join(pkg, 'index.d.ts'), 'utf8'));
+  assert.ok(declared.size > 0);
+  const missing = [...declared.keys()].filter((name) => ctxguard[name] === undefined);
+  assert.deepEqual(missing, [], `declared in index.d.ts but not exported by the binding: ${missing.join(', ')}`);
+  assert.deepEqual(Object.keys(ctxguard).sort(), [...declared.keys()].sort(), 'exported but not declared');
+  for (const [name, kind] of declared) {
+    if (kind === 'function' || kind === 'class') assert.equal(typeof ctxguard[name], 'function', name);
+  }
+});
+
+test('the package types are the hand-written ones', () => {
+  assert.equal(readFileSync(join(pkg, 'index.d.ts'), 'utf8'), readFileSync(join(root, 'src', 'js', 'index.d.ts'), 'utf8'));
+  assert.doesNotMatch(readFileSync(join(pkg, 'index.d.ts'), 'utf8'), /:\s*any\b/);
+});
+
+test('package.json: ESM, conditions in the right order, files, side effects', () => {
+  assert.equal(manifest.name, 'ctxguard');
+  assert.equal(manifest.version, cargoVersion);
+  assert.equal(ctxguard.version(), cargoVersion);
+  assert.equal(manifest.type, 'module');
+  assert.deepEqual(Object.keys(manifest.exports['.']), ['types', 'node', 'browser', 'default']);
+  assert.equal(manifest.exports['.'].types, './index.d.ts');
+  assert.equal(manifest.exports['.'].node, './node.js');
+  assert.equal(manifest.exports['.'].browser, './index.js');
+  assert.equal(manifest.exports['.'].default, './index.js');
+  assert.deepEqual(manifest.sideEffects, ['./index.js', './node.js']);
+  for (const file of manifest.files) assert.ok(existsSync(join(pkg, file)), `files lists ${file}, which is missing`);
+  // Every relative import of every shipped module is shipped too.
+  for (const file of manifest.files.filter((f) => f.endsWith('.js'))) {
+    const source = readFileSync(join(pkg, file), 'utf8');
+    for (const m of source.matchAll(/(?:from|import)\s*\(?\s*['"](\.\/[^'"]+)['"]/g)) {
+      assert.ok(manifest.files.includes(m[1].slice(2)), `${file} imports ${m[1]}, which is not in files`);
+    }
+    for (const m of source.matchAll(/new URL\(\s*['"](\.\/)?([^'"]+)['"]\s*,\s*import\.meta\.url/g)) {
+      assert.ok(manifest.files.includes(m[2]), `${file} loads ${m[2]}, which is not in files`);
+    }
+  }
+});
+
+test('the packed tarball installs and works in a fresh folder (Node ESM, sync after import)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ctxguard-pack-'));
+  try {
+    const [{ filename }] = JSON.parse(
+      execFileSync('npm', ['pack', '--json', '--pack-destination', dir, '--loglevel=error'], { cwd: pkg, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
+    const target = join(dir, 'node_modules', 'ctxguard');
+    mkdirSync(target, { recursive: true });
+    execFileSync('tar', ['-xzf', join(dir, filename), '-C', target, '--strip-components=1']);
+    writeFileSync(join(dir, 'package.json'), '{ "type": "module", "private": true }\n');
+    writeFileSync(
+      join(dir, 'check.mjs'),
+      [
+        "import { countTokens, countMessages, ContextGuard, version } from 'ctxguard';",
+        "const guard = new ContextGuard({ model: 'gpt-4o' });",
+        "const m = guard.measure([{ role: 'user', content: 'hello world' }]);",
+        "console.log(JSON.stringify({ n: countTokens('hello world'), total: countMessages([{ role: 'user', content: 'hello world' }], { model: 'gpt-4o' }).total, used: m.usedTokens, version: version() }));",
+      ].join('\n'),
+    );
+    const out = JSON.parse(execFileSync(process.execPath, ['check.mjs'], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+    assert.deepEqual(out, { n: 2, total: 9, used: 9, version: cargoVersion });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,125 @@
+// Uses every export of 'ctxguard' with the declared types. `tsc --noEmit -p tests/ts/` must pass;
+// the @ts-expect-error lines prove the declarations are precise (no `any` sneaking through).
+import {
+  ContextGuard,
+  countMessages,
+  countTokens,
+  knownModels,
+  modelInfo,
+  version,
+  type Budget,
+  type CacheStats,
+  type CompactionRecord,
+  type ContextMetrics,
+  type ContextState,
+  type CountKind,
+  type CountMessagesOptions,
+  type CountMessagesResult,
+  type CountTokensOptions,
+  type CtxguardError,
+  type Encoding,
+  type ErrorCode,
+  type Format,
+  type GuardConfig,
+  type JsonValue,
+  type MeasureOptions,
+  type MessageCount,
+  type ModelInfo,
+  type SourceBreakdown,
+  type WireMessage,
+  type WireTool,
+} from 'ctxguard';
+
+const encoding: Encoding = 'o200k_base';
+const format: Format = 'openai';
+const tokenOptions: CountTokensOptions = { encoding, model: 'gpt-4o' };
+const n: number = countTokens('hello world', tokenOptions);
+countTokens('hello world');
+
+const tools: WireTool[] = [
+  {
+    type: 'function',
+    function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+  },
+];
+const messages: WireMessage[] = [
+  { role: 'system', content: 'You are terse.' },
+  { role: 'user', content: 'Weather in Paris?' },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+  },
+  { role: 'tool', tool_call_id: 'call_1', content: 'rain' },
+];
+const system: JsonValue[] = [{ type: 'text', text: 'Be brief.' }];
+const messageOptions: CountMessagesOptions = { model: 'gpt-4o', encoding, format, system, tools };
+const counted: CountMessagesResult = countMessages(messages, messageOptions);
+const perMessage: number[] = counted.perMessage;
+const kind: CountKind = counted.kind;
+const exact: boolean = counted.exact;
+const sum: number = counted.total + counted.toolDefinitions + counted.priming;
+
+const info: ModelInfo = modelInfo('claude-sonnet-4-5');
+const window: number | null = info.contextWindow;
+const provider: ModelInfo['provider'] = info.provider;
+const models: ModelInfo[] = knownModels();
+const v: string = version();
+
+const config: GuardConfig = {
+  model: 'gpt-4o',
+  contextWindow: 128_000,
+  maxOutputTokens: 16_384,
+  reservedOutputTokens: 8_192,
+  economicBudget: null,
+  triggerRatio: 0.8,
+  targetRatio: 0.5,
+  format,
+  encoding,
+};
+const guard = new ContextGuard(config);
+const budget: Budget = guard.budget;
+const model: ModelInfo = guard.model;
+const measureOptions: MeasureOptions = { tools, system: 'Be brief.' };
+const metrics: ContextMetrics = guard.measure(messages, measureOptions);
+const state: ContextState = metrics.state;
+const breakdown: SourceBreakdown = metrics.breakdown;
+const last: CompactionRecord | null = metrics.lastCompaction;
+const stats: CacheStats = guard.cacheStats;
+guard.free();
+new ContextGuard().free();
+
+function describe(err: unknown): string {
+  const e = err as CtxguardError;
+  const code: ErrorCode = e.code;
+  const index: number | undefined = e.index;
+  return `${e.name} ${code} ${index ?? ''} ${e.message}`;
+}
+function perMessageBreakdown(m: MessageCount): number {
+  return m.text + m.attachments + m.images + m.toolCalls + m.framing;
+}
+
+// The declarations are precise: each of these must be a type error.
+// @ts-expect-error text must be a string
+countTokens(42);
+// @ts-expect-error not a shipped encoding
+countTokens('x', { encoding: 'p50k_base' });
+// @ts-expect-error unknown option
+countTokens('x', { encodnig: 'o200k_base' });
+// @ts-expect-error not a format
+countMessages(messages, { format: 'gemini' });
+// @ts-expect-error messages must be a list
+countMessages(messages[0]);
+// @ts-expect-error the budget is read-only
+guard.budget = budget;
+// @ts-expect-error not a state
+const badState: ContextState = 'full';
+// @ts-expect-error contextWindow is a number
+new ContextGuard({ contextWindow: '128k' });
+// @ts-expect-error version is a function
+const badVersion: string = version;
+
+export const used = [
+  n, perMessage, kind, exact, sum, window, provider, models, v, model, state, breakdown, last, stats,
+  describe, perMessageBreakdown, badState, badVersion,
+];
