@@ -46,8 +46,8 @@ const list = (name, all) => {
 
 const quick = flag('quick');
 const params = quick
-  ? { runs: 3, budgetMs: 1500, capMs: 4000, coldNode: 3, coldChromium: 2, memSamples: 1, extrasRuns: 3 }
-  : { runs: 7, budgetMs: 6000, capMs: 20000, coldNode: 7, coldChromium: 5, memSamples: 3, extrasRuns: 10 };
+  ? { runs: 2, budgetMs: 1000, capMs: 2000, coldNode: 2, coldChromium: 1, memSamples: 1, extrasRuns: 3, solo: ['js-tiktoken'] }
+  : { runs: 5, budgetMs: 4000, capMs: 20000, coldNode: 7, coldChromium: 5, memSamples: 3, extrasRuns: 10, solo: ['js-tiktoken'] };
 if (opt('cap', null)) params.capMs = Number(opt('cap')) * 1000;
 const selection = {
   runtimes: list('runtimes', ['node', 'chromium']),
@@ -68,8 +68,14 @@ function fail(msg) {
   process.exit(2);
 }
 
-if (!fs.existsSync(path.join(BENCH_DIR, 'node_modules', 'gpt-tokenizer'))) {
-  fail('the peers are not installed: run `npm ci` in benches/ first');
+if (!fs.existsSync(path.join(BENCH_DIR, 'node_modules', 'gpt-tokenizer', 'package.json'))) {
+  // The peers and playwright-core, at the versions in benches/package-lock.json.
+  process.stderr.write('benches/run.mjs: installing the peers (npm ci in benches/) …\n');
+  try {
+    execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: BENCH_DIR, stdio: 'inherit' });
+  } catch {
+    fail('`npm ci` in benches/ failed');
+  }
 }
 
 /** How to load ctxguard's package in each runtime (the helper-built entries when present). */

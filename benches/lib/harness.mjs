@@ -38,9 +38,10 @@ export function makeHarness(read) {
     },
     /** ctxguard's countMessages / ContextGuard.measure on the chat, in a fresh process or page. */
     async chatExtras({ kind, encoding, env, manifest, runs, budgetMs }) {
-      const chat = JSON.parse(await read(manifest.files.chat.file));
+      const chat = JSON.parse(await read(manifest.files.chat.variants[0].file));
+      const warm = JSON.parse(await read(manifest.files.chat.variants[1].file));
       const mod = await loadCtxguard(env);
-      return ctxguardChat(mod, kind, chat, encoding, { runs, budgetMs });
+      return ctxguardChat(mod, kind, chat, warm, encoding, { runs, budgetMs });
     },
   };
 }

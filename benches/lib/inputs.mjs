@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import { messageTexts } from './measure.mjs';
 
 /** Bump when the generator changes: cached files with another version are regenerated. */
-export const GENERATOR_VERSION = 10;
+export const GENERATOR_VERSION = 11;
 
 const MB = 1_000_000;
 
@@ -425,7 +425,7 @@ function makeChat(rng, vocab, { messages: count, scale }) {
  * seen yet — a per-piece cache then helps only as much as it would on a new chat message.
  */
 export function generateInputs({ quick = false, variant = 0 } = {}) {
-  const size = quick ? MB / 4 : MB;
+  const size = quick ? MB / 8 : MB;
   const rng = makeRng(0x5eed2025);
   const vocab = buildVocabulary(rng);
   const seed = (n) => makeRng(n + variant * 7919);
@@ -442,11 +442,11 @@ export function generateInputs({ quick = false, variant = 0 } = {}) {
     letters = Buffer.from(chunk).toString('latin1');
   }
   const minjson = fillToBytes(size, () => JSON.stringify(tools.jsonValue(0)), ',');
-  const b64bytes = Buffer.alloc(Math.ceil((quick ? 5 * MB / 4 : 5 * MB) * 3 / 4));
+  const b64bytes = Buffer.alloc(Math.ceil((quick ? 5 * MB / 8 : 5 * MB) * 3 / 4));
   for (let i = 0; i < b64bytes.length; i++) b64bytes[i] = Math.floor(adv.next() * 256);
-  const base64 = truncateUtf8('data:image/png;base64,' + b64bytes.toString('base64'), quick ? 5 * MB / 4 : 5 * MB);
+  const base64 = truncateUtf8('data:image/png;base64,' + b64bytes.toString('base64'), quick ? 5 * MB / 8 : 5 * MB);
 
-  const chat = makeChat(seed(6), vocab, quick ? { messages: 500, scale: 0.5 } : { messages: 2000, scale: 0.77 });
+  const chat = makeChat(seed(6), vocab, quick ? { messages: 300, scale: 0.4 } : { messages: 2000, scale: 0.77 });
   return {
     texts: {
       prose: fillToBytes(size, prose.paragraph),

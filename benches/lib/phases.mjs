@@ -275,10 +275,12 @@ export async function throughput({ runtime, startWorker, libs, encodings, ids, e
     let refCells = null;
     for (const lib of others.length ? others : [REF]) {
       const t0 = performance.now();
-      const pairLibs = lib === REF ? [REF] : [REF, lib];
+      // A library an order of magnitude slower than the reference is not paired: the load noise the
+      // pairing removes is far smaller than the gap, and its rounds would cost minutes.
+      const pairLibs = lib === REF ? [REF] : params.solo?.includes(lib) && refCells ? [lib] : [REF, lib];
       const r = await throughputPair({ start: startWorker, libs: pairLibs, encoding: enc, ids, env, manifest, params, known: refCells });
       ((out.pairs[enc] ??= {})[lib]) = r;
-      if (!refCells) {
+      if (!refCells && r.libs[REF]) {
         refCells = r.libs[REF].inputs;
         (out[REF] ??= {})[enc] = { inputs: refCells, loadMs: r.libs[REF].loadMs };
       }
