@@ -11,6 +11,7 @@ pub mod count;
 pub mod error;
 pub mod format;
 pub mod guard;
+pub mod guards;
 pub mod json_text;
 pub mod message;
 pub mod metrics;
@@ -18,7 +19,8 @@ pub mod models;
 pub mod tokens;
 
 #[cfg(target_arch = "wasm32")]
-mod wasm;
+#[doc(hidden)]
+pub mod wasm;
 
 pub use error::{Error, ErrorCode, Result};
 pub use message::{Content, Message, Part, Role, ToolCall};

@@ -8,3 +8,7 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 #[path = "wasm/cases.rs"]
 mod cases;
+
+// The binding itself, called through its Rust signatures (see wasm/boundary.rs).
+#[path = "wasm/boundary.rs"]
+mod boundary;

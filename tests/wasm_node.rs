@@ -4,3 +4,7 @@
 
 #[path = "wasm/cases.rs"]
 mod cases;
+
+// The binding itself, called through its Rust signatures (see wasm/boundary.rs).
+#[path = "wasm/boundary.rs"]
+mod boundary;

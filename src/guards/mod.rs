@@ -1,3 +1,11 @@
 //! Source-level guards (SPEC §6 layer 1): synchronous, no LLM.
 
+pub mod attachment;
+mod cut;
+pub mod reader;
+pub mod sources;
 pub mod tool_output;
+pub mod trace;
+
+pub use sources::{guard_sources, SourceOptions};
+pub use trace::{Operation, Status, Trace};

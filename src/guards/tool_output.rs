@@ -3,11 +3,14 @@
 //! original size and what was omitted, and a hint how to fetch the full output.
 //!
 //! Same input and options give byte-identical output (provider prompt caches depend on it).
-//! Output that already carries the marker is left alone unless `emergency` is set.
+//! Output that already carries the marker is left alone unless `emergency` is set (or it is far
+//! over the limit, which a genuine compacted output never is).
 
 use serde_json::Value;
 
 use crate::tokens::{self, Encoding};
+
+use super::cut::{cut_head, cut_tail};
 
 /// The marker every compacted output carries; recognizing it makes compaction idempotent.
 pub const MARKER: &str = "[ctxguard:compacted-tool-output]";
@@ -42,11 +45,14 @@ pub fn is_compacted(text: &str) -> bool {
 /// Compact `text` to at most `opts.limit` tokens, or `None` when it already fits (or is already
 /// compacted and this is not an emergency pass).
 pub fn compact(encoding: Encoding, text: &str, opts: &CompactOptions) -> Option<Compacted> {
-    if is_compacted(text) && !opts.emergency {
-        return None;
-    }
     let original_tokens = tokens::count(encoding, text);
     if original_tokens <= opts.limit {
+        return None;
+    }
+    // A compacted output is left alone even when a later pass gives it a smaller limit (the
+    // prefix stays byte-stable for prompt caches) — but only within twice the limit: a tool
+    // output that merely imitates the marker cannot use it to escape compaction.
+    if is_compacted(text) && !opts.emergency && original_tokens <= opts.limit.saturating_mul(2) {
         return None;
     }
     let text_out = compact_json(encoding, text, original_tokens, opts)
@@ -107,51 +113,6 @@ fn compact_lines(encoding: Encoding, text: &str, original_tokens: usize, opts: &
         // Line sums and cut pieces can overshoot slightly: shrink by the excess and retry.
         keep = keep.saturating_sub((n - opts.limit).max(8));
     }
-}
-
-/// End of the longest run of whole lines from the start within `budget` tokens; inside the first
-/// line when even that line does not fit.
-fn cut_head(encoding: Encoding, text: &str, budget: usize) -> usize {
-    if budget == 0 {
-        return 0;
-    }
-    let mut used = 0;
-    let mut end = 0;
-    for line in text.split_inclusive('\n') {
-        let n = tokens::count(encoding, line);
-        if used + n > budget {
-            if end == 0 {
-                return tokens::head_offset(encoding, line, budget).unwrap_or(0);
-            }
-            break;
-        }
-        used += n;
-        end += line.len();
-    }
-    end
-}
-
-/// Start of the longest run of whole lines at the end within `budget` tokens; inside the last
-/// line when even that line does not fit.
-fn cut_tail(encoding: Encoding, text: &str, budget: usize) -> usize {
-    if budget == 0 {
-        return text.len();
-    }
-    let mut used = 0;
-    let mut start = text.len();
-    for line in text.split_inclusive('\n').rev() {
-        let n = tokens::count(encoding, line);
-        if used + n > budget {
-            if start == text.len() {
-                let line_start = text.len() - line.len();
-                return line_start + tokens::tail_offset(encoding, line, budget).unwrap_or(line.len());
-            }
-            break;
-        }
-        used += n;
-        start -= line.len();
-    }
-    start
 }
 
 /// JSON outputs stay valid JSON: long strings and arrays are shortened, each with a note of what

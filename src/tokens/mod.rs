@@ -1,10 +1,34 @@
 //! Token counting for the OpenAI encodings (SPEC §3).
 //!
-//! `count(encoding, text)` is exact: it equals `tiktoken-rs`'s `encode_ordinary(text).len()`.
+//! Counts are exact: `count(encoding, text)` equals tiktoken-rs's
+//! `encode_ordinary(text).len()` for every input (special-token text such as `<|endoftext|>` is
+//! ordinary text, as the provider treats message content). Time grows linearly with the input
+//! (O(n log n) for one huge piece), including adversarial input such as megabytes without
+//! whitespace or base64 data URLs.
+//!
+//! How:
+//! - The rank table comes from tiktoken-rs (`CoreBPE::decode_bytes` of every rank), built once per
+//!   encoding on first use into a compact open-addressing table; the `CoreBPE` is dropped
+//!   afterwards. A page that only uses cl100k never builds o200k.
+//! - Pre-tokenization does not run tiktoken's backtracking regex: `pretok` reproduces both
+//!   patterns by hand (character classes computed by the same regex engine), which is linear and
+//!   several times faster.
+//! - Byte-pair merging (`bpe`) reproduces tiktoken's merge order exactly, with a heap for long
+//!   pieces.
+
+mod bpe;
+mod pretok;
+
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorCode, Result};
+
+use self::bpe::{Scratch, Vocab};
+use self::pretok::{Classes, Pattern, Splitter};
+
+pub use self::pretok::{CL100K_PATTERN, O200K_PATTERN};
 
 /// The encodings ctxguard ships.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -35,15 +59,350 @@ impl Encoding {
     }
 }
 
+/// A loaded encoding. Get one with [`tokenizer`]; all methods are infallible.
+pub struct Tokenizer {
+    encoding: Encoding,
+    pattern: Pattern,
+    vocab: Vocab,
+    classes: &'static Classes,
+}
+
+static O200K: OnceLock<Result<Tokenizer>> = OnceLock::new();
+static CL100K: OnceLock<Result<Tokenizer>> = OnceLock::new();
+
+/// Ranks above the last ordinary token that are probed before concluding the table has ended
+/// (o200k has special tokens a few ranks past its last ordinary one).
+const RANK_PROBE_SLACK: usize = 4096;
+
+/// The tokenizer of `encoding`, built on first use (tens of milliseconds natively) and kept for
+/// the life of the process. Fails only if the vocabulary shipped in tiktoken-rs cannot be loaded,
+/// which would be a build defect (code `INTERNAL`).
+pub fn tokenizer(encoding: Encoding) -> Result<&'static Tokenizer> {
+    let cell = match encoding {
+        Encoding::O200kBase => &O200K,
+        Encoding::Cl100kBase => &CL100K,
+    };
+    cell.get_or_init(|| Tokenizer::load(encoding)).as_ref().map_err(Clone::clone)
+}
+
+fn internal(encoding: Encoding, what: impl std::fmt::Display) -> Error {
+    Error::new(ErrorCode::Internal, format!("cannot load the {} vocabulary: {what}", encoding.as_str()))
+}
+
+impl Tokenizer {
+    fn load(encoding: Encoding) -> Result<Tokenizer> {
+        let classes = Classes::get()?;
+        let (core, pattern) = match encoding {
+            Encoding::O200kBase => (tiktoken_rs::o200k_base(), Pattern::O200k),
+            Encoding::Cl100kBase => (tiktoken_rs::cl100k_base(), Pattern::Cl100k),
+        };
+        let core = core.map_err(|e| internal(encoding, e))?;
+        let specials: Vec<Vec<u8>> =
+            core.special_tokens().into_iter().map(|s| s.as_bytes().to_vec()).collect();
+        // `decode_bytes` falls back to special tokens; those are not ordinary text, skip them.
+        let mut ranks: Vec<Option<Vec<u8>>> = Vec::with_capacity(1 << 18);
+        let mut misses = 0usize;
+        let mut rank = 0u32;
+        while misses < RANK_PROBE_SLACK && rank < u32::MAX {
+            match core.decode_bytes(&[rank]) {
+                Ok(bytes) if !bytes.is_empty() && !specials.contains(&bytes) => {
+                    ranks.push(Some(bytes));
+                    misses = 0;
+                }
+                _ => {
+                    ranks.push(None);
+                    misses += 1;
+                }
+            }
+            rank += 1;
+        }
+        drop(core);
+        while matches!(ranks.last(), Some(None)) {
+            ranks.pop();
+        }
+        let vocab = Vocab::from_ranks(&ranks).map_err(|e| internal(encoding, e))?;
+        Ok(Tokenizer { encoding, pattern, vocab, classes })
+    }
+
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// Number of ids (the highest ordinary token id plus one; special tokens are not included).
+    pub fn vocab_size(&self) -> usize {
+        self.vocab.rank_count()
+    }
+
+    /// Length in bytes of the longest token: a text of `b` bytes has at least
+    /// `b.div_ceil(max_token_bytes)` tokens and at most `b`.
+    pub fn max_token_bytes(&self) -> usize {
+        self.vocab.max_token_len()
+    }
+
+    fn splitter<'t>(&self, text: &'t str) -> Splitter<'t> {
+        Splitter::new(text, self.classes, self.pattern)
+    }
+
+    /// Exact number of tokens of `text`.
+    pub fn count(&self, text: &str) -> usize {
+        let mut scratch = Scratch::default();
+        let bytes = text.as_bytes();
+        let mut total = 0usize;
+        for (a, b) in self.splitter(text).pieces() {
+            if let Some(piece) = bytes.get(a..b) {
+                total += self.vocab.piece_count(piece, &mut scratch);
+            }
+        }
+        total
+    }
+
+    /// Exact number of tokens of `text` if it is at most `limit`, else `None`. Stops as soon as
+    /// the count is known to exceed `limit` (using the lower bound of one token per
+    /// [`max_token_bytes`](Self::max_token_bytes) for the text and for each piece before merging it).
+    pub fn count_till_limit(&self, text: &str, limit: usize) -> Option<usize> {
+        let max_len = self.vocab.max_token_len().max(1);
+        if text.len().div_ceil(max_len) > limit {
+            return None;
+        }
+        let mut scratch = Scratch::default();
+        let bytes = text.as_bytes();
+        let mut total = 0usize;
+        for (a, b) in self.splitter(text).pieces() {
+            if total + (b - a).div_ceil(max_len) > limit {
+                return None;
+            }
+            if let Some(piece) = bytes.get(a..b) {
+                total += self.vocab.piece_count(piece, &mut scratch);
+            }
+            if total > limit {
+                return None;
+            }
+        }
+        Some(total)
+    }
+
+    /// Calls `f(id, start, end)` for every token of `text`, in order; `start..end` is the token's
+    /// byte range in `text`. Token boundaries can fall inside a multi-byte character (byte-level
+    /// tokens of rare characters).
+    pub fn for_each_token(&self, text: &str, mut f: impl FnMut(u32, usize, usize)) {
+        let mut scratch = Scratch::default();
+        let bytes = text.as_bytes();
+        for (a, b) in self.splitter(text).pieces() {
+            if let Some(piece) = bytes.get(a..b) {
+                self.vocab.piece_tokens(piece, &mut scratch, |id, s, e| f(id, a + s, a + e));
+            }
+        }
+    }
+
+    /// Token ids of `text`; equal to tiktoken-rs's `encode_ordinary(text)`.
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        let mut out = Vec::with_capacity(text.len() / 4 + 1);
+        self.for_each_token(text, |id, _, _| out.push(id));
+        out
+    }
+
+    /// Bytes of the given ids concatenated. Ids that are not ordinary tokens of this encoding
+    /// (special tokens, out of range) become U+FFFD.
+    pub fn decode_bytes(&self, ids: &[u32]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        for &id in ids {
+            match self.vocab.token_bytes(id) {
+                Some(bytes) => out.extend_from_slice(bytes),
+                None => out.extend_from_slice("\u{FFFD}".as_bytes()),
+            }
+        }
+        out
+    }
+
+    /// Text of the given ids, with invalid UTF-8 (e.g. a cut through a multi-byte character)
+    /// replaced by U+FFFD. Ids that are not ordinary tokens become U+FFFD.
+    pub fn decode(&self, ids: &[u32]) -> String {
+        String::from_utf8_lossy(&self.decode_bytes(ids)).into_owned()
+    }
+
+    /// Byte offset in `text` just after its first `n` tokens, moved back to a character boundary
+    /// if that token ends inside a character. `0` for `n == 0`, `text.len()` if the text has at
+    /// most `n` tokens.
+    ///
+    /// `&text[..head_offset(text, n)]` is the text of (at most) the first `n` tokens of `text`.
+    /// Tokenizing that prefix on its own usually gives the same tokens, but the last piece can
+    /// split differently once cut, so a caller that needs a hard bound should re-count.
+    pub fn head_offset(&self, text: &str, n: usize) -> usize {
+        if n == 0 {
+            return 0;
+        }
+        let mut scratch = Scratch::default();
+        let bytes = text.as_bytes();
+        let mut need = n;
+        for (a, b) in self.splitter(text).pieces() {
+            let Some(piece) = bytes.get(a..b) else { continue };
+            let c = self.vocab.piece_count(piece, &mut scratch);
+            if c < need {
+                need -= c;
+                continue;
+            }
+            if c == need {
+                return b;
+            }
+            let mut seen = 0usize;
+            let mut cut = a;
+            self.vocab.piece_tokens(piece, &mut scratch, |_, _, e| {
+                seen += 1;
+                if seen == need {
+                    cut = a + e;
+                }
+            });
+            return floor_char_boundary(text, cut);
+        }
+        text.len()
+    }
+
+    /// Byte offset in `text` where its last `n` tokens start, moved forward to a character
+    /// boundary if that token starts inside a character. `text.len()` for `n == 0`, `0` if the
+    /// text has at most `n` tokens. Same caveat as [`head_offset`](Self::head_offset).
+    pub fn tail_offset(&self, text: &str, n: usize) -> usize {
+        if n == 0 {
+            return text.len();
+        }
+        let mut scratch = Scratch::default();
+        let bytes = text.as_bytes();
+        let pieces: Vec<(usize, usize)> = self.splitter(text).pieces().collect();
+        let mut need = n;
+        for &(a, b) in pieces.iter().rev() {
+            let Some(piece) = bytes.get(a..b) else { continue };
+            let c = self.vocab.piece_count(piece, &mut scratch);
+            if c < need {
+                need -= c;
+                continue;
+            }
+            if c == need {
+                return a;
+            }
+            let skip = c - need;
+            let mut seen = 0usize;
+            let mut cut = b;
+            self.vocab.piece_tokens(piece, &mut scratch, |_, s, _| {
+                if seen == skip {
+                    cut = a + s;
+                }
+                seen += 1;
+            });
+            return ceil_char_boundary(text, cut);
+        }
+        0
+    }
+
+    /// The pre-tokenizer's pieces as byte ranges (for tests against the reference regex).
+    #[doc(hidden)]
+    pub fn pieces(&self, text: &str) -> Vec<(usize, usize)> {
+        self.splitter(text).pieces().collect()
+    }
+
+    /// Count plus work counters (for structural linearity tests; not a stable API).
+    #[doc(hidden)]
+    pub fn count_with_stats(&self, text: &str) -> WorkStats {
+        let mut scratch = Scratch::default();
+        let bytes = text.as_bytes();
+        let splitter = self.splitter(text);
+        let mut stats = WorkStats::default();
+        for (a, b) in splitter.pieces() {
+            stats.pieces += 1;
+            stats.longest_piece = stats.longest_piece.max(b - a);
+            if let Some(piece) = bytes.get(a..b) {
+                stats.tokens += self.vocab.piece_count(piece, &mut scratch);
+            }
+        }
+        stats.heap_ops = scratch.heap_ops;
+        stats.chars_examined = splitter.chars_examined();
+        stats
+    }
+}
+
+/// Work done by one count (see [`Tokenizer::count_with_stats`]).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkStats {
+    pub tokens: usize,
+    pub pieces: usize,
+    pub longest_piece: usize,
+    /// Pushes and pops of the merge heap.
+    pub heap_ops: u64,
+    /// Characters decoded by the pre-tokenizer (debug builds only; 0 in release builds).
+    pub chars_examined: u64,
+}
+
+fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+    if i >= text.len() {
+        return text.len();
+    }
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char_boundary(text: &str, mut i: usize) -> usize {
+    while i < text.len() && !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i.min(text.len())
+}
+
 /// Exact number of tokens of `text` (no special tokens are recognized: text is ordinary text, as
 /// the provider treats message content).
+///
+/// Never fails: if the vocabulary could not be loaded (a build defect; see [`try_count`]) it
+/// returns `text.len()`, the number of bytes, which is an upper bound of the token count (every
+/// token is at least one byte), so budgets stay safe.
 pub fn count(encoding: Encoding, text: &str) -> usize {
     if text.is_empty() {
         return 0;
     }
-    let bpe = match encoding {
-        Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
-        Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
-    };
-    bpe.encode_ordinary(text).len()
+    match tokenizer(encoding) {
+        Ok(t) => t.count(text),
+        Err(_) => text.len(),
+    }
+}
+
+/// Exact number of tokens of `text`, or the `INTERNAL` error if the vocabulary cannot be loaded.
+pub fn try_count(encoding: Encoding, text: &str) -> Result<usize> {
+    if text.is_empty() {
+        return Ok(0);
+    }
+    Ok(tokenizer(encoding)?.count(text))
+}
+
+/// Exact number of tokens if it is at most `limit`, else `None`; stops early once the limit is
+/// exceeded. Never fails: without a vocabulary it uses the byte-count upper bound as [`count`]
+/// does (so it may say `None` for a text that would fit).
+pub fn count_till_limit(encoding: Encoding, text: &str, limit: usize) -> Option<usize> {
+    match tokenizer(encoding) {
+        Ok(t) => t.count_till_limit(text, limit),
+        Err(_) => Some(text.len()).filter(|&n| n <= limit),
+    }
+}
+
+/// Fallible form of [`count_till_limit`].
+pub fn try_count_till_limit(encoding: Encoding, text: &str, limit: usize) -> Result<Option<usize>> {
+    Ok(tokenizer(encoding)?.count_till_limit(text, limit))
+}
+
+/// Token ids of `text` (equal to tiktoken-rs's `encode_ordinary`).
+pub fn encode(encoding: Encoding, text: &str) -> Result<Vec<u32>> {
+    Ok(tokenizer(encoding)?.encode(text))
+}
+
+/// Text of token ids (lossy: invalid UTF-8 and unknown ids become U+FFFD).
+pub fn decode(encoding: Encoding, ids: &[u32]) -> Result<String> {
+    Ok(tokenizer(encoding)?.decode(ids))
+}
+
+/// See [`Tokenizer::head_offset`].
+pub fn head_offset(encoding: Encoding, text: &str, n: usize) -> Result<usize> {
+    Ok(tokenizer(encoding)?.head_offset(text, n))
+}
+
+/// See [`Tokenizer::tail_offset`].
+pub fn tail_offset(encoding: Encoding, text: &str, n: usize) -> Result<usize> {
+    Ok(tokenizer(encoding)?.tail_offset(text, n))
 }

@@ -5,6 +5,9 @@ mod convert;
 mod count;
 mod guard;
 
+pub use count::{count_tokens, known_models, model_info};
+pub use guard::{count_messages, ContextGuard};
+
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(start)]

@@ -1,0 +1,317 @@
+//! Attachment previews (SPEC §6 layer 1): instead of injecting an attachment's whole extracted
+//! text on every turn, inject a bounded preview. One token budget covers all attachments of a
+//! request and is shared fairly; the full text stays with the host and is paged on demand by the
+//! `read_attachment` tool (`reader.rs`).
+
+use crate::count::attachment::blocks;
+use crate::message::{Content, Message, Part};
+use crate::tokens::{self, Encoding};
+
+use super::cut::cut_head;
+
+/// The marker every preview carries; recognizing it makes previews idempotent.
+pub const MARKER: &str = "[ctxguard:attachment-preview]";
+/// Tokens kept for the preview's footer line inside each share.
+const FOOTER_RESERVE: usize = 80;
+/// Name of the reader tool mentioned in hints.
+pub const READ_TOOL: &str = "read_attachment";
+
+/// Where an attachment sits in the request.
+#[derive(Debug, Clone, PartialEq)]
+enum Slot {
+    /// `Part::File` at this index of the message's parts.
+    Part(usize),
+    /// An `<attachment ...>` block in the text: the part index (None for string content) and
+    /// the byte range of the block's body inside that text.
+    Block { part: Option<usize>, body: (usize, usize) },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub message: usize,
+    slot: Slot,
+    pub id: String,
+    pub name: Option<String>,
+    pub media_type: Option<String>,
+    pub tokens: usize,
+    pub chars: usize,
+    pub previewed: bool,
+}
+
+/// Attribute `key="value"` (or `'value'`) of an opening tag.
+fn attr(tag: &str, key: &str) -> Option<String> {
+    let mut rest = tag;
+    while let Some(i) = rest.find(key) {
+        let before_ok = i == 0 || rest.get(..i).and_then(|b| b.chars().last()).is_some_and(char::is_whitespace);
+        let after = rest.get(i + key.len()..)?;
+        let after_trim = after.trim_start();
+        if before_ok && after_trim.starts_with('=') {
+            let v = after_trim.get(1..)?.trim_start();
+            let quote = v.chars().next()?;
+            if quote == '"' || quote == '\'' {
+                let body = v.get(1..)?;
+                let end = body.find(quote)?;
+                return body.get(..end).map(str::to_string);
+            }
+        }
+        rest = after;
+    }
+    None
+}
+
+/// A stable id for an attachment without one: FNV-1a of its text.
+fn content_id(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("att_{:012x}", h & 0xffff_ffff_ffff)
+}
+
+fn text_of_slot<'a>(m: &'a Message, slot: &Slot) -> Option<&'a str> {
+    match (slot, &m.content) {
+        (Slot::Part(i), Content::Parts(parts)) => match parts.get(*i) {
+            Some(Part::File { text: Some(t), .. }) => Some(t.as_str()),
+            _ => None,
+        },
+        (Slot::Block { part: None, body }, Content::Text(t)) => t.get(body.0..body.1),
+        (Slot::Block { part: Some(i), body }, Content::Parts(parts)) => match parts.get(*i) {
+            Some(Part::Text { text, .. }) => text.get(body.0..body.1),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn found_blocks(message: usize, part: Option<usize>, text: &str, enc: Encoding, out: &mut Vec<Found>) {
+    for (start, end) in blocks(text) {
+        let Some(block) = text.get(start..end) else { continue };
+        let tag_end = block.find('>').map_or(0, |i| i + 1);
+        let tag = block.get(..tag_end).unwrap_or("");
+        let body = (start + tag_end, end - "</attachment>".len());
+        let Some(body_text) = text.get(body.0..body.1) else { continue };
+        out.push(Found {
+            message,
+            slot: Slot::Block { part, body },
+            id: attr(tag, "id").unwrap_or_else(|| content_id(body_text)),
+            name: attr(tag, "name").or_else(|| attr(tag, "filename")),
+            media_type: attr(tag, "type").or_else(|| attr(tag, "mime")),
+            tokens: tokens::count(enc, body_text),
+            chars: body_text.chars().count(),
+            previewed: body_text.contains(MARKER),
+        });
+    }
+}
+
+/// Every attachment of the request, in order.
+pub fn find(messages: &[Message], enc: Encoding) -> Vec<Found> {
+    let mut out = Vec::new();
+    for (mi, m) in messages.iter().enumerate() {
+        match &m.content {
+            Content::Text(t) => found_blocks(mi, None, t, enc, &mut out),
+            Content::Parts(parts) => {
+                for (pi, p) in parts.iter().enumerate() {
+                    match p {
+                        Part::File { text: Some(t), name, media_type, extra } => out.push(Found {
+                            message: mi,
+                            slot: Slot::Part(pi),
+                            id: file_id(extra).unwrap_or_else(|| content_id(t)),
+                            name: name.clone(),
+                            media_type: media_type.clone(),
+                            tokens: tokens::count(enc, t),
+                            chars: t.chars().count(),
+                            previewed: t.contains(MARKER),
+                        }),
+                        Part::Text { text, .. } => found_blocks(mi, Some(pi), text, enc, &mut out),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The host's id of a file part: OpenAI `file.file_id`, or an `id` it put on the part.
+fn file_id(extra: &crate::message::Extra) -> Option<String> {
+    extra
+        .get("file")
+        .and_then(|f| f.get("file_id"))
+        .or_else(|| extra.get("id"))
+        .and_then(|v| v.as_str())
+        .map(str::to_string)
+}
+
+/// Share `budget` fairly: sizes that fit their share stay whole, the rest split what is left
+/// equally (water-filling, smallest first). Deterministic.
+pub fn fair_shares(sizes: &[usize], budget: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by_key(|&i| (sizes.get(i).copied().unwrap_or(0), i));
+    let mut shares = vec![0; sizes.len()];
+    let mut left = budget;
+    let mut remaining = sizes.len();
+    for (k, &i) in order.iter().enumerate() {
+        let size = sizes.get(i).copied().unwrap_or(0);
+        let share = left / remaining.max(1);
+        if size <= share {
+            if let Some(s) = shares.get_mut(i) {
+                *s = size;
+            }
+            left -= size;
+            remaining -= 1;
+        } else {
+            // Everyone from here on is larger than the equal share of what is left.
+            let n = order.len() - k;
+            for (j, &rest) in order.iter().skip(k).enumerate() {
+                if let Some(s) = shares.get_mut(rest) {
+                    // Spread the remainder over the first ones so the shares add up to `left`.
+                    *s = left / n + usize::from(j < left % n);
+                }
+            }
+            break;
+        }
+    }
+    shares
+}
+
+/// Binary attachments (PDF text, spreadsheets, images, archives) versus text-like ones.
+pub fn is_binary(media_type: Option<&str>, name: Option<&str>) -> bool {
+    let mt = media_type.unwrap_or("").to_ascii_lowercase();
+    if mt.starts_with("text/") || mt.contains("json") || mt.contains("xml") || mt.contains("javascript") || mt.contains("yaml") {
+        return false;
+    }
+    if mt.starts_with("image/") || mt.starts_with("audio/") || mt.starts_with("video/") || mt.contains("pdf")
+        || mt.contains("zip") || mt.contains("spreadsheet") || mt.contains("excel") || mt.contains("word")
+        || mt.contains("presentation") || mt.contains("octet-stream") || mt.contains("tar") || mt.contains("gzip")
+    {
+        return true;
+    }
+    let ext = name.and_then(|n| n.rsplit_once('.')).map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    matches!(
+        ext.as_str(),
+        "pdf" | "xlsx" | "xls" | "docx" | "doc" | "pptx" | "zip" | "tar" | "gz" | "tgz" | "7z" | "rar" | "png" | "jpg"
+            | "jpeg" | "gif" | "webp" | "mp3" | "mp4" | "wav"
+    )
+}
+
+/// The footer line of a preview: name, type, full size, what is shown and how to read more.
+pub fn footer(f: &Found, shown_tokens: usize) -> String {
+    let name = f.name.as_deref().unwrap_or("attachment");
+    let mt = f.media_type.as_deref().unwrap_or("unknown type");
+    let id = serde_json::Value::String(f.id.clone());
+    let how = if is_binary(f.media_type.as_deref(), f.name.as_deref()) {
+        format!(
+            "This is text extracted from a binary file; layout, images and tables may be incomplete. \
+             Read more of the extracted text with {READ_TOOL}({{\"id\": {id}, \"offset\": {shown_tokens}}})."
+        )
+    } else {
+        format!("Read more with {READ_TOOL}({{\"id\": {id}, \"offset\": {shown_tokens}}}).")
+    };
+    format!(
+        "{MARKER} {name} ({mt}): showing the first {shown_tokens} of {} tokens ({} chars). {how}",
+        f.tokens, f.chars
+    )
+}
+
+/// The preview text of an attachment within `share` tokens (footer included).
+pub fn preview(enc: Encoding, text: &str, f: &Found, share: usize) -> String {
+    let keep = share.saturating_sub(FOOTER_RESERVE);
+    let mut end = cut_head(enc, text, keep);
+    loop {
+        let head = text.get(..end).unwrap_or("");
+        let shown = tokens::count(enc, head);
+        let mut out = String::with_capacity(head.len() + 200);
+        out.push_str(head);
+        if !head.is_empty() && !head.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&footer(f, shown));
+        if end == 0 || tokens::count(enc, &out) <= share.max(FOOTER_RESERVE) {
+            return out;
+        }
+        end = cut_head(enc, text, shown.saturating_sub(16));
+    }
+}
+
+/// Outcome of the attachment guard over a request.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Previewed {
+    pub blocks: usize,
+    pub truncated: usize,
+    pub before_tokens: usize,
+    pub after_tokens: usize,
+}
+
+/// Replace attachments larger than their fair share of `budget` with previews, in place.
+pub fn apply(messages: &mut [Message], enc: Encoding, budget: usize) -> Previewed {
+    let found = find(messages, enc);
+    let sizes: Vec<usize> = found.iter().map(|f| f.tokens).collect();
+    let shares = fair_shares(&sizes, budget);
+    let mut result = Previewed { blocks: found.len(), before_tokens: sizes.iter().sum(), ..Default::default() };
+    // Rewrite from the last attachment backwards so byte ranges of earlier blocks stay valid.
+    let mut after = result.before_tokens;
+    for (f, share) in found.iter().zip(shares).rev() {
+        if f.previewed || f.tokens <= share {
+            continue;
+        }
+        let Some(m) = messages.get_mut(f.message) else { continue };
+        let Some(text) = text_of_slot(m, &f.slot).map(str::to_string) else { continue };
+        let new_text = preview(enc, &text, f, share);
+        let new_tokens = tokens::count(enc, &new_text);
+        if new_tokens >= f.tokens {
+            continue;
+        }
+        after = after - f.tokens + new_tokens;
+        replace_slot(m, &f.slot, new_text);
+        result.truncated += 1;
+    }
+    result.after_tokens = after;
+    result
+}
+
+fn replace_slot(m: &mut Message, slot: &Slot, new_text: String) {
+    match (slot, &mut m.content) {
+        (Slot::Part(i), Content::Parts(parts)) => {
+            if let Some(Part::File { text, .. }) = parts.get_mut(*i) {
+                *text = Some(new_text);
+            }
+        }
+        (Slot::Block { part: None, body }, Content::Text(t)) => t.replace_range(body.0..body.1, &new_text),
+        (Slot::Block { part: Some(i), body }, Content::Parts(parts)) => {
+            if let Some(Part::Text { text, .. }) = parts.get_mut(*i) {
+                text.replace_range(body.0..body.1, &new_text);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fair_shares_keep_small_ones_whole() {
+        assert_eq!(fair_shares(&[100, 200], 1000), vec![100, 200]);
+        assert_eq!(fair_shares(&[100, 5000, 9000], 3000), vec![100, 1450, 1450]);
+        assert_eq!(fair_shares(&[10, 20, 30, 10_000], 100), vec![10, 20, 30, 40]);
+        let s = fair_shares(&[7000, 7000, 7000], 1000);
+        assert_eq!(s.iter().sum::<usize>(), 1000);
+        assert!(s.iter().all(|&x| x == 333 || x == 334));
+        assert_eq!(fair_shares(&[], 100), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn attributes_and_kinds() {
+        let tag = r#"<attachment id="f1" name='report Q3.pdf' type="application/pdf">"#;
+        assert_eq!(attr(tag, "id").as_deref(), Some("f1"));
+        assert_eq!(attr(tag, "name").as_deref(), Some("report Q3.pdf"));
+        assert_eq!(attr(tag, "type").as_deref(), Some("application/pdf"));
+        assert_eq!(attr(r#"<attachment filename="x">"#, "name"), None);
+        assert!(is_binary(Some("application/pdf"), None));
+        assert!(is_binary(None, Some("sheet.XLSX")));
+        assert!(!is_binary(Some("text/csv"), Some("a.csv")));
+        assert!(!is_binary(Some("application/json"), None));
+    }
+}

@@ -1,0 +1,198 @@
+//! Layer 1 as a whole: tool-output compaction and attachment previews over a request, with one
+//! trace per protection that did something (SPEC §6, §10).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::message::{Content, Message, Part, Role};
+use crate::tokens::{self, Encoding};
+
+use super::attachment;
+use super::tool_output::{self, CompactOptions};
+use super::trace::{u32_of, Operation, Status, Trace};
+
+/// Default limit for one tool output. Agents keep single outputs between ~2.5k tokens
+/// (Codex: 10 KiB) and 25k tokens (Claude Code's MCP cap); 8k keeps a long log readable.
+pub const DEFAULT_TOOL_OUTPUT_LIMIT: u32 = 8_000;
+/// Default share of the usable limit that all tool outputs of a request may take together.
+pub const DEFAULT_TOOL_OUTPUT_SHARE: f64 = 0.5;
+/// Default total for attachment previews: at most this many tokens...
+pub const DEFAULT_ATTACHMENT_BUDGET: u32 = 16_000;
+/// ...and at most this share of the usable limit.
+pub const DEFAULT_ATTACHMENT_SHARE: f64 = 0.125;
+
+/// Options of the source guards (`guardSources` / `prepare`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SourceOptions {
+    /// Token limit for one tool output.
+    pub tool_output_limit: Option<u32>,
+    /// Per-tool limits by tool name, overriding `toolOutputLimit`.
+    pub tool_output_limits: Option<BTreeMap<String, u32>>,
+    /// Total for all tool outputs of the request (default: half the usable limit).
+    pub tool_output_total: Option<u32>,
+    /// Total for all attachment previews (default: min(16000, usable / 8)).
+    pub attachment_budget: Option<u32>,
+    /// A host tool that returns a full tool output by call id, named in the marker line.
+    pub retrieval_tool: Option<String>,
+    /// The emergency pass: tighter limits, may re-compact compacted outputs.
+    #[serde(default)]
+    pub emergency: bool,
+}
+
+/// The resolved limits for one pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    pub tool_output: usize,
+    pub per_tool: BTreeMap<String, usize>,
+    pub tool_output_total: usize,
+    pub attachments: usize,
+}
+
+impl Limits {
+    pub fn resolve(o: &SourceOptions, usable_limit: u32) -> Limits {
+        let usable = usable_limit as usize;
+        let share = |r: f64| (usable as f64 * r).floor() as usize;
+        let mut l = Limits {
+            tool_output: o.tool_output_limit.unwrap_or(DEFAULT_TOOL_OUTPUT_LIMIT) as usize,
+            per_tool: o.tool_output_limits.iter().flatten().map(|(k, v)| (k.clone(), *v as usize)).collect(),
+            tool_output_total: o.tool_output_total.map_or_else(|| share(DEFAULT_TOOL_OUTPUT_SHARE), |t| t as usize),
+            attachments: o
+                .attachment_budget
+                .map_or_else(|| (DEFAULT_ATTACHMENT_BUDGET as usize).min(share(DEFAULT_ATTACHMENT_SHARE)), |t| t as usize),
+        };
+        if o.emergency {
+            // The emergency pass quarters every limit.
+            l.tool_output /= 4;
+            l.per_tool.values_mut().for_each(|v| *v /= 4);
+            l.tool_output_total /= 4;
+        }
+        l
+    }
+}
+
+/// The text of a tool result, when it is text (string or text parts only).
+fn tool_text(m: &Message) -> Option<String> {
+    match &m.content {
+        Content::Text(t) => Some(t.clone()),
+        Content::Parts(parts) if parts.iter().all(|p| matches!(p, Part::Text { .. })) => Some(m.content.text()),
+        Content::Parts(_) => None,
+    }
+}
+
+fn set_tool_text(m: &mut Message, text: String) {
+    match &mut m.content {
+        Content::Text(t) => *t = text,
+        Content::Parts(parts) => {
+            // Keep the first text part (and its unknown fields), drop the others.
+            let extra = match parts.first() {
+                Some(Part::Text { extra, .. }) => extra.clone(),
+                _ => Default::default(),
+            };
+            *parts = vec![Part::Text { text, extra }];
+        }
+    }
+    m.markers.compacted_tool_output = true;
+}
+
+/// The name of the tool each result answers, from the calls before it.
+fn tool_names(messages: &[Message]) -> Vec<Option<String>> {
+    let mut by_id: BTreeMap<&str, &str> = BTreeMap::new();
+    messages
+        .iter()
+        .map(|m| {
+            for c in &m.tool_calls {
+                by_id.insert(c.id.as_str(), c.name.as_str());
+            }
+            match (m.role, &m.tool_call_id) {
+                (Role::Tool, Some(id)) => by_id.get(id.as_str()).map(|s| s.to_string()).or_else(|| m.name.clone()),
+                (Role::Tool, None) => m.name.clone(),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Compact tool outputs in place. Returns the trace, or `None` when nothing changed (no noise).
+pub fn guard_tool_outputs(
+    messages: &mut [Message],
+    enc: Encoding,
+    limits: &Limits,
+    opts: &SourceOptions,
+    now: &dyn Fn() -> f64,
+) -> Option<Trace> {
+    let t0 = now();
+    let names = tool_names(messages);
+    // (message index, text, tokens, cap)
+    let mut outputs = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        if m.role != Role::Tool {
+            continue;
+        }
+        let Some(text) = tool_text(m) else { continue };
+        let name = names.get(i).cloned().flatten();
+        let cap = name.as_ref().and_then(|n| limits.per_tool.get(n)).copied().unwrap_or(limits.tool_output);
+        let n = tokens::count(enc, &text);
+        outputs.push((i, text, n, cap));
+    }
+    let capped: Vec<usize> = outputs.iter().map(|(_, _, n, cap)| (*n).min(*cap)).collect();
+    let shares = attachment::fair_shares(&capped, limits.tool_output_total);
+    let before: usize = outputs.iter().map(|o| o.2).sum();
+    let mut after = before;
+    let mut truncated = 0usize;
+    for ((i, text, n, cap), share) in outputs.into_iter().zip(shares) {
+        let limit = cap.min(share);
+        let Some(m) = messages.get_mut(i) else { continue };
+        let o = CompactOptions {
+            limit,
+            emergency: opts.emergency,
+            retrieval_tool: opts.retrieval_tool.clone(),
+            call_id: m.tool_call_id.clone(),
+        };
+        if let Some(c) = tool_output::compact(enc, &text, &o) {
+            if c.tokens < n {
+                after = after - n + c.tokens;
+                set_tool_text(m, c.text);
+                truncated += 1;
+            }
+        }
+    }
+    if truncated == 0 {
+        return None;
+    }
+    let mut t = Trace::new(Operation::ToolOutput, Status::Applied, now() - t0, before, after);
+    t.messages_truncated = Some(u32_of(truncated));
+    t.emergency = Some(opts.emergency);
+    Some(t)
+}
+
+/// Preview attachments in place. Returns the trace, or `None` when there is no attachment.
+pub fn guard_attachments(messages: &mut [Message], enc: Encoding, limits: &Limits, now: &dyn Fn() -> f64) -> Option<Trace> {
+    let t0 = now();
+    let r = attachment::apply(messages, enc, limits.attachments);
+    if r.blocks == 0 {
+        return None;
+    }
+    let status = if r.truncated > 0 { Status::Applied } else { Status::Noop };
+    let mut t = Trace::new(Operation::AttachmentPreview, status, now() - t0, r.before_tokens, r.after_tokens);
+    t.attachment_blocks = Some(u32_of(r.blocks));
+    t.attachment_blocks_truncated = Some(u32_of(r.truncated));
+    Some(t)
+}
+
+/// Both source guards over a copy of `messages`; the input is never modified.
+pub fn guard_sources(
+    messages: &[Message],
+    enc: Encoding,
+    usable_limit: u32,
+    opts: &SourceOptions,
+    now: &dyn Fn() -> f64,
+) -> (Vec<Message>, Vec<Trace>) {
+    let limits = Limits::resolve(opts, usable_limit);
+    let mut out = messages.to_vec();
+    let mut traces = Vec::new();
+    traces.extend(guard_tool_outputs(&mut out, enc, &limits, opts, now));
+    traces.extend(guard_attachments(&mut out, enc, &limits, now));
+    (out, traces)
+}

@@ -1,0 +1,66 @@
+//! One trace schema for every protection (SPEC §10).
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    ToolOutput,
+    AttachmentPreview,
+    SummaryCompact,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Applied,
+    Noop,
+    InProgress,
+    Completed,
+    Fallback,
+}
+
+/// A protection trace. Operation-specific fields are `null` where they do not apply.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Trace {
+    pub operation: Operation,
+    pub status: Status,
+    pub duration_ms: f64,
+    pub before_tokens: u32,
+    pub after_tokens: u32,
+    pub tokens_saved: u32,
+    /// tool_output: outputs rewritten.
+    pub messages_truncated: Option<u32>,
+    /// tool_output: the emergency (tighter) pass.
+    pub emergency: Option<bool>,
+    /// attachment_preview: attachment blocks seen and rewritten.
+    pub attachment_blocks: Option<u32>,
+    pub attachment_blocks_truncated: Option<u32>,
+    /// summary_compact.
+    pub removed_history_items: Option<u32>,
+    pub failure_reason: Option<String>,
+}
+
+pub(crate) fn u32_of(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl Trace {
+    pub fn new(operation: Operation, status: Status, duration_ms: f64, before: usize, after: usize) -> Trace {
+        Trace {
+            operation,
+            status,
+            duration_ms,
+            before_tokens: u32_of(before),
+            after_tokens: u32_of(after),
+            tokens_saved: u32_of(before.saturating_sub(after)),
+            messages_truncated: None,
+            emergency: None,
+            attachment_blocks: None,
+            attachment_blocks_truncated: None,
+            removed_history_items: None,
+            failure_reason: None,
+        }
+    }
+}

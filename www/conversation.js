@@ -1,0 +1,133 @@
+// Reading a pasted or loaded conversation, and describing its messages for the raw view.
+
+/** An error the page itself raises (ctxguard's own errors carry `name === 'CtxguardError'`). */
+export class PageError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = 'PageError';
+    this.code = code;
+  }
+}
+
+/**
+ * Parse the editor text into `{ messages, tools, system, model }`.
+ * Accepted: a messages array, or a request body `{ messages, tools?, system?, model? }`
+ * (OpenAI Chat Completions or Anthropic Messages). The messages themselves are checked by
+ * ctxguard, not here, so its error codes reach the page unchanged.
+ */
+export function parseConversation(text) {
+  if (text.trim() === '') throw new PageError('EMPTY_INPUT', 'Paste a conversation (a JSON array of messages or a request body), or load a file.');
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new PageError('INVALID_JSON', `The conversation is not valid JSON: ${e.message}`);
+  }
+  if (Array.isArray(value)) return { messages: value, tools: undefined, system: undefined, model: undefined };
+  if (value && typeof value === 'object' && 'messages' in value) {
+    const { messages, tools, system, model } = value;
+    return { messages, tools: tools ?? undefined, system: system ?? undefined, model: typeof model === 'string' ? model : undefined };
+  }
+  throw new PageError('UNRECOGNIZED_SHAPE', 'Expected a JSON array of messages, or an object with a "messages" array (and optional "tools", "system", "model").');
+}
+
+/** Guess the wire format of a parsed conversation (for files and pastes). */
+export function guessFormat({ messages, system }) {
+  if (system !== undefined) return 'anthropic';
+  if (!Array.isArray(messages)) return null;
+  for (const m of messages) {
+    if (m?.role === 'system' || m?.role === 'tool' || m?.role === 'developer' || m?.tool_calls) return 'openai';
+    if (Array.isArray(m?.content) && m.content.some((b) => ['tool_use', 'tool_result', 'image', 'document'].includes(b?.type))) return 'anthropic';
+  }
+  return null;
+}
+
+const refOf = (id, names) => (id === undefined || id === null ? null : names.get(id) ? `${names.get(id)} · ${id}` : String(id));
+const clip = (s, n) => (s.length > n ? `${s.slice(0, n)}…` : s);
+const oneLine = (s) => s.replace(/\s+/g, ' ').trim();
+
+function imageSize(url) {
+  // Read the pixel size from a PNG data URL header (enough for the chip); other images show no size.
+  const m = /^data:image\/png;base64,(.{32})/.exec(url ?? '');
+  if (!m) return '';
+  try {
+    const b = atob(m[1]);
+    const u32 = (o) => ((b.charCodeAt(o) << 24) | (b.charCodeAt(o + 1) << 16) | (b.charCodeAt(o + 2) << 8) | b.charCodeAt(o + 3)) >>> 0;
+    return ` ${u32(16)}×${u32(20)}`;
+  } catch {
+    return '';
+  }
+}
+
+/** One row of the raw view: what the message is, in a line, and the chips for its parts. */
+function describeParts(content) {
+  const texts = [];
+  const chips = [];
+  if (typeof content === 'string') texts.push(content);
+  for (const p of Array.isArray(content) ? content : []) {
+    if (typeof p === 'string') texts.push(p);
+    else if (p?.type === 'text') texts.push(p.text ?? '');
+    else if (p?.type === 'image_url') chips.push({ kind: 'image', label: `image${imageSize(p.image_url?.url)}${p.image_url?.detail ? ` · ${p.image_url.detail}` : ''}` });
+    else if (p?.type === 'image') chips.push({ kind: 'image', label: `image${p.source?.type === 'base64' ? imageSize(`data:${p.source.media_type};base64,${p.source.data}`) : ''}` });
+    else if (p?.type === 'file') chips.push({ kind: 'attachment', label: p.file?.filename ?? 'file' });
+    else if (p?.type === 'document') chips.push({ kind: 'attachment', label: p.title ?? p.source?.media_type ?? 'document' });
+    else if (p?.type === 'input_audio') chips.push({ kind: 'other', label: 'audio' });
+    else if (p?.type === 'tool_use') chips.push({ kind: 'tool', label: `${p.name}(${clip(JSON.stringify(p.input ?? {}), 60)})` });
+    else if (p?.type) chips.push({ kind: 'other', label: p.type });
+  }
+  const text = texts.join('\n');
+  for (const m of text.matchAll(/<attachment\s+name="([^"]*)"/g)) chips.push({ kind: 'attachment', label: m[1] });
+  return { text, chips };
+}
+
+/** Tool call id -> tool name, from OpenAI `tool_calls` and Anthropic `tool_use` blocks. */
+function toolNames(messages) {
+  const names = new Map();
+  for (const m of messages) {
+    for (const c of m?.tool_calls ?? []) names.set(c?.id, c?.function?.name);
+    for (const b of Array.isArray(m?.content) ? m.content : []) if (b?.type === 'tool_use') names.set(b.id, b.name);
+  }
+  return names;
+}
+
+function describe(m, wireIndex, role = m?.role, names = new Map()) {
+  const { text, chips } = describeParts(m?.content);
+  for (const c of m?.tool_calls ?? []) chips.push({ kind: 'tool', label: `${c.function?.name}(${clip(c.function?.arguments ?? '', 60)})` });
+  if (m?.function_call) chips.push({ kind: 'tool', label: `${m.function_call.name}(${clip(m.function_call.arguments ?? '', 60)})` });
+  const lines = text === '' ? 0 : text.split('\n').length;
+  return {
+    wireIndex,
+    role: role ?? '?',
+    ref: refOf(m?.tool_call_id ?? m?.tool_use_id, names),
+    preview: clip(oneLine(text), 220),
+    lines,
+    chars: text.length,
+    chips,
+    raw: m,
+  };
+}
+
+/**
+ * The rows of the raw view, in the order of ctxguard's internal messages, so that
+ * `countMessages(...).perMessage[i]` belongs to row i. A separate `system` (any non-null value)
+ * is one leading row in both formats. OpenAI is then one row per message; Anthropic splits a
+ * user message's `tool_result` blocks into rows of their own (each tool result is its own
+ * internal message), placed before the rest of that message.
+ */
+export function rowsOf(format, { messages, system }) {
+  if (!Array.isArray(messages)) return [];
+  const names = toolNames(messages);
+  const rows = system === undefined || system === null ? [] : [describe({ content: system }, 'system', 'system')];
+  messages.forEach((m, i) => {
+    const blocks = format === 'anthropic' && Array.isArray(m?.content) ? m.content : null;
+    const results = blocks?.filter((b) => b?.type === 'tool_result') ?? [];
+    if (m?.role !== 'user' || results.length === 0) {
+      rows.push(describe(m, i, m?.role, names));
+      return;
+    }
+    for (const r of results) rows.push(describe({ content: r.content, tool_use_id: r.tool_use_id }, i, 'tool', names));
+    const rest = blocks.filter((b) => b?.type !== 'tool_result');
+    if (rest.length > 0) rows.push(describe({ ...m, content: rest }, i, m.role, names));
+  });
+  return rows;
+}
