@@ -193,6 +193,7 @@ export async function throughputPair({ start, libs, encoding, ids, env, manifest
         await drop();
         continue;
       }
+      const tFirst = performance.now();
       try {
         const r = await w.call('run', [lib, id, 0], params.capMs);
         const cell = { count: r.count, counts: {}, fingerprints: {}, firstMs: r.ms, samples: [], again: [] };
@@ -201,7 +202,9 @@ export async function throughputPair({ start, libs, encoding, ids, env, manifest
         if (r.ms > params.budgetMs) Object.assign(cell, { samples: [{ v: 0, ms: r.ms, mbps: bytesOf(0) / 1e3 / r.ms }], onlyFirst: true });
         else active.push(lib);
       } catch (e) {
-        res.libs[lib].inputs[id] = e instanceof TimeoutError ? { capped: true, capMs: params.capMs } : { error: errText(e) };
+        res.libs[lib].inputs[id] = e instanceof TimeoutError
+          ? { capped: true, capMs: params.capMs }
+          : { error: errText(e), errorAfterMs: performance.now() - tFirst };
         await drop();
       }
     }

@@ -29,7 +29,7 @@ function inputBytes(manifest, id) {
 export function cellSpeed(cell, bytes) {
   if (!cell) return { na: true };
   if (cell.capped) return { capped: true, capMs: cell.capMs, upper: bytes / 1e3 / cell.capMs };
-  if (cell.error || !cell.samples?.length) return { error: cell.error ?? 'no samples' };
+  if (cell.error || !cell.samples?.length) return { error: cell.error ?? 'no samples', errorAfterMs: cell.errorAfterMs };
   const mbps = median(cell.samples.map((x) => x.mbps));
   return {
     mbps,
@@ -68,7 +68,10 @@ function ratioText(q) {
 function speedText(s, q) {
   if (s.na) return 'n/a';
   if (s.capped) return `> ${(s.capMs / 1000).toFixed(0)} s cap (< ${fmt(s.upper, 2)})${q && q.upper != null ? ` (${ratioText(q)})` : ''}`;
-  if (s.error) return 'error';
+  if (s.error) {
+    const what = /unreachable/.test(s.error) ? 'wasm trap (unreachable)' : /out of memory|Out of memory|allocation/i.test(s.error) ? 'out of memory' : 'error';
+    return s.errorAfterMs != null ? `${what} after ${fmt(s.errorAfterMs / 1000)} s` : what;
+  }
   const r = q ? ` (${ratioText(q)})` : '';
   return `${fmt(s.mbps)}${r}${s.n < 3 ? ` [n=${s.n}]` : ''}`;
 }
@@ -111,6 +114,30 @@ export function againTable(results, runtimes, libs, encodings, ids) {
     }
   }
   return rows.length ? table(head, rows) : null;
+}
+
+/** ctxguard ÷ gpt-tokenizer when both count the text they just counted (caches warm). */
+export function headlineAgainTable(results, runtimes, encodings, ids) {
+  const head = ['input'];
+  for (const enc of encodings) for (const rt of runtimes) head.push(`${ENC_SHORT[enc]}, ${RT_LABEL[rt]}`);
+  let any = false;
+  const rows = ids.map((id) => {
+    const bytes = inputBytes(results.meta.inputs, id);
+    const row = [INPUTS.find((x) => x.id === id).label];
+    for (const enc of encodings) {
+      for (const rt of runtimes) {
+        const tp = results.throughput?.[rt];
+        const us = cellSpeed(tp?.[US]?.[enc]?.inputs?.[id], bytes).againMbps;
+        const ref = cellSpeed(tp?.[REF]?.[enc]?.inputs?.[id], bytes).againMbps;
+        if (us != null && ref != null) {
+          any = true;
+          row.push(fmtRatio(us / ref));
+        } else row.push('—');
+      }
+    }
+    return row;
+  });
+  return any ? table(head, rows) : null;
 }
 
 /** The headline: ctxguard's throughput divided by gpt-tokenizer's, per input, encoding and runtime. */
@@ -287,6 +314,111 @@ export function agreement(results, runtimes, libs, encodings, ids) {
   return { table: table(['input', 'enc', 'reference count, variant 0', ...libs], rows), mismatches, lonely };
 }
 
+/** Issue #7's targets against this run's figures (worst case over inputs, encodings and runtimes). */
+export function targetsTable(results, runtimes, encodings, ids) {
+  const rows = [];
+  const worst = (xs, pick) => (xs.length ? xs.reduce((a, b) => (pick(a.v, b.v) ? a : b)) : null);
+  const min = (a, b) => a <= b;
+  const max = (a, b) => a >= b;
+  const status = (ok) => (ok == null ? '—' : ok ? 'met' : '**not met**');
+  // Throughput ≥ 1.5× gpt-tokenizer on prose, code, CJK and the per-message chat.
+  {
+    const xs = [];
+    for (const rt of runtimes) for (const enc of encodings) for (const id of ['prose', 'code', 'cjk', 'chat']) {
+      if (!ids.includes(id)) continue;
+      const q = speedRatio(results.throughput?.[rt], US, enc, id, inputBytes(results.meta.inputs, id));
+      if (q.r != null) xs.push({ v: q.r, where: `${id}, ${ENC_SHORT[enc]}, ${RT_LABEL[rt]}` });
+    }
+    const w = worst(xs, min);
+    rows.push(['throughput ≥ 1.5× gpt-tokenizer (prose, code, CJK, chat per message; unseen text)', w ? `${fmtRatio(w.v)} (${w.where})` : '—', status(w && w.v >= 1.5)]);
+    const xa = [];
+    for (const rt of runtimes) for (const enc of encodings) for (const id of ['prose', 'code', 'cjk', 'chat']) {
+      if (!ids.includes(id)) continue;
+      const bytes = inputBytes(results.meta.inputs, id);
+      const us = cellSpeed(results.throughput?.[rt]?.[US]?.[enc]?.inputs?.[id], bytes).againMbps;
+      const ref = cellSpeed(results.throughput?.[rt]?.[REF]?.[enc]?.inputs?.[id], bytes).againMbps;
+      if (us != null && ref != null) xa.push({ v: us / ref, where: `${id}, ${ENC_SHORT[enc]}, ${RT_LABEL[rt]}` });
+    }
+    const wa = worst(xa, min);
+    rows.push(['(not an issue #7 target) the same ratio on text just counted, gpt-tokenizer\'s cache warm', wa ? `${fmtRatio(wa.v)} (${wa.where})` : '—', wa ? (wa.v >= 1.5 ? '≥ 1.5×' : '< 1.5×') : '—']);
+  }
+  // Cold start ≤ 0.5× gpt-tokenizer.
+  {
+    const xs = [];
+    for (const rt of runtimes) for (const enc of encodings) {
+      const us = median(results.cold?.[rt]?.[US]?.[enc]?.samples ?? []);
+      const ref = median(results.cold?.[rt]?.[REF]?.[enc]?.samples ?? []);
+      if (us != null && ref) xs.push({ v: us / ref, where: `${ENC_SHORT[enc]}, ${RT_LABEL[rt]}` });
+    }
+    const w = worst(xs, max);
+    rows.push(['cold start ≤ 0.5× gpt-tokenizer', w ? `${fmtRatio(w.v)} (${w.where})` : '—', status(w && w.v <= 0.5)]);
+  }
+  // Download ≤ gpt-tokenizer per encoding.
+  {
+    const xs = [];
+    for (const enc of encodings) {
+      const us = results.download?.[US]?.[enc]?.gzip;
+      const ref = results.download?.[REF]?.[enc]?.gzip;
+      if (us && ref) xs.push({ v: us / ref, where: `${ENC_SHORT[enc]}: ${kb(us)} KB vs ${kb(ref)} KB` });
+    }
+    const w = worst(xs, max);
+    rows.push(['download (gzip) ≤ gpt-tokenizer\'s, per encoding', w ? `${fmtRatio(w.v)} (${w.where})` : '—', status(w && w.v <= 1)]);
+  }
+  // Memory ≤ 0.5× the peers' (RSS after loading one encoding; against the smallest peer).
+  {
+    const xs = [];
+    const mem = results.memory?.node ?? {};
+    for (const enc of encodings) {
+      const rss = (lib) => median((mem[lib]?.[enc]?.samples ?? []).map((s) => s.afterFirst.rss));
+      const us = rss(US);
+      const peers = Object.keys(mem).filter((l) => l !== US).map((l) => [l, rss(l)]).filter(([, v]) => v != null);
+      if (us == null || !peers.length) continue;
+      const [pl, pv] = peers.reduce((a, b) => (a[1] <= b[1] ? a : b));
+      xs.push({ v: us / pv, where: `${ENC_SHORT[enc]}, Node RSS: ${mb(us)} MB vs ${pl} ${mb(pv)} MB` });
+    }
+    const w = worst(xs, max);
+    rows.push(['memory per encoding ≤ 0.5× the leanest peer', w ? `${fmtRatio(w.v)} (${w.where})` : '—', status(w && w.v <= 0.5)]);
+  }
+  // measure after +1 message ≤ 5 ms; from cold ≤ 1.1× counting the text once.
+  {
+    const inc = [];
+    const cold = [];
+    for (const rt of runtimes) for (const enc of encodings) {
+      const g = results.chatExtras?.[rt]?.[enc]?.guard;
+      if (!g?.available || g.error) continue;
+      inc.push({ v: median(g.incrementalMs), where: `${ENC_SHORT[enc]}, ${RT_LABEL[rt]}` });
+      cold.push({ v: g.coldMs / g.baselineMs, where: `${ENC_SHORT[enc]}, ${RT_LABEL[rt]}` });
+    }
+    const wi = worst(inc, max);
+    const wc = worst(cold, max);
+    rows.push([`\`measure\` after one new message ≤ 5 ms (${results.meta.inputs.files.chat.messages} messages)`, wi ? `${fmt(wi.v, 1)} ms (${wi.where})` : 'n/a', status(wi && wi.v <= 5)]);
+    rows.push(['`measure` from cold ≤ 1.1× counting the text once', wc ? `${fmtRatio(wc.v)} (${wc.where})` : 'n/a', status(wc && wc.v <= 1.1)]);
+  }
+  // Adversarial ≤ 2× the time per MB of prose.
+  {
+    const xs = [];
+    for (const rt of runtimes) for (const enc of encodings) {
+      const tp = results.throughput?.[rt];
+      const prose = cellSpeed(tp?.[US]?.[enc]?.inputs?.prose, inputBytes(results.meta.inputs, 'prose'));
+      if (prose.mbps == null) continue;
+      for (const id of ['minjson', 'base64', 'letters']) {
+        if (!ids.includes(id)) continue;
+        const s = cellSpeed(tp?.[US]?.[enc]?.inputs?.[id], inputBytes(results.meta.inputs, id));
+        if (s.mbps != null) xs.push({ v: prose.mbps / s.mbps, where: `${id}, ${ENC_SHORT[enc]}, ${RT_LABEL[rt]}` });
+        else if (s.capped) xs.push({ v: prose.mbps / s.upper, where: `${id}, ${ENC_SHORT[enc]}, ${RT_LABEL[rt]} (over cap)` });
+      }
+    }
+    const w = worst(xs, max);
+    rows.push(['adversarial input ≤ 2× the time per MB of prose', w ? `${fmtRatio(w.v)} (${w.where})` : '—', status(w && w.v <= 2)]);
+  }
+  // Exactness.
+  {
+    const ag = agreement(results, runtimes, results.meta.selection.libs, encodings, ids);
+    rows.push(['counts exact (equal to every peer on every count)', ag.mismatches.length ? `${ag.mismatches.length} mismatch(es)` : 'no mismatch', status(ag.mismatches.length === 0)]);
+  }
+  return table(['target', 'worst case in this run', ''], rows);
+}
+
 export function observations(results, runtimes, libs, encodings, ids) {
   const obs = [];
   for (const rt of runtimes) {
@@ -348,6 +480,17 @@ export function renderMarkdown(results) {
   out.push('### Headline: ctxguard throughput ÷ gpt-tokenizer throughput (> 1 means ctxguard is faster)');
   out.push('');
   out.push(headlineTable(results, runtimes, encodings, ids));
+  out.push('');
+  const ha = headlineAgainTable(results, runtimes, encodings, ids);
+  if (ha) {
+    out.push('The same ratio when both count text they have just counted (gpt-tokenizer\'s piece cache warm; see "Same text counted again"):');
+    out.push('');
+    out.push(ha);
+    out.push('');
+  }
+  out.push('### Issue #7 targets, as measured in this run');
+  out.push('');
+  out.push(targetsTable(results, runtimes, encodings, ids));
   out.push('');
   for (const rt of runtimes) {
     const t = throughputTable(results, rt, libs, encodings, ids);
