@@ -41,6 +41,8 @@ copyFileSync(join(js, 'web.js'), join(pkg, 'index.js'));
 copyFileSync(join(js, 'index.d.ts'), join(pkg, 'index.d.ts'));
 
 const files = ['index.js', 'node.js', 'api.js', 'index.d.ts', 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
+// JS snippets the binding imports (#[wasm_bindgen(module = ...)]), e.g. the summarizer runtime.
+if (existsSync(join(pkg, 'snippets'))) files.push('snippets/');
 for (const doc of ['README.md', 'LICENSE', 'LICENSE-MIT', 'LICENSE.md']) {
   if (existsSync(join(root, doc))) {
     copyFileSync(join(root, doc), join(pkg, doc));

@@ -37,6 +37,10 @@ pub enum ErrorCode {
     InvalidBudget,
     /// A text argument was not a string.
     InvalidText,
+    /// `readAttachment` was asked for an id the source does not hold.
+    UnknownAttachment,
+    /// The latest user message alone (with the system messages) does not fit the usable limit.
+    LatestMessageTooLarge,
     /// Something that should never happen; reported rather than trapping.
     Internal,
 }
@@ -55,6 +59,8 @@ impl ErrorCode {
             ErrorCode::UnknownModel => "UNKNOWN_MODEL",
             ErrorCode::InvalidBudget => "INVALID_BUDGET",
             ErrorCode::InvalidText => "INVALID_TEXT",
+            ErrorCode::UnknownAttachment => "UNKNOWN_ATTACHMENT",
+            ErrorCode::LatestMessageTooLarge => "LATEST_MESSAGE_TOO_LARGE",
             ErrorCode::Internal => "INTERNAL",
         }
     }

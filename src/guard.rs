@@ -8,7 +8,8 @@ use crate::cache::{content_key, CountCache};
 use crate::count::{self, MessageCount, Profile};
 use crate::error::Result;
 use crate::format::{Format, Request};
-use crate::message::Message;
+use crate::guards::{self, SourceOptions, Trace};
+use crate::message::{Message, Role};
 use crate::metrics::{CompactionRecord, ContextMetrics, CountedMessage, SourceBreakdown};
 use crate::models::{self, CountKind, ModelInfo, Provider};
 use crate::tokens::Encoding;
@@ -26,6 +27,16 @@ pub struct GuardConfig {
     pub target_ratio: Option<f64>,
     pub format: Option<Format>,
     pub encoding: Option<Encoding>,
+    /// Source guards: token limit for one tool output (default 8000).
+    pub tool_output_limit: Option<u32>,
+    /// Per-tool limits by tool name.
+    pub tool_output_limits: Option<std::collections::BTreeMap<String, u32>>,
+    /// Total for all tool outputs of a request (default: half the usable limit).
+    pub tool_output_total: Option<u32>,
+    /// Total for all attachment previews (default: min(16000, usable / 8)).
+    pub attachment_budget: Option<u32>,
+    /// A host tool that returns a full tool output by call id, named in compaction markers.
+    pub retrieval_tool: Option<String>,
 }
 
 /// Resolve a model name plus an optional encoding override.
@@ -68,7 +79,18 @@ pub struct Guard {
     profile: Profile,
     salt: u64,
     cache: CountCache<MessageCount>,
+    pub sources: SourceOptions,
     pub last_compaction: Option<CompactionRecord>,
+    /// Set after an ineffective compaction: the next call goes to layer 3 instead (anti-thrash).
+    pub skip_next_compaction: bool,
+}
+
+/// What `guard_sources` returns: the model-visible request, its metrics and the traces.
+#[derive(Debug, Clone)]
+pub struct SourcesOutcome {
+    pub request: Request,
+    pub metrics: ContextMetrics,
+    pub traces: Vec<Trace>,
 }
 
 impl Guard {
@@ -94,7 +116,16 @@ impl Guard {
             profile,
             salt,
             cache: CountCache::default(),
+            sources: SourceOptions {
+                tool_output_limit: config.tool_output_limit,
+                tool_output_limits: config.tool_output_limits.clone(),
+                tool_output_total: config.tool_output_total,
+                attachment_budget: config.attachment_budget,
+                retrieval_tool: config.retrieval_tool.clone(),
+                emergency: false,
+            },
             last_compaction: None,
+            skip_next_compaction: false,
         })
     }
 
@@ -126,7 +157,10 @@ impl Guard {
             breakdown.add(&counted_message(m, c));
         }
         let compacted = request.messages.iter().any(|m| {
-            m.markers.summary_compacted || m.markers.compacted_tool_output || m.markers.checkpoint_retained
+            m.markers.summary_compacted
+                || m.markers.compacted_tool_output
+                || m.markers.checkpoint_retained
+                || (matches!(m.role, Role::Tool | Role::User) && carries_guard_marker(&m.content))
         });
         ContextMetrics::new(
             &self.model.model,
@@ -140,8 +174,37 @@ impl Guard {
         )
     }
 
+    /// Layer 1 over a copy of the request: tool-output compaction and attachment previews.
+    pub fn guard_sources(&mut self, request: &Request, emergency: bool, now: &dyn Fn() -> f64) -> SourcesOutcome {
+        let opts = SourceOptions { emergency, ..self.sources.clone() };
+        let (messages, traces) = guards::guard_sources(
+            &request.messages,
+            self.model.encoding,
+            self.budget.usable_limit,
+            self.model.estimate_factor,
+            &opts,
+            now,
+        );
+        let out = Request { messages, ..request.clone() };
+        let metrics = self.measure(&out);
+        SourcesOutcome { request: out, metrics, traces }
+    }
+
     pub fn cache_stats(&self) -> (usize, u64, u64) {
         (self.cache.len(), self.cache.hits, self.cache.misses)
+    }
+}
+
+/// Whether a message's text carries a source-guard marker (compacted output or preview).
+fn carries_guard_marker(content: &crate::message::Content) -> bool {
+    let has = |t: &str| t.contains(guards::tool_output::MARKER) || t.contains(guards::attachment::MARKER);
+    match content {
+        crate::message::Content::Text(t) => has(t),
+        crate::message::Content::Parts(parts) => parts.iter().any(|p| match p {
+            crate::message::Part::Text { text, .. } => has(text),
+            crate::message::Part::File { text: Some(t), .. } => has(t),
+            _ => false,
+        }),
     }
 }
 

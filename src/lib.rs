@@ -16,6 +16,7 @@ pub mod json_text;
 pub mod message;
 pub mod metrics;
 pub mod models;
+pub mod pipeline;
 pub mod tokens;
 
 #[cfg(target_arch = "wasm32")]

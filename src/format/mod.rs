@@ -43,6 +43,9 @@ pub struct Request {
     pub tools: Vec<ToolDef>,
     /// `tool_choice` (or legacy `function_call`) of the request; it changes the billed count.
     pub tool_choice: crate::count::ToolChoice,
+    /// OpenAI: the `system` option was prepended as the first message (and is left out again
+    /// when the request is written back).
+    pub prepended_system: bool,
 }
 
 /// Parse `messages` (+ `system` and `tools`) in `format`.
@@ -52,6 +55,7 @@ pub struct Request {
 pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, tools: Option<&Value>) -> Result<Request> {
     let system = system.filter(|v| !v.is_null());
     let tools = tools.filter(|v| !v.is_null());
+    let mut prepended_system = false;
     let messages = match format {
         Format::Openai => {
             let mut parsed = openai::parse_messages(messages)?;
@@ -66,6 +70,7 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
                     }
                 };
                 parsed.insert(0, Message { role: Role::System, content, ..Default::default() });
+                prepended_system = true;
             }
             parsed
         }
@@ -78,5 +83,18 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
             Format::Anthropic => anthropic::parse_tools(t)?,
         },
     };
-    Ok(Request { messages, tools, tool_choice: crate::count::ToolChoice::Auto })
+    Ok(Request { messages, tools, tool_choice: crate::count::ToolChoice::Auto, prepended_system })
+}
+
+/// Write a request's messages back in `format`: `(system, messages)`; `system` is `Some` only
+/// for Anthropic. A system prompt that came in through the `system` option is not repeated in
+/// the OpenAI messages.
+pub fn write_request(format: Format, request: &Request) -> (Option<Value>, Vec<Value>) {
+    match format {
+        Format::Openai => {
+            let skip = usize::from(request.prepended_system);
+            (None, openai::to_wire(request.messages.get(skip..).unwrap_or(&[])))
+        }
+        Format::Anthropic => anthropic::to_wire(&request.messages),
+    }
 }

@@ -38,6 +38,13 @@ pub struct Found {
     pub previewed: bool,
 }
 
+impl Found {
+    /// An attachment outside any message (`previewAttachment`).
+    pub fn standalone(id: String, name: Option<String>, media_type: Option<String>, tokens: usize, chars: usize) -> Found {
+        Found { message: 0, slot: Slot::Part(0), id, name, media_type, tokens, chars, previewed: false }
+    }
+}
+
 /// Attribute `key="value"` (or `'value'`) of an opening tag.
 fn attr(tag: &str, key: &str) -> Option<String> {
     let mut rest = tag;
@@ -60,7 +67,7 @@ fn attr(tag: &str, key: &str) -> Option<String> {
 }
 
 /// A stable id for an attachment without one: FNV-1a of its text.
-fn content_id(text: &str) -> String {
+pub fn content_id(text: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.as_bytes() {
         h ^= u64::from(*b);

@@ -8,4 +8,4 @@ pub mod tool_output;
 pub mod trace;
 
 pub use sources::{guard_sources, SourceOptions};
-pub use trace::{Operation, Status, Trace};
+pub use trace::{u32_of as trace_u32, Operation, Status, Trace};

@@ -51,7 +51,9 @@ pub struct Limits {
 }
 
 impl Limits {
-    pub fn resolve(o: &SourceOptions, usable_limit: u32) -> Limits {
+    /// Limits in tokens of the counting encoding. `scale` is the model's estimate factor: limits
+    /// are given in the model's tokens, so they shrink by it for estimated models.
+    pub fn resolve(o: &SourceOptions, usable_limit: u32, scale: f64) -> Limits {
         let usable = usable_limit as usize;
         let share = |r: f64| (usable as f64 * r).floor() as usize;
         let mut l = Limits {
@@ -62,6 +64,13 @@ impl Limits {
                 .attachment_budget
                 .map_or_else(|| (DEFAULT_ATTACHMENT_BUDGET as usize).min(share(DEFAULT_ATTACHMENT_SHARE)), |t| t as usize),
         };
+        if scale > 1.0 {
+            let down = |v: usize| (v as f64 / scale).floor() as usize;
+            l.tool_output = down(l.tool_output);
+            l.per_tool.values_mut().for_each(|v| *v = down(*v));
+            l.tool_output_total = down(l.tool_output_total);
+            l.attachments = down(l.attachments);
+        }
         if o.emergency {
             // The emergency pass quarters every limit.
             l.tool_output /= 4;
@@ -93,7 +102,6 @@ fn set_tool_text(m: &mut Message, text: String) {
             *parts = vec![Part::Text { text, extra }];
         }
     }
-    m.markers.compacted_tool_output = true;
 }
 
 /// The name of the tool each result answers, from the calls before it.
@@ -186,10 +194,11 @@ pub fn guard_sources(
     messages: &[Message],
     enc: Encoding,
     usable_limit: u32,
+    scale: f64,
     opts: &SourceOptions,
     now: &dyn Fn() -> f64,
 ) -> (Vec<Message>, Vec<Trace>) {
-    let limits = Limits::resolve(opts, usable_limit);
+    let limits = Limits::resolve(opts, usable_limit, scale);
     let mut out = messages.to_vec();
     let mut traces = Vec::new();
     traces.extend(guard_tool_outputs(&mut out, enc, &limits, opts, now));

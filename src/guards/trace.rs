@@ -42,7 +42,7 @@ pub struct Trace {
     pub failure_reason: Option<String>,
 }
 
-pub(crate) fn u32_of(n: usize) -> u32 {
+pub fn u32_of(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 

@@ -6,8 +6,12 @@
 import * as wasm from './ctxguard_wasm.js';
 
 export const ContextGuard = wasm.ContextGuard;
+export const compactToolOutput = wasm.compactToolOutput;
 export const countMessages = wasm.countMessages;
 export const countTokens = wasm.countTokens;
 export const knownModels = wasm.knownModels;
 export const modelInfo = wasm.modelInfo;
+export const previewAttachment = wasm.previewAttachment;
+export const readAttachment = wasm.readAttachment;
+export const readAttachmentTool = wasm.readAttachmentTool;
 export const version = wasm.version;

@@ -21,6 +21,8 @@ export type ErrorCode =
   | 'UNKNOWN_MODEL'
   | 'INVALID_BUDGET'
   | 'INVALID_TEXT'
+  | 'UNKNOWN_ATTACHMENT'
+  | 'LATEST_MESSAGE_TOO_LARGE'
   | 'INTERNAL';
 
 export interface CtxguardError extends Error {
@@ -98,6 +100,16 @@ export interface GuardConfig {
   targetRatio?: number;
   format?: Format;
   encoding?: Encoding;
+  /** Source guards: token limit for one tool output (default 8000). */
+  toolOutputLimit?: number;
+  /** Per-tool limits by tool name, overriding `toolOutputLimit`. */
+  toolOutputLimits?: { [toolName: string]: number };
+  /** Total for all tool outputs of one request (default: half the usable limit). */
+  toolOutputTotal?: number;
+  /** Total for all attachment previews of one request (default: min(16000, usableLimit / 8)). */
+  attachmentBudget?: number;
+  /** A host tool that returns a full tool output by call id; compaction markers name it. */
+  retrievalTool?: string;
 }
 
 export interface Budget {
@@ -165,6 +177,168 @@ export interface MeasureOptions {
   system?: string | JsonValue[];
 }
 
+/** One trace schema for every protection. Fields that do not apply to the operation are `null`. */
+export interface ProtectionTrace {
+  operation: 'tool_output' | 'attachment_preview' | 'summary_compact';
+  status: 'applied' | 'noop' | 'in_progress' | 'completed' | 'fallback';
+  durationMs: number;
+  beforeTokens: number;
+  afterTokens: number;
+  tokensSaved: number;
+  messagesTruncated: number | null;
+  emergency: boolean | null;
+  attachmentBlocks: number | null;
+  attachmentBlocksTruncated: number | null;
+  removedHistoryItems: number | null;
+  failureReason: string | null;
+}
+
+export interface GuardSourcesOptions extends MeasureOptions {
+  /** The emergency pass: every tool-output limit quartered; compacted outputs may be compacted again. */
+  emergency?: boolean;
+  /** Called once per trace; an exception it throws is ignored. */
+  onTrace?: (trace: ProtectionTrace) => void;
+}
+
+export interface GuardSourcesResult {
+  /** The model-visible messages, in the guard's format. */
+  messages: WireMessage[];
+  /** Anthropic: the request's `system`; `null` for OpenAI. */
+  system: string | JsonValue[] | null;
+  metrics: ContextMetrics;
+  traces: ProtectionTrace[];
+}
+
+export interface CompactResult {
+  /** The compacted text, or the input unchanged when it fits (`compacted: false`). */
+  text: string;
+  compacted: boolean;
+  originalTokens: number;
+  tokens: number;
+}
+
+export interface CompactToolOutputOptions {
+  /** Token limit, marker line included (default 8000). */
+  limit?: number;
+  encoding?: Encoding;
+  model?: string;
+  emergency?: boolean;
+  retrievalTool?: string;
+  callId?: string;
+}
+
+export interface PreviewAttachmentOptions {
+  /** Token limit of the preview, footer included (default 16000). */
+  limit?: number;
+  id?: string;
+  name?: string;
+  type?: string;
+  encoding?: Encoding;
+  model?: string;
+}
+
+export interface ReadAttachmentOptions {
+  id: string;
+  /** Token offset (default 0). */
+  offset?: number;
+  /** Tokens per page (default 2000, at most 8000). */
+  limit?: number;
+  encoding?: Encoding;
+  model?: string;
+}
+
+export interface AttachmentPage {
+  id: string;
+  text: string;
+  offset: number;
+  /** Offset of the next page; `null` at the end. */
+  nextOffset: number | null;
+  totalTokens: number;
+}
+
+/** The structured summary (seed "SessionState"): the same schema serves compaction and settlement. */
+export interface SessionState {
+  summary: string;
+  key_facts?: string[];
+  decisions?: string[];
+  plan?: { status: string; steps: { description: string; status: string }[] } | null;
+  open_questions?: string[];
+}
+
+/** What the host's summarizer is given. */
+export interface SummarizeRequest {
+  /** The summary source, in the guard's wire format. */
+  messages: WireMessage[];
+  /** Anthropic: earlier summaries among the source, as `system`; otherwise `null`. */
+  system: string | JsonValue[] | null;
+  format: Format;
+  /** Instructions for the summarizing model (use them as its system prompt). */
+  instructions: string;
+  /** JSON schema of SessionState (for structured outputs). */
+  schema: { [key: string]: JsonValue };
+  /** Token limit for the answer; a longer answer counts as a failure. */
+  maxTokens: number;
+  /** 1, 2 or 3. */
+  attempt: number;
+  /** Aborted on timeout or when the caller's signal aborts: pass it to fetch. */
+  signal: AbortSignal;
+}
+
+/** The host's summarizer: plain text or a SessionState (or JSON text of one). */
+export type Summarize = (request: SummarizeRequest) => Promise<string | SessionState> | string | SessionState;
+
+export interface ProgressEvent {
+  operation: 'summary_compact';
+  status: 'in_progress';
+  elapsedMs: number;
+  attempt: number;
+}
+
+export type DegradedReason = 'no_callback' | 'timeout' | 'callback_error' | 'invalid_output' | 'empty_output' | 'over_budget' | 'aborted';
+
+export interface PrepareOptions extends MeasureOptions {
+  summarize?: Summarize;
+  onProgress?: (event: ProgressEvent) => void;
+  onTrace?: (trace: ProtectionTrace) => void;
+  /** Receives `[SummaryCompact] ...` lines. */
+  logger?: (line: string) => void;
+  signal?: AbortSignal;
+  /** Compact even under the trigger (after the provider reported a context overflow). */
+  force?: boolean;
+  /** Transient instructions appended to the model input after compaction; never in the checkpoint. */
+  guidance?: string;
+  /** Per summarizer attempt (default 60000). */
+  timeoutMs?: number;
+  /** Heartbeat period while waiting (default 1000; 0 = none). */
+  heartbeatMs?: number;
+  /** Token limit for the summary (default min(4096, targetLimit / 4)). */
+  summaryMaxTokens?: number;
+  /** Recent user messages kept verbatim next to the summary, in tokens (default 8000, at most 4 messages). */
+  retainUserTokens?: number;
+}
+
+export interface Checkpoint {
+  /** The self-contained chain to persist: system, summary (or evidence note), retained user messages, the current turn. Carries ctxguard's markers. */
+  messages: WireMessage[];
+  system: string | JsonValue[] | null;
+}
+
+export interface PrepareResult {
+  /** The model-visible messages to send now (no ctxguard metadata). */
+  messages: WireMessage[];
+  /** Anthropic: the request's `system`; `null` for OpenAI. */
+  system: string | JsonValue[] | null;
+  metrics: ContextMetrics;
+  traces: ProtectionTrace[];
+  compaction: CompactionRecord | null;
+  /** Persist this when it is not null. */
+  checkpoint: Checkpoint | null;
+  degraded: boolean;
+  degradedReason: DegradedReason | null;
+  /** Messages the emergency layer dropped. */
+  droppedMessages: number;
+}
+
 export interface CacheStats {
   entries: number;
   hits: number;
@@ -178,6 +352,14 @@ export class ContextGuard {
   /** Counts the messages (cached per message content) and returns the metrics snapshot. Never modifies `messages`. */
   measure(messages: WireMessage[], options?: MeasureOptions): ContextMetrics;
   readonly cacheStats: CacheStats;
+  /**
+   * The whole pipeline before a model call: source guards, summary compaction through
+   * `summarize` when over the trigger (or `force`), the emergency layer, tool-pair sanitation.
+   * Rejects only on bad input; a failing summarizer gives `degraded: true`.
+   */
+  prepare(messages: WireMessage[], options?: PrepareOptions): Promise<PrepareResult>;
+  /** Source guards only (tool outputs, attachments) over a copy of `messages`. */
+  guardSources(messages: WireMessage[], options?: GuardSourcesOptions): GuardSourcesResult;
   free(): void;
 }
 
@@ -186,5 +368,16 @@ export function countMessages(messages: WireMessage[], options?: CountMessagesOp
 export function modelInfo(model: string): ModelInfo;
 /** The list of models in the built-in table. */
 export function knownModels(): ModelInfo[];
+/** Compact one tool output into its stable compact form (head, marker line, tail; JSON stays JSON). */
+export function compactToolOutput(text: string, options?: CompactToolOutputOptions): CompactResult;
+/** A bounded preview of one attachment's text. */
+export function previewAttachment(text: string, options?: PreviewAttachmentOptions): CompactResult;
+/** The `read_attachment` tool definition for the model, in OpenAI (default) or Anthropic shape. */
+export function readAttachmentTool(options?: { format?: Format }): WireTool;
+/** One page of an attachment's full text. `source` maps attachment ids to their text (object or Map), or is the text itself. */
+export function readAttachment(
+  source: string | { [id: string]: string } | Map<string, string>,
+  options: ReadAttachmentOptions,
+): AttachmentPage;
 /** The crate version. */
 export function version(): string;

@@ -81,3 +81,32 @@ pub fn text_arg(value: &JsValue, what: &str) -> Result<String> {
         .ok_or_else(|| Error::new(ErrorCode::InvalidText, format!("{what} must be a string")))
 }
 
+
+/// Milliseconds from `performance.now()` where there is one (browsers, workers, Node), else
+/// `Date.now()`.
+pub fn now_ms() -> f64 {
+    let perf = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance")).unwrap_or(JsValue::UNDEFINED);
+    if let Ok(now) = js_sys::Reflect::get(&perf, &JsValue::from_str("now")) {
+        if let Some(f) = now.dyn_ref::<js_sys::Function>() {
+            if let Some(t) = f.call0(&perf).ok().and_then(|v| v.as_f64()) {
+                return t;
+            }
+        }
+    }
+    js_sys::Date::now()
+}
+
+/// `opts[name]` when it is a function (callbacks are read before the options are JSON-decoded;
+/// JSON drops functions). Anything else there is an `INVALID_OPTIONS` error.
+pub fn callback(opts: &JsValue, name: &str) -> Result<Option<js_sys::Function>> {
+    if !opts.is_object() {
+        return Ok(None);
+    }
+    let v = js_sys::Reflect::get(opts, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.dyn_into::<js_sys::Function>()
+        .map(Some)
+        .map_err(|_| Error::options(format!("{name} must be a function")))
+}

@@ -6,15 +6,17 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use super::convert::{decode, encode, options, run};
+use super::convert::{callback, decode, encode, now_ms, options, run};
 use crate::error::{ErrorCode, Result};
-use crate::format::{parse_request, Format, Request};
+use crate::format::{parse_request, write_request, Format, Request};
+use crate::guards::Trace;
+use crate::metrics::ContextMetrics;
 use crate::guard::{resolve_model, Guard, GuardConfig};
 use crate::models::CountKind;
 use crate::tokens::Encoding;
 
 /// Messages as JS hands them over, read once through JSON, with the options' system and tools.
-fn read_request(format: Format, messages: &JsValue, system: Option<&serde_json::Value>, tools: Option<&serde_json::Value>) -> Result<Request> {
+pub(super) fn read_request(format: Format, messages: &JsValue, system: Option<&serde_json::Value>, tools: Option<&serde_json::Value>) -> Result<Request> {
     let messages: serde_json::Value = decode(messages, "messages", ErrorCode::InvalidMessages)?;
     parse_request(format, &messages, system, tools)
 }
@@ -71,6 +73,25 @@ struct MeasureOptions {
     tools: Option<serde_json::Value>,
 }
 
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct GuardSourcesOptions {
+    system: Option<serde_json::Value>,
+    tools: Option<serde_json::Value>,
+    #[serde(default)]
+    emergency: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SourcesResult {
+    messages: Vec<serde_json::Value>,
+    /// Anthropic only: the request's `system`.
+    system: Option<serde_json::Value>,
+    metrics: ContextMetrics,
+    traces: Vec<Trace>,
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct CacheStats {
@@ -86,7 +107,7 @@ struct CacheStats {
 /// `await`.
 #[wasm_bindgen(js_name = ContextGuard)]
 pub struct ContextGuard {
-    inner: Rc<RefCell<Guard>>,
+    pub(super) inner: Rc<RefCell<Guard>>,
 }
 
 #[wasm_bindgen(js_class = ContextGuard)]
@@ -120,6 +141,34 @@ impl ContextGuard {
                 encode(&CacheStats { entries: u32::try_from(entries).unwrap_or(u32::MAX), hits: hits as f64, misses: misses as f64 })
             })
         })
+    }
+
+    /// `guard.guardSources(messages, { tools?, system?, emergency?, onTrace? })`: layer 1 only
+    /// (tool-output compaction and attachment previews). Returns the model-visible messages,
+    /// their metrics and the traces; `messages` is not modified.
+    #[wasm_bindgen(js_name = guardSources)]
+    pub fn guard_sources(&self, messages: JsValue, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
+        let out = run(|| {
+            let on_trace = callback(&opts, "onTrace")?;
+            let o: GuardSourcesOptions = options(&opts, "options")?;
+            let format = self.with(|g| Ok(g.format))?;
+            let request = read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;
+            self.with_mut(|g| {
+                let r = g.guard_sources(&request, o.emergency, &now_ms);
+                let (system, messages) = write_request(format, &r.request);
+                Ok((encode(&SourcesResult { messages, system, metrics: r.metrics, traces: r.traces.clone() })?, r.traces, on_trace))
+            })
+        })?;
+        let (value, traces, on_trace) = out;
+        if let Some(f) = on_trace {
+            for t in &traces {
+                if let Ok(v) = encode(t) {
+                    // A throwing onTrace must not break the call: its exception is ignored.
+                    let _ = f.call1(&JsValue::UNDEFINED, &v);
+                }
+            }
+        }
+        Ok(value)
     }
 
     /// `guard.measure(messages, { tools?, system? }) -> ContextMetrics`.

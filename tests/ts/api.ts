@@ -2,12 +2,27 @@
 // the @ts-expect-error lines prove the declarations are precise (no `any` sneaking through).
 import {
   ContextGuard,
+  compactToolOutput,
   countMessages,
   countTokens,
   knownModels,
   modelInfo,
+  previewAttachment,
+  readAttachment,
+  readAttachmentTool,
   version,
+  type AttachmentPage,
+  type Checkpoint,
+  type DegradedReason,
+  type PrepareResult,
+  type ProgressEvent,
+  type SessionState,
+  type SummarizeRequest,
   type Budget,
+  type CompactResult,
+  type GuardSourcesOptions,
+  type GuardSourcesResult,
+  type ProtectionTrace,
   type CacheStats,
   type CompactionRecord,
   type ContextMetrics,
@@ -86,6 +101,27 @@ const state: ContextState = metrics.state;
 const breakdown: SourceBreakdown = metrics.breakdown;
 const last: CompactionRecord | null = metrics.lastCompaction;
 const stats: CacheStats = guard.cacheStats;
+const sourcesOptions: GuardSourcesOptions = { tools, emergency: false, onTrace: (t: ProtectionTrace) => void t.operation };
+const guarded: GuardSourcesResult = guard.guardSources(messages, sourcesOptions);
+const traces: ProtectionTrace[] = guarded.traces;
+const compactedOut: CompactResult = compactToolOutput('log', { limit: 100, retrievalTool: 'get', callId: 'c1' });
+const previewOut: CompactResult = previewAttachment('text', { limit: 100, name: 'a.txt', type: 'text/plain' });
+const readTool: WireTool = readAttachmentTool({ format: 'anthropic' });
+const page: AttachmentPage = readAttachment(new Map([['a', 'text']]), { id: 'a', offset: 0, limit: 10 });
+const nextOffset: number | null = page.nextOffset;
+const prepared: Promise<PrepareResult> = guard.prepare(messages, {
+  summarize: async (req: SummarizeRequest): Promise<SessionState> => ({ summary: `${req.messages.length} messages`, key_facts: [], decisions: [], plan: null, open_questions: [] }),
+  onProgress: (e: ProgressEvent) => void e.elapsedMs,
+  logger: (line: string) => void line,
+  timeoutMs: 30_000,
+  force: false,
+  guidance: 'Continue.',
+});
+void prepared.then((r) => {
+  const reason: DegradedReason | null = r.degradedReason;
+  const cp: Checkpoint | null = r.checkpoint;
+  return [reason, cp];
+});
 guard.free();
 new ContextGuard().free();
 
@@ -116,10 +152,15 @@ guard.budget = budget;
 const badState: ContextState = 'full';
 // @ts-expect-error contextWindow is a number
 new ContextGuard({ contextWindow: '128k' });
+// @ts-expect-error readAttachment needs an id
+readAttachment('text', {});
+// @ts-expect-error summarize must be a function
+void guard.prepare(messages, { summarize: 'yes' });
 // @ts-expect-error version is a function
 const badVersion: string = version;
 
 export const used = [
   n, perMessage, kind, exact, sum, window, provider, models, v, model, state, breakdown, last, stats,
   describe, perMessageBreakdown, badState, badVersion,
+  guarded, traces, compactedOut, previewOut, readTool, nextOffset,
 ];

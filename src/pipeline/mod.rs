@@ -1,0 +1,372 @@
+//! The guard pipeline (SPEC §6), sans-IO: `start` runs layer 1 and decides whether a summary is
+//! needed; when it is, the caller (the binding, or a host driving the call itself) asks the
+//! summarizer with `Pending::request`, checks each answer with `Pending::validate`, and hands
+//! the result to `finish`, which builds the checkpoint (or the mechanical fallback), runs the
+//! emergency layer and sanitizes tool pairs.
+
+pub mod evidence;
+pub mod sanitize;
+pub mod session_state;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::cache::content_key;
+use crate::error::{Error, ErrorCode, Result};
+use crate::format::Request;
+use crate::guard::Guard;
+use crate::guards::{Operation, Status, Trace};
+use crate::message::{Message, Role};
+use crate::metrics::{CompactionRecord, ContextMetrics};
+
+use session_state::{parse_answer, render, Answer, Invalid, SUMMARY_MARKER};
+
+/// Summary answers are capped at this many tokens by default (and at a quarter of the target).
+pub const DEFAULT_SUMMARY_MAX_TOKENS: u32 = 4_096;
+/// Recent user messages kept verbatim next to the summary, by default up to this many tokens...
+pub const DEFAULT_RETAIN_USER_TOKENS: u32 = 8_000;
+/// ...and at most this many messages.
+pub const RETAIN_USER_MESSAGES: usize = 4;
+/// The evidence note of the mechanical fallback takes at most this many tokens.
+pub const EVIDENCE_TOKENS: usize = 2_000;
+/// A compaction that saves less than this share of the tokens it started from is ineffective.
+pub const MIN_SAVED_SHARE: f64 = 0.1;
+/// Attempts at the summarizer before the mechanical fallback.
+pub const MAX_ATTEMPTS: u32 = 3;
+
+/// Options of one `prepare` call (the callbacks live in the binding).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrepareOptions {
+    /// Compact even under the trigger (after the provider reported an overflow).
+    #[serde(default)]
+    pub force: bool,
+    /// Transient instructions appended to the model input after compaction; never persisted.
+    pub guidance: Option<String>,
+    pub summary_max_tokens: Option<u32>,
+    pub retain_user_tokens: Option<u32>,
+}
+
+/// Why a summary attempt failed (`degradedReason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureReason {
+    NoCallback,
+    Timeout,
+    CallbackError,
+    InvalidOutput,
+    EmptyOutput,
+    OverBudget,
+    Aborted,
+}
+
+impl FailureReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureReason::NoCallback => "no_callback",
+            FailureReason::Timeout => "timeout",
+            FailureReason::CallbackError => "callback_error",
+            FailureReason::InvalidOutput => "invalid_output",
+            FailureReason::EmptyOutput => "empty_output",
+            FailureReason::OverBudget => "over_budget",
+            FailureReason::Aborted => "aborted",
+        }
+    }
+}
+
+/// What the summarizer is asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryRequest {
+    pub messages: Vec<Message>,
+    pub instructions: String,
+    pub schema: Value,
+    pub max_tokens: u32,
+}
+
+/// A compaction waiting for its summary.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub request: SummaryRequest,
+    started_ms: f64,
+    before_tokens: usize,
+    traces: Vec<Trace>,
+    system: Vec<Message>,
+    removed: Vec<Message>,
+    retained: Vec<Message>,
+    tail: Vec<Message>,
+    base: Request,
+    options: PrepareOptions,
+}
+
+/// The result of a `prepare` pass.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The model-visible request (guidance included).
+    pub request: Request,
+    pub metrics: ContextMetrics,
+    pub traces: Vec<Trace>,
+    pub compaction: Option<CompactionRecord>,
+    /// The chain to persist when a compaction happened (guidance excluded).
+    pub checkpoint: Option<Vec<Message>>,
+    pub degraded: bool,
+    pub degraded_reason: Option<FailureReason>,
+    /// Messages the emergency layer dropped.
+    pub dropped_messages: u32,
+}
+
+pub enum Step {
+    Done(Box<Outcome>),
+    Summarize(Box<Pending>),
+}
+
+fn instructions(max_tokens: u32) -> String {
+    format!(
+        "You are compacting a conversation so that it can continue within the model's context window. \
+Summarize the conversation you are given for the assistant that will continue it. Write in the user's language. \
+Keep: the user's current goal and latest request; decisions made and why; key facts (names, paths, numbers, \
+versions, error messages); the evidence tools produced (which tool, its key arguments, what it showed); the plan \
+and its progress; open questions. Leave out pleasantries and raw tool output. Answer with a JSON object that \
+follows the schema (summary, key_facts, decisions, plan, open_questions), or with plain text. \
+Stay under {max_tokens} tokens."
+    )
+}
+
+fn is_summary(m: &Message) -> bool {
+    m.markers.summary_compacted || (m.role == Role::System && m.content.text().starts_with(SUMMARY_MARKER))
+}
+
+/// A retained user message: a clone with a new, deterministic id and the retained marker.
+fn retain(m: &Message) -> Message {
+    let mut c = m.clone();
+    c.id = Some(format!("ctxguard-retained-{:012x}", content_key(m, 7) & 0xffff_ffff_ffff));
+    c.markers.checkpoint_retained = true;
+    c
+}
+
+impl Pending {
+    /// Check one answer of the summarizer: text or SessionState, non-empty, within the limit.
+    pub fn validate(&self, guard: &Guard, answer: &Value) -> std::result::Result<Answer, FailureReason> {
+        let a = parse_answer(answer).map_err(|e| match e {
+            Invalid::Empty => FailureReason::EmptyOutput,
+            Invalid::Malformed => FailureReason::InvalidOutput,
+        })?;
+        let text = render(&a);
+        if guard.count_text(&text) > self.request.max_tokens as usize + 64 {
+            return Err(FailureReason::OverBudget);
+        }
+        Ok(a)
+    }
+}
+
+impl Guard {
+    /// Tokens of a text for this guard's model (the estimate factor applied).
+    pub fn count_text(&self, text: &str) -> usize {
+        crate::count_scale(crate::tokens::count(self.model.encoding, text), self.model.estimate_factor) as usize
+    }
+
+    /// Layer 1, then the decision: done (no summary needed) or a summary to ask for.
+    pub fn prepare_start(&mut self, request: &Request, options: &PrepareOptions, now: &dyn Fn() -> f64) -> Result<Step> {
+        let started = now();
+        let layer1 = self.guard_sources(request, false, now);
+        let used = layer1.metrics.used_tokens;
+        let skip = std::mem::take(&mut self.skip_next_compaction);
+        let over = used > self.budget.trigger_limit;
+        if !options.force && (!over || skip) {
+            return self.finish_plain(layer1.request, layer1.traces, options, now).map(|o| Step::Done(Box::new(o)));
+        }
+        let msgs = &layer1.request.messages;
+        let latest = msgs.iter().rposition(|m| m.role == Role::User);
+        let split = latest.unwrap_or(msgs.len());
+        let (older, tail) = msgs.split_at(split);
+        let mut system = Vec::new();
+        let mut removed = Vec::new();
+        for m in older {
+            if m.role == Role::System && !is_summary(m) {
+                system.push(m.clone());
+            } else {
+                removed.push(m.clone());
+            }
+        }
+        if removed.is_empty() {
+            return self.finish_plain(layer1.request, layer1.traces, options, now).map(|o| Step::Done(Box::new(o)));
+        }
+        // Recent user messages kept verbatim (a reloaded clone is not cloned twice).
+        let retain_budget = options.retain_user_tokens.unwrap_or(DEFAULT_RETAIN_USER_TOKENS) as usize;
+        let mut retained = Vec::new();
+        let mut retained_tokens = 0;
+        for m in removed.iter().rev().filter(|m| m.role == Role::User && !is_summary(m)) {
+            let n = self.count_text(&m.content.text());
+            if retained.len() >= RETAIN_USER_MESSAGES || retained_tokens + n > retain_budget {
+                break;
+            }
+            retained_tokens += n;
+            retained.push(if m.markers.checkpoint_retained { m.clone() } else { retain(m) });
+        }
+        retained.reverse();
+        let max_tokens = options
+            .summary_max_tokens
+            .unwrap_or(DEFAULT_SUMMARY_MAX_TOKENS)
+            .min((self.budget.target_limit / 4).max(256));
+        // The summary source, trimmed to the summarizer's input budget in one pass from the
+        // newest message back, with per-message counts from the cache.
+        let instructions = instructions(max_tokens);
+        let input_budget = (self.budget.usable_limit as usize)
+            .saturating_sub(max_tokens as usize)
+            .saturating_sub(self.count_text(&instructions) + 512);
+        let counts = self.count(&Request { messages: removed.clone(), ..Default::default() }).per_message;
+        let mut keep_from = removed.len();
+        let mut acc = 0usize;
+        for (i, c) in counts.iter().enumerate().rev() {
+            if acc + c.total > input_budget {
+                break;
+            }
+            acc += c.total;
+            keep_from = i;
+        }
+        let mut source: Vec<Message> = removed.get(keep_from..).unwrap_or(&[]).to_vec();
+        // A trimmed source must not start with orphaned tool results.
+        sanitize::sanitize(&mut source);
+        Ok(Step::Summarize(Box::new(Pending {
+            request: SummaryRequest { messages: source, instructions, schema: session_state::schema(), max_tokens },
+            started_ms: started,
+            before_tokens: used as usize,
+            traces: layer1.traces,
+            system,
+            removed,
+            retained,
+            tail: tail.to_vec(),
+            base: layer1.request,
+            options: options.clone(),
+        })))
+    }
+
+    /// Build the checkpoint from the summary (or the mechanical fallback), then layer 3.
+    pub fn prepare_finish(
+        &mut self,
+        pending: Pending,
+        result: std::result::Result<Answer, FailureReason>,
+        attempts: u32,
+        now: &dyn Fn() -> f64,
+    ) -> Result<Outcome> {
+        let Pending { started_ms, before_tokens, mut traces, system, removed, retained, tail, base, options, .. } = pending;
+        let mut chain = system;
+        let (status, failure) = match &result {
+            Ok(answer) => {
+                let mut m = Message::text(Role::System, render(answer));
+                m.markers.summary_compacted = true;
+                m.id = Some(format!("ctxguard-summary-{:012x}", content_key(&m.content, 11) & 0xffff_ffff_ffff));
+                chain.push(m);
+                (Status::Completed, None)
+            }
+            Err(reason) => {
+                let note = evidence::evidence_message(&removed, reason.as_str(), self.model.encoding, EVIDENCE_TOKENS);
+                chain.extend(note);
+                (Status::Fallback, Some(*reason))
+            }
+        };
+        chain.extend(retained);
+        chain.extend(tail);
+        sanitize::sanitize(&mut chain);
+        let checkpoint = chain.clone();
+        let after_compaction = self.count(&Request { messages: chain.clone(), ..base.clone() }).total as usize;
+        let record = CompactionRecord {
+            before_tokens: crate::guards::trace_u32(before_tokens),
+            after_tokens: crate::guards::trace_u32(after_compaction),
+            tokens_saved: crate::guards::trace_u32(before_tokens.saturating_sub(after_compaction)),
+            removed_items: crate::guards::trace_u32(removed.len()),
+            duration_ms: now() - started_ms,
+            status: if failure.is_none() { "completed".into() } else { "fallback".into() },
+            failure_reason: failure.map(|r| r.as_str().to_string()),
+            attempts,
+        };
+        // Refuse to thrash: an ineffective compaction is not repeated on the next call.
+        let saved = before_tokens.saturating_sub(after_compaction) as f64;
+        self.skip_next_compaction =
+            after_compaction > self.budget.target_limit as usize || saved < before_tokens as f64 * MIN_SAVED_SHARE;
+        let mut t = Trace::new(Operation::SummaryCompact, status, record.duration_ms, before_tokens, after_compaction);
+        t.removed_history_items = Some(record.removed_items);
+        t.failure_reason = record.failure_reason.clone();
+        traces.push(t);
+        self.last_compaction = Some(record.clone());
+        let mut out = self.finish_plain(Request { messages: chain, ..base }, traces, &options, now)?;
+        out.compaction = Some(record);
+        out.checkpoint = Some(checkpoint);
+        out.degraded = failure.is_some();
+        out.degraded_reason = failure;
+        Ok(out)
+    }
+
+    /// Layer 3 when needed, sanitation, guidance, metrics.
+    fn finish_plain(&mut self, request: Request, mut traces: Vec<Trace>, options: &PrepareOptions, now: &dyn Fn() -> f64) -> Result<Outcome> {
+        let (mut request, dropped) = self.emergency(request, &mut traces, now)?;
+        if let Some(g) = options.guidance.as_deref().filter(|g| !g.trim().is_empty()) {
+            request.messages.push(Message::text(Role::System, g));
+        }
+        let metrics = self.measure(&request);
+        Ok(Outcome {
+            request,
+            metrics,
+            traces,
+            compaction: None,
+            checkpoint: None,
+            degraded: false,
+            degraded_reason: None,
+            dropped_messages: crate::guards::trace_u32(dropped),
+        })
+    }
+
+    /// Layer 3: if still over the usable limit, re-compact tool outputs with tighter limits,
+    /// then drop the oldest unprotected messages. System messages (the summary and pinned notes
+    /// among them) and the latest user message are never dropped.
+    fn emergency(&mut self, request: Request, traces: &mut Vec<Trace>, now: &dyn Fn() -> f64) -> Result<(Request, usize)> {
+        let usable = self.budget.usable_limit as usize;
+        let mut request = request;
+        if self.count(&request).total as usize <= usable {
+            return Ok((request, 0));
+        }
+        let tighter = self.guard_sources(&request, true, now);
+        traces.extend(tighter.traces.into_iter().filter(|t| t.operation == Operation::ToolOutput));
+        request = tighter.request;
+        let mut dropped = 0;
+        for _round in 0..3 {
+            let counted = self.count(&request);
+            let mut total = counted.total as usize;
+            if total <= usable {
+                break;
+            }
+            let latest = request.messages.iter().rposition(|m| m.role == Role::User);
+            let mut drop = vec![false; request.messages.len()];
+            for (i, m) in request.messages.iter().enumerate() {
+                if total <= usable {
+                    break;
+                }
+                if m.role == Role::System || Some(i) == latest {
+                    continue;
+                }
+                if let (Some(d), Some(c)) = (drop.get_mut(i), counted.per_message.get(i)) {
+                    *d = true;
+                    total = total.saturating_sub(c.total);
+                }
+            }
+            let mut i = 0;
+            request.messages.retain(|_| {
+                let d = drop.get(i).copied().unwrap_or(false);
+                i += 1;
+                !d
+            });
+            dropped += drop.iter().filter(|d| **d).count();
+            let s = sanitize::sanitize(&mut request.messages);
+            dropped += s.orphan_results + s.empty_messages;
+        }
+        if self.count(&request).total as usize > usable {
+            return Err(Error::new(
+                ErrorCode::LatestMessageTooLarge,
+                format!(
+                    "the system messages and the latest user message alone need {} tokens; the usable limit is {usable}",
+                    self.count(&request).total
+                ),
+            ));
+        }
+        Ok((request, dropped))
+    }
+}

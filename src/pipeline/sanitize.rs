@@ -1,0 +1,161 @@
+//! Tool-pair sanitation: after anything is dropped, no tool result without its call and no call
+//! without its result (providers reject both). Works on the internal model, so it covers OpenAI
+//! `tool_calls` / `tool` messages and Anthropic `tool_use` / `tool_result` blocks alike.
+
+use std::collections::HashSet;
+
+use crate::message::{Content, Message, Part, Role};
+
+/// What sanitation removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sanitized {
+    pub orphan_results: usize,
+    pub orphan_calls: usize,
+    pub empty_messages: usize,
+}
+
+impl Sanitized {
+    pub fn changed(&self) -> bool {
+        self.orphan_results + self.orphan_calls + self.empty_messages > 0
+    }
+}
+
+/// Remove results whose call is not before them, then calls that have no result after them,
+/// then assistant messages left with neither content nor calls. Legacy `function` results (no
+/// call id) are left alone.
+pub fn sanitize(messages: &mut Vec<Message>) -> Sanitized {
+    let mut report = Sanitized::default();
+    let mut issued: HashSet<String> = HashSet::new();
+    let mut answered: HashSet<String> = HashSet::new();
+    messages.retain(|m| {
+        for c in &m.tool_calls {
+            if !c.id.is_empty() {
+                issued.insert(c.id.clone());
+            }
+        }
+        match (m.role, &m.tool_call_id) {
+            (Role::Tool, Some(id)) => {
+                if issued.contains(id) {
+                    answered.insert(id.clone());
+                    true
+                } else {
+                    report.orphan_results += 1;
+                    false
+                }
+            }
+            _ => true,
+        }
+    });
+    for m in messages.iter_mut() {
+        if m.tool_calls.is_empty() {
+            continue;
+        }
+        let keep: Vec<bool> = m.tool_calls.iter().map(|c| c.id.is_empty() || answered.contains(&c.id)).collect();
+        if keep.iter().all(|k| *k) {
+            continue;
+        }
+        report.orphan_calls += keep.iter().filter(|k| !**k).count();
+        remove_calls(m, &keep);
+    }
+    messages.retain(|m| {
+        let empty = m.role == Role::Assistant && m.tool_calls.is_empty() && content_is_empty(&m.content);
+        if empty {
+            report.empty_messages += 1;
+        }
+        !empty
+    });
+    report
+}
+
+fn content_is_empty(c: &Content) -> bool {
+    match c {
+        Content::Text(t) => t.trim().is_empty(),
+        Content::Parts(parts) => parts.iter().all(|p| match p {
+            Part::Text { text, .. } => text.trim().is_empty(),
+            Part::ToolCallRef { .. } => true,
+            _ => false,
+        }),
+    }
+}
+
+/// Drop the calls whose `keep` flag is false, renumbering `ToolCallRef` parts.
+fn remove_calls(m: &mut Message, keep: &[bool]) {
+    let mut new_index = Vec::with_capacity(keep.len());
+    let mut next = 0;
+    for k in keep {
+        new_index.push(k.then(|| {
+            next += 1;
+            next - 1
+        }));
+    }
+    let mut i = 0;
+    m.tool_calls.retain(|_| {
+        let k = keep.get(i).copied().unwrap_or(true);
+        i += 1;
+        k
+    });
+    if let Content::Parts(parts) = &mut m.content {
+        parts.retain_mut(|p| match p {
+            Part::ToolCallRef { index } => match new_index.get(*index).copied().flatten() {
+                Some(n) => {
+                    *index = n;
+                    true
+                }
+                None => false,
+            },
+            _ => true,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolCall;
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall { id: id.into(), name: "f".into(), arguments: "{}".into(), extra: Default::default() }
+    }
+
+    fn result(id: &str) -> Message {
+        Message { role: Role::Tool, tool_call_id: Some(id.into()), ..Message::text(Role::Tool, "ok") }
+    }
+
+    #[test]
+    fn orphans_on_both_sides_are_removed() {
+        let mut msgs = vec![
+            result("a"), // its call was dropped
+            Message { tool_calls: vec![call("b"), call("c")], ..Message::text(Role::Assistant, "") },
+            result("b"),
+            Message { tool_calls: vec![call("d")], ..Message::text(Role::Assistant, "") },
+            Message::text(Role::User, "next"),
+        ];
+        let r = sanitize(&mut msgs);
+        assert_eq!(r, Sanitized { orphan_results: 1, orphan_calls: 2, empty_messages: 1 });
+        assert_eq!(msgs.len(), 3);
+        assert_eq!(msgs[0].tool_calls.len(), 1);
+        assert_eq!(msgs[0].tool_calls[0].id, "b");
+        assert_eq!(msgs[1].tool_call_id.as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn refs_are_renumbered() {
+        let mut m = Message {
+            role: Role::Assistant,
+            content: Content::Parts(vec![
+                Part::Text { text: "t".into(), extra: Default::default() },
+                Part::ToolCallRef { index: 0 },
+                Part::ToolCallRef { index: 1 },
+            ]),
+            tool_calls: vec![call("x"), call("y")],
+            ..Default::default()
+        };
+        remove_calls(&mut m, &[false, true]);
+        assert_eq!(m.tool_calls.len(), 1);
+        match &m.content {
+            Content::Parts(p) => assert_eq!(p[1], Part::ToolCallRef { index: 0 }),
+            _ => unreachable!(),
+        }
+        assert!(matches!(&m.content, Content::Parts(p) if p.len() == 2));
+    }
+}

@@ -1,0 +1,293 @@
+//! `guard.prepare(messages, options) -> Promise<PrepareResult>`: the whole pipeline, awaiting the
+//! host's `summarize` callback. The guard's state is borrowed only inside synchronous blocks,
+//! never across an `await`, so the UI may call other methods while a summary is pending.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+
+use super::convert::{callback, decode, encode, js_error, now_ms, options, run};
+use super::guard::{read_request, ContextGuard};
+use crate::error::{Error, ErrorCode, Result};
+use crate::format::{write_request, Format, Request};
+use crate::guard::Guard;
+use crate::guards::Trace;
+use crate::metrics::{CompactionRecord, ContextMetrics};
+use crate::pipeline::{FailureReason, Outcome, PrepareOptions, Step, MAX_ATTEMPTS};
+
+#[wasm_bindgen(module = "/src/js/summarize.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = callSummarizer)]
+    #[allow(clippy::too_many_arguments)]
+    fn call_summarizer(
+        summarize: &js_sys::Function,
+        request: &JsValue,
+        timeout_ms: f64,
+        heartbeat_ms: f64,
+        on_progress: &JsValue,
+        signal: &JsValue,
+        attempt: u32,
+        started_ms: f64,
+    ) -> js_sys::Promise;
+
+    fn notify(f: &JsValue, arg: &JsValue);
+}
+
+/// Default time the summarizer gets per attempt.
+pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
+/// Default heartbeat period while waiting.
+pub const DEFAULT_HEARTBEAT_MS: f64 = 1_000.0;
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct JsPrepareOptions {
+    system: Option<Value>,
+    tools: Option<Value>,
+    #[serde(default)]
+    force: bool,
+    guidance: Option<String>,
+    timeout_ms: Option<f64>,
+    heartbeat_ms: Option<f64>,
+    summary_max_tokens: Option<u32>,
+    retain_user_tokens: Option<u32>,
+    /// An AbortSignal serializes as `{}`; it is read separately.
+    #[allow(dead_code)]
+    signal: Option<Value>,
+}
+
+struct Callbacks {
+    summarize: Option<js_sys::Function>,
+    on_progress: JsValue,
+    on_trace: JsValue,
+    logger: JsValue,
+    signal: JsValue,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Wire {
+    messages: Vec<Value>,
+    system: Option<Value>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PrepareResult {
+    messages: Vec<Value>,
+    system: Option<Value>,
+    metrics: ContextMetrics,
+    traces: Vec<Trace>,
+    compaction: Option<CompactionRecord>,
+    checkpoint: Option<Wire>,
+    degraded: bool,
+    degraded_reason: Option<FailureReason>,
+    dropped_messages: u32,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SummarizeRequest<'a> {
+    messages: Vec<Value>,
+    system: Option<Value>,
+    format: Format,
+    instructions: &'a str,
+    schema: &'a Value,
+    max_tokens: u32,
+}
+
+#[derive(Deserialize)]
+struct CallResult {
+    ok: bool,
+    #[serde(default)]
+    value: Value,
+    reason: Option<String>,
+    message: Option<String>,
+}
+
+/// Model-visible messages carry no ctxguard metadata (providers reject unknown fields): no
+/// markers, and no ids on the messages ctxguard created.
+fn stripped(request: &Request) -> Request {
+    let mut r = request.clone();
+    for m in &mut r.messages {
+        m.markers = Default::default();
+        if m.id.as_deref().is_some_and(|id| id.starts_with("ctxguard-")) {
+            m.id = None;
+        }
+    }
+    r
+}
+
+fn wire(format: Format, request: &Request) -> Wire {
+    let (system, messages) = write_request(format, request);
+    Wire { messages, system }
+}
+
+fn log(cb: &Callbacks, line: String) {
+    if cb.logger.is_function() {
+        notify(&cb.logger, &JsValue::from_str(&line));
+    }
+}
+
+fn borrow_mut(inner: &Rc<RefCell<Guard>>) -> Result<std::cell::RefMut<'_, Guard>> {
+    inner
+        .try_borrow_mut()
+        .map_err(|_| Error::new(ErrorCode::Internal, "the guard is in use by another call on this thread"))
+}
+
+fn reason_of(r: &CallResult) -> FailureReason {
+    match r.reason.as_deref() {
+        Some("timeout") => FailureReason::Timeout,
+        Some("aborted") => FailureReason::Aborted,
+        _ => FailureReason::CallbackError,
+    }
+}
+
+async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: PrepareOptions, cb: Callbacks, timeout: f64, heartbeat: f64) -> Result<JsValue> {
+    let started = now_ms();
+    let (format, step) = {
+        let mut g = borrow_mut(&inner)?;
+        (g.format, g.prepare_start(&request, &popts, &now_ms)?)
+    };
+    let outcome: Outcome = match step {
+        Step::Done(o) => *o,
+        Step::Summarize(pending) => {
+            log(&cb, format!(
+                "[SummaryCompact] start: {} messages in the summary source, answer limit {} tokens",
+                pending.request.messages.len(),
+                pending.request.max_tokens
+            ));
+            let source = Request { messages: pending.request.messages.clone(), ..Default::default() };
+            let sw = wire(format, &source);
+            let req = encode(&SummarizeRequest {
+                messages: sw.messages,
+                system: sw.system,
+                format,
+                instructions: &pending.request.instructions,
+                schema: &pending.request.schema,
+                max_tokens: pending.request.max_tokens,
+            })?;
+            let mut result = Err(FailureReason::NoCallback);
+            let mut attempts = 0;
+            if let Some(f) = &cb.summarize {
+                for attempt in 1..=MAX_ATTEMPTS {
+                    attempts = attempt;
+                    let promise = call_summarizer(f, &req, timeout, heartbeat, &cb.on_progress, &cb.signal, attempt, started);
+                    let settled = JsFuture::from(promise).await.unwrap_or(JsValue::NULL);
+                    let call: Option<CallResult> = decode(&settled, "summarize result", ErrorCode::Internal).ok();
+                    result = match &call {
+                        Some(c) if c.ok => {
+                            let g = inner.try_borrow().map_err(|_| Error::new(ErrorCode::Internal, "the guard is in use"))?;
+                            pending.validate(&g, &c.value)
+                        }
+                        Some(c) => Err(reason_of(c)),
+                        // The answer could not be read as JSON (a cycle, a BigInt...).
+                        None => Err(FailureReason::InvalidOutput),
+                    };
+                    let message = call.as_ref().and_then(|c| c.message.clone());
+                    match &result {
+                        Ok(_) => break,
+                        Err(r) => {
+                            log(&cb, format!(
+                                "[SummaryCompact] attempt {attempt} failed: {}{}",
+                                r.as_str(),
+                                message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
+                            ));
+                            if *r == FailureReason::Aborted {
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            let mut g = borrow_mut(&inner)?;
+            g.prepare_finish(*pending, result, attempts, &now_ms)?
+        }
+    };
+    if let Some(c) = &outcome.compaction {
+        log(&cb, format!(
+            "[SummaryCompact] {}: before={} after={} saved={} removed={} attempts={} duration={:.0}ms{}",
+            c.status,
+            c.before_tokens,
+            c.after_tokens,
+            c.tokens_saved,
+            c.removed_items,
+            c.attempts,
+            c.duration_ms,
+            c.failure_reason.as_deref().map(|r| format!(" reason={r}")).unwrap_or_default()
+        ));
+    }
+    if cb.on_trace.is_function() {
+        for t in &outcome.traces {
+            if let Ok(v) = encode(t) {
+                notify(&cb.on_trace, &v);
+            }
+        }
+    }
+    let visible = wire(format, &stripped(&outcome.request));
+    let checkpoint = outcome.checkpoint.as_ref().map(|chain| {
+        let r = Request { messages: chain.clone(), ..Default::default() };
+        wire(format, &r)
+    });
+    encode(&PrepareResult {
+        messages: visible.messages,
+        system: visible.system,
+        metrics: outcome.metrics,
+        traces: outcome.traces,
+        compaction: outcome.compaction,
+        checkpoint,
+        degraded: outcome.degraded,
+        degraded_reason: outcome.degraded_reason,
+        dropped_messages: outcome.dropped_messages,
+    })
+}
+
+fn positive(v: Option<f64>, default: f64, what: &str) -> Result<f64> {
+    match v {
+        None => Ok(default),
+        Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Some(x) => Err(Error::options(format!("{what} must be a number >= 0, got {x}"))),
+    }
+}
+
+#[wasm_bindgen(js_class = ContextGuard)]
+impl ContextGuard {
+    /// `guard.prepare(messages, options) -> Promise<PrepareResult>`. Rejects only on misuse
+    /// (bad input: a `CtxguardError`); a failing, hanging or garbage-returning summarizer ends
+    /// in a `degraded` result.
+    pub fn prepare(&self, messages: JsValue, opts: JsValue) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        let setup = run(|| {
+            let o: JsPrepareOptions = options(&opts, "options")?;
+            let cb = Callbacks {
+                summarize: callback(&opts, "summarize")?,
+                on_progress: callback(&opts, "onProgress")?.map_or(JsValue::UNDEFINED, Into::into),
+                on_trace: callback(&opts, "onTrace")?.map_or(JsValue::UNDEFINED, Into::into),
+                logger: callback(&opts, "logger")?.map_or(JsValue::UNDEFINED, Into::into),
+                signal: if opts.is_object() {
+                    js_sys::Reflect::get(&opts, &JsValue::from_str("signal")).unwrap_or(JsValue::UNDEFINED)
+                } else {
+                    JsValue::UNDEFINED
+                },
+            };
+            let timeout = positive(o.timeout_ms, DEFAULT_TIMEOUT_MS, "timeoutMs")?;
+            let heartbeat = positive(o.heartbeat_ms, DEFAULT_HEARTBEAT_MS, "heartbeatMs")?;
+            let format = inner.try_borrow().map(|g| g.format).map_err(|_| Error::new(ErrorCode::Internal, "the guard is in use"))?;
+            let request = read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;
+            let popts = PrepareOptions {
+                force: o.force,
+                guidance: o.guidance,
+                summary_max_tokens: o.summary_max_tokens,
+                retain_user_tokens: o.retain_user_tokens,
+            };
+            Ok((request, popts, cb, timeout, heartbeat))
+        });
+        future_to_promise(async move {
+            let (request, popts, cb, timeout, heartbeat) = setup?;
+            run_pipeline(inner, request, popts, cb, timeout, heartbeat).await.map_err(js_error)
+        })
+    }
+}

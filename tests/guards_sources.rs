@@ -1,0 +1,191 @@
+//! Layer 1 as a whole: guard_sources over real-looking requests in both formats, traces,
+//! fair attachment shares and the paged reader.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use ctxguard::format::{parse_request, write_request, Format};
+use ctxguard::guard::{Guard, GuardConfig};
+use ctxguard::guards::attachment::{self, fair_shares};
+use ctxguard::guards::reader;
+use ctxguard::guards::{Operation, Status};
+use ctxguard::tokens::{count, Encoding};
+use serde_json::{json, Value};
+
+fn clock() -> f64 {
+    0.0
+}
+
+fn log(lines: usize) -> String {
+    (0..lines).map(|i| format!("{i:04} PASS tests::case_{i} ({} ms)\n", i % 97)).collect()
+}
+
+fn doc(words: usize, seed: &str) -> String {
+    (0..words).map(|i| format!("{seed}{} ", i % 1000)).collect::<String>()
+}
+
+fn guard(cfg: Value) -> Guard {
+    Guard::new(&serde_json::from_value::<GuardConfig>(cfg).unwrap()).unwrap()
+}
+
+fn openai_request() -> Value {
+    json!([
+        {"role": "system", "content": "You are a build assistant."},
+        {"role": "user", "content": format!("Here is the spec <attachment id=\"spec\" name=\"spec.md\" type=\"text/markdown\">{}</attachment> and notes <attachment name=\"notes.txt\" type=\"text/plain\">short notes</attachment>", doc(20_000, "spec"))},
+        {"role": "user", "content": [
+            {"type": "text", "text": "And the report:"},
+            {"type": "file", "file": {"filename": "report.pdf", "file_id": "file-abc"}, "text": doc(30_000, "報告")}
+        ]},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "run_tests", "arguments": "{}"}},
+            {"id": "call_2", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
+        ]},
+        {"role": "tool", "tool_call_id": "call_1", "content": log(5_000)},
+        {"role": "tool", "tool_call_id": "call_2", "content": "Cargo.toml\nsrc\n"},
+        {"role": "user", "content": "Why did it fail?"}
+    ])
+}
+
+#[test]
+fn tool_outputs_and_attachments_are_guarded_with_traces() {
+    let wire = openai_request();
+    let before = wire.clone();
+    let req = parse_request(Format::Openai, &wire, None, None).unwrap();
+    let mut g = guard(json!({"model": "gpt-4o", "retrievalTool": "get_output"}));
+    let raw = g.measure(&req);
+    let out = g.guard_sources(&req, false, &clock);
+    assert_eq!(wire, before, "input untouched");
+    assert!(out.metrics.used_tokens < raw.used_tokens);
+    assert!(out.metrics.compacted);
+    assert_eq!(out.traces.len(), 2);
+    let t = &out.traces[0];
+    assert_eq!((t.operation, t.status), (Operation::ToolOutput, Status::Applied));
+    assert_eq!(t.messages_truncated, Some(1));
+    assert_eq!(t.emergency, Some(false));
+    assert_eq!(t.tokens_saved, t.before_tokens - t.after_tokens);
+    let a = &out.traces[1];
+    assert_eq!((a.operation, a.status), (Operation::AttachmentPreview, Status::Applied));
+    assert_eq!(a.attachment_blocks, Some(3));
+    assert_eq!(a.attachment_blocks_truncated, Some(2));
+    assert!(a.after_tokens <= 16_000 + 3 * 10, "{}", a.after_tokens);
+    // what the model sees
+    let (_, msgs) = write_request(Format::Openai, &out.request);
+    let tool = msgs[4]["content"].as_str().unwrap();
+    assert!(tool.contains("[ctxguard:compacted-tool-output]") && tool.contains("get_output") && tool.contains("call_1"));
+    assert!(count(Encoding::O200kBase, tool) <= 8_000);
+    assert_eq!(msgs[5]["content"], "Cargo.toml\nsrc\n");
+    let user = msgs[1]["content"].as_str().unwrap();
+    assert!(user.contains("short notes"), "the small attachment stays whole");
+    assert!(user.contains("[ctxguard:attachment-preview] spec.md (text/markdown)"));
+    assert!(user.contains("read_attachment({\"id\": \"spec\""));
+    assert!(user.ends_with("</attachment>"));
+    let file_text = msgs[2]["content"][1]["text"].as_str().unwrap();
+    assert!(file_text.contains("report.pdf (unknown type)") || file_text.contains("report.pdf"));
+    assert!(file_text.contains("extracted from a binary file"), "PDF gets the binary hint: {}", &file_text[file_text.len() - 400..]);
+    assert!(file_text.contains("\"file-abc\""));
+    assert_eq!(msgs[6], before[6]);
+}
+
+#[test]
+fn guarding_twice_changes_nothing_and_is_byte_stable() {
+    let wire = openai_request();
+    let req = parse_request(Format::Openai, &wire, None, None).unwrap();
+    let mut g = guard(json!({"model": "gpt-4o"}));
+    let once = g.guard_sources(&req, false, &clock);
+    let again = g.guard_sources(&once.request, false, &clock);
+    let w1 = serde_json::to_string(&write_request(Format::Openai, &once.request).1).unwrap();
+    let w2 = serde_json::to_string(&write_request(Format::Openai, &again.request).1).unwrap();
+    assert_eq!(w1, w2);
+    // no tool-output event when nothing changed; the attachment event stays (blocks exist)
+    assert_eq!(again.traces.len(), 1);
+    assert_eq!((again.traces[0].operation, again.traces[0].status), (Operation::AttachmentPreview, Status::Noop));
+    let fresh = guard(json!({"model": "gpt-4o"})).guard_sources(&req, false, &clock);
+    assert_eq!(serde_json::to_string(&write_request(Format::Openai, &fresh.request).1).unwrap(), w1);
+}
+
+#[test]
+fn no_events_without_work() {
+    let wire = json!([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]);
+    let req = parse_request(Format::Openai, &wire, None, None).unwrap();
+    let out = guard(json!({"model": "gpt-4o"})).guard_sources(&req, false, &clock);
+    assert!(out.traces.is_empty());
+}
+
+#[test]
+fn anthropic_tool_results_are_compacted_in_place() {
+    let wire = json!([
+        {"role": "user", "content": "run it"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "tu_1", "name": "bash", "input": {"cmd": "make"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "tu_1", "content": log(6_000)},
+            {"type": "text", "text": "what happened?"}
+        ]}
+    ]);
+    let req = parse_request(Format::Anthropic, &wire, Some(&json!("Be terse.")), None).unwrap();
+    let mut g = guard(json!({"model": "claude-sonnet-4-5", "toolOutputLimits": {"bash": 2000}}));
+    let out = g.guard_sources(&req, false, &clock);
+    let (system, msgs) = write_request(Format::Anthropic, &out.request);
+    assert_eq!(system, Some(json!("Be terse.")));
+    let block = &msgs[2]["content"][0];
+    assert_eq!(block["type"], "tool_result");
+    let text = block["content"].as_str().unwrap();
+    assert!(text.contains("[ctxguard:compacted-tool-output]"));
+    // the per-tool limit is in Claude tokens: the o200k count stays under 2000 / factor
+    assert!(count(Encoding::O200kBase, text) as f64 <= 2_000.0 / g.model.estimate_factor + 1.0);
+    assert_eq!(msgs[2]["content"][1]["text"], "what happened?");
+}
+
+#[test]
+fn emergency_pass_is_tighter() {
+    let wire = json!([
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "x", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c", "content": log(5_000)}
+    ]);
+    let req = parse_request(Format::Openai, &wire, None, None).unwrap();
+    let mut g = guard(json!({"model": "gpt-4o"}));
+    let normal = g.guard_sources(&req, false, &clock);
+    let emergency = g.guard_sources(&normal.request, true, &clock);
+    assert!(emergency.metrics.used_tokens < normal.metrics.used_tokens);
+    assert_eq!(emergency.traces[0].emergency, Some(true));
+    assert!(count(Encoding::O200kBase, emergency.request.messages[1].content.text().as_str()) <= 2_000);
+}
+
+#[test]
+fn shares_are_fair_and_previews_fit_them() {
+    assert_eq!(fair_shares(&[500, 40_000, 90_000], 10_000), vec![500, 4_750, 4_750]);
+    let found = attachment::Found::standalone("a".into(), Some("a.csv".into()), Some("text/csv".into()), 0, 0);
+    let text = doc(50_000, "row,");
+    let p = attachment::preview(Encoding::O200kBase, &text, &found, 1_000);
+    assert!(count(Encoding::O200kBase, &p) <= 1_000);
+    assert!(p.contains("Read more with read_attachment"));
+    assert!(!p.contains("binary"));
+}
+
+#[test]
+fn reader_pages_cover_the_text_exactly_with_non_ascii() {
+    let text = format!("{}🙂 emoji and Zürich — {}", doc(3_000, "中文"), "end");
+    let total = count(Encoding::O200kBase, &text);
+    let mut offset = 0;
+    let mut joined = String::new();
+    let mut pages = 0;
+    loop {
+        let p = reader::read(Encoding::O200kBase, "x", &text, offset, Some(700)).unwrap();
+        assert_eq!(p.total_tokens as usize, total);
+        assert!(count(Encoding::O200kBase, &p.text) <= 700 + 2);
+        joined.push_str(&p.text);
+        pages += 1;
+        match p.next_offset {
+            Some(n) => offset = n as usize,
+            None => break,
+        }
+    }
+    assert_eq!(joined, text);
+    assert_eq!(pages, total.div_ceil(700));
+    assert_eq!(reader::read(Encoding::O200kBase, "x", &text, total + 5, None).unwrap_err().code.as_str(), "INVALID_OPTIONS");
+    assert!(reader::read(Encoding::O200kBase, "x", &text, 0, Some(0)).is_err());
+    assert!(reader::read(Encoding::O200kBase, "x", &text, 0, Some(9_000)).is_err());
+    let empty = reader::read(Encoding::O200kBase, "e", "", 0, None).unwrap();
+    assert_eq!((empty.text.as_str(), empty.next_offset), ("", None));
+    let def = reader::tool_definition(Format::Anthropic);
+    assert_eq!(def["name"], "read_attachment");
+    assert_eq!(def["input_schema"]["required"][0], "id");
+    assert_eq!(reader::tool_definition(Format::Openai)["function"]["name"], "read_attachment");
+}

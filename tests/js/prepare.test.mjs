@@ -1,0 +1,221 @@
+// guard.prepare through the package: compaction with a summarizer, every failure mode of the
+// callback ending in a documented degraded result, heartbeats, guidance, concurrency.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ContextGuard } from 'ctxguard';
+import { withFrozen } from './helpers.mjs';
+
+const CONFIG = { model: 'gpt-4o', contextWindow: 10000, reservedOutputTokens: 1000 };
+
+function conversation(turns = 40) {
+  const msgs = [{ role: 'system', content: 'You are a build assistant.' }];
+  for (let i = 0; i < turns; i++) {
+    msgs.push({ role: 'user', content: `Q${i}: why does module ${i} fail? ${'detail '.repeat(30)}` });
+    msgs.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'run_tests', arguments: `{"module":"m${i}"}` } }] });
+    msgs.push({ role: 'tool', tool_call_id: `c${i}`, content: `${'log line\n'.repeat(30)}result: module ${i} FAILED` });
+    msgs.push({ role: 'assistant', content: `Module ${i} fails. ${'because '.repeat(30)}` });
+  }
+  msgs.push({ role: 'user', content: 'Which one do I fix first? 先修哪个？' });
+  return msgs;
+}
+
+function assertPairs(messages) {
+  const issued = new Set();
+  const answered = new Set();
+  for (const m of messages) {
+    for (const c of m.tool_calls ?? []) issued.add(c.id);
+    if (m.role === 'tool') {
+      assert.ok(issued.has(m.tool_call_id), `result ${m.tool_call_id} without its call`);
+      answered.add(m.tool_call_id);
+    }
+  }
+  assert.deepEqual([...issued].sort(), [...answered].sort(), 'calls without results');
+}
+
+function assertLatestQuestionKept(result, input) {
+  const last = input[input.length - 1];
+  const users = result.messages.filter((m) => m.role === 'user');
+  assert.deepEqual(users[users.length - 1], last);
+}
+
+test('a compaction with a SessionState summarizer', async () => {
+  const guard = new ContextGuard(CONFIG);
+  const lines = [];
+  const beats = [];
+  const traces = [];
+  let seen;
+  const r = await withFrozen(conversation(), (msgs) =>
+    guard.prepare(msgs, {
+      summarize: async (req) => {
+        seen = req;
+        await new Promise((resolve) => setTimeout(resolve, 120));
+        return { summary: 'Forty modules fail; each at its own step.', key_facts: ['module i fails at step i'], decisions: [], plan: { status: 'active', steps: [{ description: 'fix module 0', status: 'pending' }] }, open_questions: [] };
+      },
+      heartbeatMs: 30,
+      onProgress: (e) => beats.push(e),
+      onTrace: (t) => traces.push(t),
+      logger: (l) => lines.push(l),
+    }),
+  );
+  assert.equal(seen.format, 'openai');
+  assert.equal(seen.attempt, 1);
+  assert.ok(seen.signal instanceof AbortSignal);
+  assert.ok(seen.instructions.includes("user's language"));
+  assert.equal(seen.schema.type, 'object');
+  assert.ok(seen.maxTokens > 0);
+  assert.ok(seen.messages.length > 0 && !seen.messages.some((m) => m.role === 'system'));
+  assert.equal(r.degraded, false);
+  assert.equal(r.degradedReason, null);
+  assert.equal(r.compaction.status, 'completed');
+  assert.equal(r.compaction.removedItems, 160);
+  assert.equal(r.compaction.tokensSaved, r.compaction.beforeTokens - r.compaction.afterTokens);
+  assert.ok(r.metrics.usedTokens < r.metrics.targetLimit);
+  assert.ok(beats.length >= 2 && beats.every((b) => b.operation === 'summary_compact' && b.status === 'in_progress' && b.elapsedMs >= 0));
+  assert.deepEqual(traces, r.traces);
+  assert.equal(r.traces.at(-1).operation, 'summary_compact');
+  assert.equal(r.traces.at(-1).status, 'completed');
+  assert.ok(lines.some((l) => l.startsWith('[SummaryCompact] completed')));
+  // model-visible: no ctxguard metadata; checkpoint: marked
+  assert.ok(r.messages.every((m) => !('ctxguard' in m)));
+  assert.match(r.messages[1].content, /^\[ctxguard:summary\]/);
+  assert.match(r.messages[1].content, /## Plan \(active\)\n- \[pending\] fix module 0/);
+  assert.equal(r.checkpoint.messages[1].ctxguard.summaryCompacted, true);
+  assert.ok(r.checkpoint.messages.some((m) => m.ctxguard?.checkpointRetained));
+  assertPairs(r.messages);
+  assertLatestQuestionKept(r, conversation());
+});
+
+const FAULTS = [
+  ['throws synchronously', () => { throw new Error('boom'); }, 'callback_error', 3],
+  ['rejects with an Error', async () => { throw new TypeError('bad'); }, 'callback_error', 3],
+  ['rejects with a non-Error', () => Promise.reject('nope'), 'callback_error', 3],
+  ['resolves undefined', async () => undefined, 'empty_output', 3],
+  ['resolves an empty string', async () => '   ', 'empty_output', 3],
+  ['resolves a number', async () => 42, 'invalid_output', 3],
+  ['resolves the wrong shape', async () => ({ text: 'hi' }), 'invalid_output', 3],
+  ['resolves a cyclic object', async () => { const a = {}; a.self = a; return a; }, 'invalid_output', 3],
+  ['resolves an oversized text', async () => 'word '.repeat(20000), 'over_budget', 3],
+  ['never settles', () => new Promise(() => {}), 'timeout', 3],
+  ['settles after the timeout', () => new Promise((resolve) => setTimeout(() => resolve('late'), 300)), 'timeout', 3],
+];
+
+for (const [name, summarize, reason, attempts] of FAULTS) {
+  test(`summarize ${name} → degraded '${reason}'`, async () => {
+    const guard = new ContextGuard(CONFIG);
+    const r = await guard.prepare(conversation(), { summarize, timeoutMs: 100 });
+    assert.equal(r.degraded, true);
+    assert.equal(r.degradedReason, reason);
+    assert.equal(r.compaction.status, 'fallback');
+    assert.equal(r.compaction.failureReason, reason);
+    assert.equal(r.compaction.attempts, attempts);
+    assert.match(r.messages.find((m) => m.role === 'system' && m.content.startsWith('[ctxguard:evidence]')).content, /tool run_tests\(module=m39\) → .*module 39 FAILED/);
+    assert.ok(r.metrics.usedTokens <= r.metrics.usableLimit);
+    assertPairs(r.messages);
+    assertLatestQuestionKept(r, conversation());
+  });
+}
+
+test('a summarizer that fails twice and then answers completes on attempt 3', async () => {
+  let calls = 0;
+  const r = await new ContextGuard(CONFIG).prepare(conversation(), {
+    summarize: async () => (++calls < 3 ? Promise.reject(new Error('flaky')) : 'Plain text summary.'),
+  });
+  assert.equal(r.degraded, false);
+  assert.equal(r.compaction.attempts, 3);
+});
+
+test('no summarizer, an aborted signal, and a signal aborted while waiting', async () => {
+  const none = await new ContextGuard(CONFIG).prepare(conversation());
+  assert.equal(none.degradedReason, 'no_callback');
+  assert.equal(none.compaction.attempts, 0);
+  const already = AbortSignal.abort();
+  const a = await new ContextGuard(CONFIG).prepare(conversation(), { summarize: async () => 'x', signal: already });
+  assert.equal(a.degradedReason, 'aborted');
+  const ac = new AbortController();
+  let sawAbort = false;
+  const pending = new ContextGuard(CONFIG).prepare(conversation(), {
+    summarize: (req) => new Promise((_, reject) => req.signal.addEventListener('abort', () => { sawAbort = true; reject(req.signal.reason); })),
+    signal: ac.signal,
+  });
+  setTimeout(() => ac.abort(), 30);
+  const b = await pending;
+  assert.equal(b.degradedReason, 'aborted');
+  assert.equal(b.compaction.attempts, 1);
+  assert.ok(sawAbort, 'the summarizer saw its signal abort');
+});
+
+test('observers that throw do not break prepare', async () => {
+  const r = await new ContextGuard(CONFIG).prepare(conversation(), {
+    summarize: async () => { await new Promise((resolve) => setTimeout(resolve, 60)); return 'ok summary'; },
+    heartbeatMs: 10,
+    onProgress: () => { throw new Error('progress bug'); },
+    onTrace: () => { throw new Error('trace bug'); },
+    logger: () => { throw new Error('logger bug'); },
+  });
+  assert.equal(r.degraded, false);
+});
+
+test('the guard stays usable while a summary is pending, and re-entrant prepare works', async () => {
+  const guard = new ContextGuard(CONFIG);
+  let inner;
+  const outer = guard.prepare(conversation(), {
+    summarize: async () => {
+      inner = await guard.prepare([{ role: 'user', content: 'hi' }]);
+      return 'outer summary';
+    },
+  });
+  assert.ok(guard.measure(conversation()).usedTokens > 0);
+  assert.ok(guard.budget.usableLimit > 0);
+  const r = await outer;
+  assert.equal(r.compaction.status, 'completed');
+  assert.equal(inner.compaction, null);
+});
+
+test('under the trigger: no compaction; force compacts; guidance is not persisted', async () => {
+  const guard = new ContextGuard({ model: 'gpt-4o' });
+  const small = conversation(3);
+  const plain = await guard.prepare(small);
+  assert.equal(plain.compaction, null);
+  assert.equal(plain.checkpoint, null);
+  assert.deepEqual(plain.messages, small);
+  const forced = await guard.prepare(small, { force: true, summarize: async () => 'Three modules fail.', guidance: 'Your last answer was cut off; continue concisely.' });
+  assert.equal(forced.compaction.status, 'completed');
+  assert.equal(forced.messages.at(-1).content, 'Your last answer was cut off; continue concisely.');
+  assert.ok(!JSON.stringify(forced.checkpoint).includes('cut off'));
+});
+
+test('bad input rejects with a code; an oversized question is a clear error', async () => {
+  const guard = new ContextGuard(CONFIG);
+  await assert.rejects(guard.prepare([{ role: 'nope' }]), { name: 'CtxguardError', code: 'INVALID_ROLE' });
+  await assert.rejects(guard.prepare(conversation(), { summarize: 'not a function' }), { code: 'INVALID_OPTIONS' });
+  await assert.rejects(guard.prepare(conversation(), { timeoutMs: -1 }), { code: 'INVALID_OPTIONS' });
+  await assert.rejects(guard.prepare(conversation(), { forse: true }), { code: 'INVALID_OPTIONS' });
+  await assert.rejects(
+    guard.prepare([{ role: 'user', content: 'word '.repeat(20000) }]),
+    { name: 'CtxguardError', code: 'LATEST_MESSAGE_TOO_LARGE' },
+  );
+});
+
+test('Anthropic: tool_use/tool_result pairs stay valid and the summary joins system', async () => {
+  const msgs = [];
+  for (let i = 0; i < 30; i++) {
+    msgs.push({ role: 'user', content: `step ${i} ${'word '.repeat(300)}` });
+    msgs.push({ role: 'assistant', content: [{ type: 'text', text: 'running' }, { type: 'tool_use', id: `tu${i}`, name: 'bash', input: { cmd: `make ${i}` } }] });
+    msgs.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `tu${i}`, content: 'ok '.repeat(100) }] });
+    msgs.push({ role: 'assistant', content: 'done' });
+  }
+  msgs.push({ role: 'user', content: 'next?' });
+  const guard = new ContextGuard({ model: 'claude-sonnet-4-5', contextWindow: 12000, reservedOutputTokens: 1000 });
+  const r = await guard.prepare(msgs, { system: 'Be terse.', summarize: async (req) => { assert.equal(req.format, 'anthropic'); return 'Thirty steps ran.'; } });
+  assert.equal(r.compaction.status, 'completed');
+  assert.match(JSON.stringify(r.system), /Be terse\.[\s\S]*\[ctxguard:summary\]/);
+  const ids = new Set();
+  for (const m of r.messages) {
+    for (const b of Array.isArray(m.content) ? m.content : []) {
+      if (b.type === 'tool_use') ids.add(b.id);
+      if (b.type === 'tool_result') assert.ok(ids.delete(b.tool_use_id), 'result without call');
+    }
+  }
+  assert.equal(ids.size, 0, 'call without result');
+  assert.deepEqual(r.messages.at(-1), { role: 'user', content: 'next?' });
+});

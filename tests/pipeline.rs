@@ -1,0 +1,252 @@
+//! The pipeline end to end on the native core: layer 1, summary compaction (completed and every
+//! fallback), anti-thrash, the emergency layer, guidance, tool-pair validity in both formats.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+use std::collections::HashSet;
+
+use ctxguard::format::{parse_request, write_request, Format, Request};
+use ctxguard::guard::{Guard, GuardConfig};
+use ctxguard::message::{Message, Role};
+use ctxguard::pipeline::{FailureReason, Outcome, Pending, PrepareOptions, Step};
+use serde_json::{json, Value};
+
+fn clock() -> f64 {
+    0.0
+}
+
+fn guard(window: u32) -> Guard {
+    let cfg: GuardConfig = serde_json::from_value(json!({
+        "model": "gpt-4o", "contextWindow": window, "reservedOutputTokens": 1000
+    }))
+    .unwrap();
+    Guard::new(&cfg).unwrap()
+}
+
+/// `turns` turns of user question, assistant tool call, tool result, assistant answer.
+fn conversation(turns: usize, filler: usize) -> Value {
+    let mut v = vec![json!({"role": "system", "content": "You are a build assistant."})];
+    for i in 0..turns {
+        v.push(json!({"role": "user", "content": format!("Q{i}: why does module {i} fail? {}", "detail ".repeat(filler))}));
+        v.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{i}"), "type": "function", "function": {"name": "run_tests", "arguments": format!("{{\"module\":\"m{i}\"}}")}}]}));
+        v.push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": format!("{}result: module {i} FAILED at step {i}\n", "log line\n".repeat(filler))}));
+        v.push(json!({"role": "assistant", "content": format!("Module {i} fails at step {i}. {}", "because ".repeat(filler))}));
+    }
+    v.push(json!({"role": "user", "content": "And what should I fix first? 先修哪个？"}));
+    Value::Array(v)
+}
+
+fn parse(v: &Value) -> Request {
+    parse_request(Format::Openai, v, None, None).unwrap()
+}
+
+fn pending(g: &mut Guard, req: &Request, opts: &PrepareOptions) -> Box<Pending> {
+    match g.prepare_start(req, opts, &clock).unwrap() {
+        Step::Summarize(p) => p,
+        Step::Done(_) => panic!("expected a summary request"),
+    }
+}
+
+fn assert_pairs_valid(msgs: &[Message]) {
+    let mut issued = HashSet::new();
+    let mut answered = HashSet::new();
+    for m in msgs {
+        for c in &m.tool_calls {
+            issued.insert(c.id.clone());
+        }
+        if let (Role::Tool, Some(id)) = (m.role, &m.tool_call_id) {
+            assert!(issued.contains(id), "result {id} without its call");
+            answered.insert(id.clone());
+        }
+    }
+    assert_eq!(issued, answered, "calls without results");
+}
+
+fn latest_user_is_last_user(out: &Outcome, original: &Value) {
+    let last = original.as_array().unwrap().last().unwrap().clone();
+    let (_, wire) = write_request(Format::Openai, &out.request);
+    let last_user = wire.iter().rev().find(|m| m["role"] == "user").unwrap();
+    assert_eq!(last_user, &last, "the latest user message survives unchanged");
+}
+
+#[test]
+fn under_the_trigger_nothing_is_compacted() {
+    let wire = conversation(3, 5);
+    let mut g = guard(128_000);
+    match g.prepare_start(&parse(&wire), &PrepareOptions::default(), &clock).unwrap() {
+        Step::Done(out) => {
+            assert!(out.compaction.is_none() && out.checkpoint.is_none() && !out.degraded);
+            assert_eq!(write_request(Format::Openai, &out.request).1, wire.as_array().unwrap().clone());
+        }
+        Step::Summarize(_) => panic!("no compaction under the trigger"),
+    }
+}
+
+#[test]
+fn a_completed_compaction_builds_a_self_contained_checkpoint() {
+    let wire = conversation(40, 30);
+    let req = parse(&wire);
+    let mut g = guard(10_000);
+    let used = g.measure(&req).used_tokens;
+    assert!(used > g.budget.trigger_limit, "{used}");
+    let p = pending(&mut g, &req, &PrepareOptions::default());
+    // the source holds the older turns, not the system prompt and not the latest question
+    assert!(p.request.messages.iter().all(|m| m.role != Role::System));
+    assert!(!p.request.messages.iter().any(|m| m.content.text().contains("先修哪个")));
+    assert!(p.request.instructions.contains("user's language"));
+    assert!(p.request.schema["properties"]["key_facts"].is_object());
+    let answer = json!({
+        "summary": "The user is fixing failing modules 0-39; each fails at its own step.",
+        "key_facts": ["module i fails at step i"], "decisions": [], "open_questions": ["which to fix first"],
+        "plan": {"status": "active", "steps": [{"description": "fix module 0", "status": "pending"}]}
+    });
+    let a = p.validate(&g, &answer).unwrap();
+    let out = g.prepare_finish(*p, Ok(a), 1, &clock).unwrap();
+    assert!(!out.degraded);
+    let rec = out.compaction.clone().unwrap();
+    assert_eq!(rec.status, "completed");
+    assert_eq!(rec.attempts, 1);
+    assert_eq!(rec.before_tokens, used);
+    assert!(rec.after_tokens < g.budget.target_limit);
+    assert_eq!(rec.tokens_saved, rec.before_tokens - rec.after_tokens);
+    assert_eq!(rec.removed_items, 160);
+    let cp = out.checkpoint.clone().unwrap();
+    assert_eq!(cp[0].content.text(), "You are a build assistant.");
+    assert!(cp[1].markers.summary_compacted && cp[1].content.text().starts_with("[ctxguard:summary]"));
+    assert!(cp[1].content.text().contains("## Plan (active)\n- [pending] fix module 0"));
+    let retained: Vec<_> = cp.iter().filter(|m| m.markers.checkpoint_retained).collect();
+    assert!(!retained.is_empty() && retained.len() <= 4);
+    assert!(retained.iter().all(|m| m.id.as_deref().unwrap().starts_with("ctxguard-retained-")));
+    assert!(retained.last().unwrap().content.text().starts_with("Q39"));
+    latest_user_is_last_user(&out, &wire);
+    assert_pairs_valid(&out.request.messages);
+    assert_eq!(out.traces.last().unwrap().removed_history_items, Some(160));
+    assert_eq!(g.measure(&Request { messages: cp.clone(), ..Default::default() }).used_tokens, out.metrics.used_tokens);
+    // the next call on the checkpoint does not compact again
+    match g.prepare_start(&Request { messages: cp, ..Default::default() }, &PrepareOptions::default(), &clock).unwrap() {
+        Step::Done(o) => assert!(o.compaction.is_none()),
+        Step::Summarize(_) => panic!("compacted twice"),
+    }
+}
+
+#[test]
+fn bad_answers_are_rejected_with_reasons() {
+    let wire = conversation(40, 30);
+    let mut g = guard(10_000);
+    let p = pending(&mut g, &parse(&wire), &PrepareOptions::default());
+    assert_eq!(p.validate(&g, &json!("")), Err(FailureReason::EmptyOutput));
+    assert_eq!(p.validate(&g, &json!(42)), Err(FailureReason::InvalidOutput));
+    assert_eq!(p.validate(&g, &json!({"summary": ["x"]})), Err(FailureReason::InvalidOutput));
+    let huge = "word ".repeat(p.request.max_tokens as usize * 2);
+    assert_eq!(p.validate(&g, &json!(huge)), Err(FailureReason::OverBudget));
+    assert!(p.validate(&g, &json!("A short plain-text summary.")).is_ok());
+}
+
+#[test]
+fn every_failure_ends_in_the_mechanical_fallback() {
+    for reason in [FailureReason::Timeout, FailureReason::CallbackError, FailureReason::InvalidOutput, FailureReason::NoCallback, FailureReason::Aborted] {
+        let wire = conversation(40, 30);
+        let mut g = guard(10_000);
+        let p = pending(&mut g, &parse(&wire), &PrepareOptions::default());
+        let out = g.prepare_finish(*p, Err(reason), 3, &clock).unwrap();
+        assert!(out.degraded);
+        assert_eq!(out.degraded_reason, Some(reason));
+        let rec = out.compaction.clone().unwrap();
+        assert_eq!((rec.status.as_str(), rec.failure_reason.as_deref()), ("fallback", Some(reason.as_str())));
+        let cp = out.checkpoint.clone().unwrap();
+        let note = cp.iter().find(|m| m.markers.pinned).expect("evidence note");
+        let t = note.content.text();
+        assert!(t.starts_with("[ctxguard:evidence]") && t.contains(reason.as_str()));
+        assert!(t.contains("tool run_tests(module=m39) → ") && t.contains("module 39 FAILED at step 39"), "{t}");
+        assert!(out.metrics.used_tokens <= g.budget.usable_limit);
+        latest_user_is_last_user(&out, &wire);
+        assert_pairs_valid(&out.request.messages);
+    }
+}
+
+#[test]
+fn force_compacts_under_the_trigger_and_guidance_is_never_persisted() {
+    let wire = conversation(10, 5);
+    let mut g = guard(128_000);
+    let opts = PrepareOptions { force: true, guidance: Some("Your last answer was cut off; continue concisely.".into()), ..Default::default() };
+    let p = pending(&mut g, &parse(&wire), &opts);
+    assert!(!p.request.messages.iter().any(|m| m.content.text().contains("cut off")));
+    let a = p.validate(&g, &json!("Ten modules fail.")).unwrap();
+    let out = g.prepare_finish(*p, Ok(a), 1, &clock).unwrap();
+    let last = out.request.messages.last().unwrap();
+    assert_eq!(last.content.text(), "Your last answer was cut off; continue concisely.");
+    assert!(!out.checkpoint.unwrap().iter().any(|m| m.content.text().contains("cut off")));
+}
+
+#[test]
+fn an_ineffective_compaction_is_not_repeated() {
+    // one huge latest question: the summary cannot get under the target
+    let mut v = conversation(6, 3).as_array().unwrap().clone();
+    v.pop();
+    v.push(json!({"role": "user", "content": format!("Please review: {}", "token ".repeat(23_500))}));
+    let wire = Value::Array(v);
+    let mut g = guard(30_000);
+    let p = pending(&mut g, &parse(&wire), &PrepareOptions::default());
+    let a = p.validate(&g, &json!("Six modules fail.")).unwrap();
+    let out = g.prepare_finish(*p, Ok(a), 1, &clock).unwrap();
+    assert!(out.compaction.unwrap().after_tokens > g.budget.target_limit);
+    match g.prepare_start(&Request { messages: out.checkpoint.unwrap(), ..Default::default() }, &PrepareOptions::default(), &clock).unwrap() {
+        Step::Done(o) => assert!(o.compaction.is_none(), "no second compaction right away"),
+        Step::Summarize(_) => panic!("thrash"),
+    }
+}
+
+#[test]
+fn emergency_layer_drops_oldest_and_refuses_an_oversized_question() {
+    // window so small that even the fallback's chain must be cut by layer 3
+    let wire = conversation(30, 40);
+    let mut g = guard(4_000);
+    let p = pending(&mut g, &parse(&wire), &PrepareOptions::default());
+    let out = g.prepare_finish(*p, Err(FailureReason::Timeout), 3, &clock).unwrap();
+    assert!(out.metrics.used_tokens <= g.budget.usable_limit, "{} > {}", out.metrics.used_tokens, g.budget.usable_limit);
+    assert_eq!(out.request.messages[0].content.text(), "You are a build assistant.");
+    latest_user_is_last_user(&out, &wire);
+    assert_pairs_valid(&out.request.messages);
+
+    let big = json!([{"role": "system", "content": "S"}, {"role": "user", "content": "word ".repeat(5_000)}]);
+    let mut g = guard(4_000);
+    let err = match g.prepare_start(&parse(&big), &PrepareOptions::default(), &clock) {
+        Err(e) => e,
+        Ok(_) => panic!("an oversized question must be an error"),
+    };
+    assert_eq!(err.code.as_str(), "LATEST_MESSAGE_TOO_LARGE");
+}
+
+#[test]
+fn anthropic_pairs_stay_valid() {
+    let mut msgs = Vec::new();
+    for i in 0..40 {
+        msgs.push(json!({"role": "user", "content": format!("step {i} {}", "word ".repeat(300))}));
+        msgs.push(json!({"role": "assistant", "content": [{"type": "text", "text": "running"}, {"type": "tool_use", "id": format!("tu{i}"), "name": "bash", "input": {"cmd": format!("make {i}")}}]}));
+        msgs.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("tu{i}"), "content": "ok ".repeat(200)}]}));
+        msgs.push(json!({"role": "assistant", "content": "done"}));
+    }
+    msgs.push(json!({"role": "user", "content": "next?"}));
+    let req = parse_request(Format::Anthropic, &Value::Array(msgs), Some(&json!("Be terse.")), None).unwrap();
+    let cfg: GuardConfig = serde_json::from_value(json!({"model": "claude-sonnet-4-5", "contextWindow": 12_000, "reservedOutputTokens": 1000})).unwrap();
+    let mut g = Guard::new(&cfg).unwrap();
+    let m = g.measure(&req);
+    assert!(m.used_tokens > g.budget.trigger_limit, "{} {}", m.used_tokens, g.budget.trigger_limit);
+    let p = pending(&mut g, &req, &PrepareOptions::default());
+    let out = g.prepare_finish(*p, Ok(ctxguard::pipeline::session_state::Answer::Text("Forty steps ran.".into())), 1, &clock).unwrap();
+    assert_pairs_valid(&out.request.messages);
+    let (system, wire) = write_request(Format::Anthropic, &out.request);
+    let sys = serde_json::to_string(&system).unwrap();
+    assert!(sys.contains("Be terse.") && sys.contains("[ctxguard:summary]"));
+    assert_eq!(wire.last().unwrap()["content"], "next?");
+}
+
+#[test]
+fn trimming_a_long_conversation_is_one_pass() {
+    // 2,000 messages: the plan must come back (trim is linear; no recount per removal)
+    let wire = conversation(500, 150);
+    let mut g = guard(128_000);
+    let p = pending(&mut g, &parse(&wire), &PrepareOptions::default());
+    let src: usize = g.count(&Request { messages: p.request.messages.clone(), ..Default::default() }).total as usize;
+    assert!(src <= g.budget.usable_limit as usize);
+    assert!(p.request.messages.len() < 2_000);
+}
