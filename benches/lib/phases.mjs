@@ -237,26 +237,42 @@ export async function throughputPair({ start, libs, encoding, ids, env, manifest
       // Reference time ÷ the other's time on the same text = the other's speed ÷ the reference's.
       if (libs.length === 2 && round[libs[0]] != null && round[libs[1]] != null) ratios.push(round[libs[0]] / round[libs[1]]);
     }
+    // "Again": the last variant counted once more, both libraries interleaved like the rounds.
+    const againLibs = [];
     for (const lib of libs) {
       const cell = res.libs[lib].inputs[id];
       if (!cell || cell.capped || cell.error || cell.reused) continue;
       if (!cell.samples.length) Object.assign(cell, { samples: [{ v: 0, ms: cell.firstMs, mbps: bytesOf(0) / 1e3 / cell.firstMs }], onlyFirst: true });
       if (cell.onlyFirst) continue;
       const med = median(cell.samples.map((x) => x.ms));
-      const v = cell.samples.at(-1).v;
       const n = med < params.budgetMs / 4 ? 2 : med < params.budgetMs / 2 ? 1 : 0;
-      for (let k = 0; k < n; k++) {
+      if (n) againLibs.push({ lib, cell, med, n, v: cell.samples.at(-1).v });
+    }
+    // Both must count the same text for a paired ratio: the last variant both reached.
+    if (againLibs.length === 2) {
+      const v = Math.min(againLibs[0].v, againLibs[1].v);
+      for (const a of againLibs) a.v = v;
+    }
+    const againRatios = [];
+    for (let k = 0; k < Math.max(0, ...againLibs.map((a) => a.n)); k++) {
+      const order = k % 2 ? [...againLibs].reverse() : againLibs;
+      const round = {};
+      for (const a of order) {
+        if (k >= a.n) continue;
         try {
           await ensure(i);
-          const x = await w.call('run', [lib, id, v], Math.max(5_000, 3 * med) + 30_000);
-          cell.again.push({ v, ms: x.ms, mbps: bytesOf(v) / 1e3 / x.ms });
+          const x = await w.call('run', [a.lib, id, a.v], Math.max(5_000, 3 * a.med) + 30_000);
+          a.cell.again.push({ v: a.v, ms: x.ms, mbps: bytesOf(a.v) / 1e3 / x.ms });
+          round[a.lib] = x.ms;
         } catch (e) {
-          cell.note = `again: ${errText(e)}`;
+          a.cell.note = `again: ${errText(e)}`;
+          a.n = 0;
           await drop();
-          break;
         }
       }
+      if (libs.length === 2 && round[libs[0]] != null && round[libs[1]] != null) againRatios.push(round[libs[0]] / round[libs[1]]);
     }
+    (res.againRatios ??= {})[id] = againRatios;
     res.ratios[id] = ratios;
   }
   if (w) {
@@ -287,7 +303,7 @@ export async function throughput({ runtime, startWorker, libs, encodings, ids, e
         refCells = r.libs[REF].inputs;
         (out[REF] ??= {})[enc] = { inputs: refCells, loadMs: r.libs[REF].loadMs };
       }
-      if (lib !== REF) (out[lib] ??= {})[enc] = { inputs: r.libs[lib].inputs, loadMs: r.libs[lib].loadMs, ratios: r.ratios };
+      if (lib !== REF) (out[lib] ??= {})[enc] = { inputs: r.libs[lib].inputs, loadMs: r.libs[lib].loadMs, ratios: r.ratios, againRatios: r.againRatios };
       const summary = ids.map((id) => pairLibs.map((l) => {
         const c = r.libs[l].inputs[id] ?? {};
         return c.capped ? '>cap' : c.error ? 'error' : c.reused ? 'reused' : String(c.samples?.length ?? 0);
