@@ -16,6 +16,7 @@ pub mod json_text;
 pub mod message;
 pub mod metrics;
 pub mod models;
+pub mod overflow;
 pub mod pipeline;
 pub mod tokens;
 

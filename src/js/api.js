@@ -5,7 +5,10 @@
 // instantiated the module.
 import * as wasm from './ctxguard_wasm.js';
 
+export { chainPreModelHooks } from './hooks.js';
+
 export const ContextGuard = wasm.ContextGuard;
+export const classifyProviderError = wasm.classifyProviderError;
 export const compactToolOutput = wasm.compactToolOutput;
 export const countMessages = wasm.countMessages;
 export const countTokens = wasm.countTokens;

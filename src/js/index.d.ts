@@ -345,6 +345,35 @@ export interface CacheStats {
   misses: number;
 }
 
+/** What a failed provider call means for the conversation. */
+export type ProviderErrorKind = 'context_overflow' | 'payload_too_large' | 'rate_limit' | 'other';
+
+/**
+ * The fields `classifyProviderError` reads from an object. An OpenAI or Anthropic SDK error can be
+ * passed as is; other fields are ignored.
+ */
+export interface ProviderErrorInput {
+  /** HTTP status. Also read from `statusCode` / `status_code`, or from a status inside the body. */
+  status?: number | string | null;
+  statusCode?: number | string | null;
+  status_code?: number | string | null;
+  message?: string | null;
+  /** Provider error code, e.g. `context_length_exceeded`, `rate_limit_exceeded`, `1261`. */
+  code?: string | number | null;
+  /** The parsed JSON error body, or its raw text. */
+  body?: unknown;
+  /** What the OpenAI and Anthropic SDKs call the parsed body. */
+  error?: unknown;
+}
+
+export interface ProviderErrorClassification {
+  kind: ProviderErrorKind;
+  /** `true` exactly when `kind` is `'context_overflow'`: prepare again with `force: true`, then retry once. */
+  compactAndRetry: boolean;
+  /** The rule that matched: `marker:<id>` (a phrase or code in the error), `status:429`, `status:413`, or `none`. Stable. */
+  reason: `marker:${string}` | 'status:413' | 'status:429' | 'none';
+}
+
 export class ContextGuard {
   constructor(config?: GuardConfig);
   readonly budget: Budget;
@@ -379,5 +408,26 @@ export function readAttachment(
   source: string | { [id: string]: string } | Map<string, string>,
   options: ReadAttachmentOptions,
 ): AttachmentPage;
+/**
+ * What a failed provider call means: context overflow (compact and retry), payload too large,
+ * rate limit, or other. Takes anything — a `ProviderErrorInput`, an SDK error, a raw body string —
+ * and never throws: unreadable input is `'other'`.
+ */
+export function classifyProviderError(error: unknown): ProviderErrorClassification;
+/** A model input as pre-model hooks pass it along: the messages plus whatever else the host carries. */
+export interface ModelInput {
+  messages: WireMessage[];
+  system?: string | JsonValue[] | null;
+  [key: string]: unknown;
+}
+
+/** A pre-model hook: returns the next model input, or nothing to keep the one it was given. */
+export type PreModelHook = (input: ModelInput) => ModelInput | undefined | void | Promise<ModelInput | undefined | void>;
+
+/**
+ * Compose hooks in order; each sees the previous one's model input. Throws `INVALID_OPTIONS`
+ * for a non-function; the chained hook rejects with whatever a hook throws.
+ */
+export function chainPreModelHooks(hooks: PreModelHook[]): (input: ModelInput) => Promise<ModelInput>;
 /** The crate version. */
 export function version(): string;

@@ -3,13 +3,11 @@
 //! The merge reproduces tiktoken's `byte_pair_encode` exactly: repeatedly merge the adjacent pair
 //! of parts whose concatenation has the lowest rank, the leftmost one on ties, until no adjacent
 //! pair is a token. Short pieces use tiktoken's own scan (quadratic but with a tiny constant);
-//! long pieces use a binary heap of `(rank, start)` over a linked list of parts with lazy
-//! invalidation, which is O(n log n). Both orders are the same: a part is identified by its start
-//! offset, which never changes while the part survives, so "lowest rank, then leftmost" is the
-//! same as "lowest `(rank, start)`".
+//! long pieces use a priority queue of `(rank, start)` keys (a tournament tree indexed by
+//! position) over a linked list of parts, which is O(n log n). Both orders are the same: a part is
+//! identified by its start offset, which never changes while the part survives, so "lowest rank,
+//! then leftmost" is the same as "lowest `(rank, start)`".
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::hash::Hasher;
 
 use rustc_hash::FxHasher;
@@ -18,10 +16,14 @@ use rustc_hash::FxHasher;
 pub(crate) const NO_RANK: u32 = u32::MAX;
 
 /// Pieces shorter than this use the scan merge, longer ones the heap merge.
-const HEAP_THRESHOLD: usize = 128;
+const HEAP_THRESHOLD: usize = 32;
 
-/// An empty slot of the open-addressing table.
+/// An empty slot of the open-addressing table (never a valid slot: ranks are below
+/// `rank_mask`).
 const EMPTY: u32 = u32::MAX;
+
+/// log2 of the Bloom filter's size in bits (256 KiB: stays in L2 where the slot table does not).
+const BLOOM_BITS: u32 = 21;
 
 /// The ordinary (non-special) tokens of one encoding.
 pub(crate) struct Vocab {
@@ -30,9 +32,15 @@ pub(crate) struct Vocab {
     /// `starts[r]..starts[r + 1]` are the bytes of rank `r` (empty for ranks that are not ordinary
     /// tokens).
     starts: Vec<u32>,
-    /// Open-addressing hash table (linear probing) of ranks, keyed by token bytes.
+    /// Open-addressing hash table (linear probing) keyed by token bytes, load factor below 0.4.
+    /// Each slot holds the rank in its low bits and a tag (high bits of the key's hash) above, so
+    /// probes past other keys rarely touch token bytes.
     slots: Vec<u32>,
     mask: usize,
+    rank_mask: u32,
+    /// One-hash Bloom filter of all tokens of 3+ bytes: most spans that are not tokens (the
+    /// common case while merging) are rejected without touching the slot table.
+    bloom: Vec<u64>,
     /// Rank of each single byte.
     byte_rank: [u32; 256],
     /// Rank of each two-byte sequence (`NO_RANK` if it is not a token), indexed by `b0 << 8 | b1`.
@@ -41,85 +49,116 @@ pub(crate) struct Vocab {
     max_token_len: usize,
 }
 
+/// FxHash of the bytes with a final mix, so that every bit range is usable (slot index in the
+/// low bits, Bloom index in the middle, tag in the high bits).
 #[inline]
-fn hash_bytes(bytes: &[u8]) -> usize {
+fn hash_bytes(bytes: &[u8]) -> u64 {
     let mut h = FxHasher::default();
     h.write(bytes);
-    h.finish() as usize
+    let mut x = h.finish();
+    x ^= x >> 32;
+    x = x.wrapping_mul(0xD6E8_FEB8_6659_FD93);
+    x ^ (x >> 29)
+}
+
+#[inline]
+fn bloom_index(hash: u64) -> usize {
+    ((hash >> 24) as usize) & ((1usize << BLOOM_BITS) - 1)
 }
 
 impl Vocab {
-    /// Builds the table from the bytes of each rank (`None` for ranks that are not ordinary
-    /// tokens). Fails if a single byte is missing (BPE could not encode every input) or the table
-    /// is too large for 32-bit offsets.
-    pub(crate) fn from_ranks(tokens: &[Option<Vec<u8>>]) -> Result<Vocab, String> {
-        let total: usize = tokens.iter().flatten().map(Vec::len).sum();
-        if total >= u32::MAX as usize || tokens.len() >= EMPTY as usize {
+    /// Builds the table from the token bytes of every rank: `starts` has one entry per rank
+    /// plus a final one, and `bytes[starts[r]..starts[r + 1]]` are the bytes of rank `r` (empty for
+    /// ranks that are not ordinary tokens). Fails if a single byte is missing (BPE could not encode
+    /// every input) or the table is too large for 32-bit offsets.
+    pub(crate) fn from_arena(bytes: Vec<u8>, starts: Vec<u32>) -> Result<Vocab, String> {
+        let rank_slots = starts.len().saturating_sub(1);
+        if bytes.len() >= u32::MAX as usize || rank_slots >= (NO_RANK >> 1) as usize {
             return Err("vocabulary too large".to_string());
         }
-        let mut bytes = Vec::with_capacity(total);
-        let mut starts = Vec::with_capacity(tokens.len() + 1);
-        starts.push(0u32);
         let mut count = 0usize;
         let mut max_token_len = 0usize;
-        for token in tokens {
-            if let Some(t) = token {
-                bytes.extend_from_slice(t);
-                count += 1;
-                max_token_len = max_token_len.max(t.len());
+        for w in starts.windows(2) {
+            if let [a, b] = w {
+                if b < a || *b as usize > bytes.len() {
+                    return Err("inconsistent token offsets".to_string());
+                }
+                if b > a {
+                    count += 1;
+                    max_token_len = max_token_len.max((b - a) as usize);
+                }
             }
-            starts.push(bytes.len() as u32);
         }
-        let size = (count * 2).next_power_of_two().max(1024);
+        let size = (count * 2 + 1).next_power_of_two().max(1024);
+        // Smallest all-ones mask above every rank, so that no slot value is all ones (EMPTY).
+        let rank_mask = (rank_slots as u32 + 1).next_power_of_two().wrapping_sub(1);
         let mut vocab = Vocab {
             bytes,
             starts,
             slots: vec![EMPTY; size],
             mask: size - 1,
+            rank_mask,
+            bloom: vec![0u64; 1 << (BLOOM_BITS - 6)],
             byte_rank: [NO_RANK; 256],
             pair_rank: vec![NO_RANK; 1 << 16],
             max_token_len,
         };
-        for (rank, token) in tokens.iter().enumerate() {
-            let Some(t) = token else { continue };
-            if t.is_empty() {
-                continue;
-            }
-            let rank = rank as u32;
+        for rank in 0..rank_slots as u32 {
+            let Some(t) = vocab.token_bytes(rank) else { continue };
             // Keep the first rank for duplicate byte strings (there are none in the shipped
             // vocabularies).
             if vocab.lookup(t) != NO_RANK {
                 continue;
             }
-            let mut i = hash_bytes(t) & vocab.mask;
+            let h = hash_bytes(t);
+            let short = match t {
+                [b] => Some(*b as usize),
+                [b0, b1] => Some(0x100 + (((*b0 as usize) << 8) | *b1 as usize)),
+                _ => None,
+            };
+            let value = vocab.slot_value(h, rank);
+            let mut i = h as usize & vocab.mask;
             loop {
                 match vocab.slots.get_mut(i) {
                     Some(slot) if *slot == EMPTY => {
-                        *slot = rank;
+                        *slot = value;
                         break;
                     }
                     Some(_) => i = (i + 1) & vocab.mask,
                     None => return Err("hash table index out of range".to_string()),
                 }
             }
-            match t.as_slice() {
-                [b] => {
-                    if let Some(slot) = vocab.byte_rank.get_mut(*b as usize) {
-                        *slot = rank;
+            let slot = match short {
+                Some(b) if b < 0x100 => vocab.byte_rank.get_mut(b),
+                Some(pair) => vocab.pair_rank.get_mut(pair - 0x100),
+                None => {
+                    let b = bloom_index(h);
+                    if let Some(word) = vocab.bloom.get_mut(b >> 6) {
+                        *word |= 1 << (b & 63);
                     }
+                    None
                 }
-                [b0, b1] => {
-                    if let Some(slot) = vocab.pair_rank.get_mut(((*b0 as usize) << 8) | *b1 as usize) {
-                        *slot = rank;
-                    }
-                }
-                _ => {}
+            };
+            if let Some(slot) = slot {
+                *slot = rank;
             }
         }
         if vocab.byte_rank.contains(&NO_RANK) {
             return Err("a single byte is not a token".to_string());
         }
         Ok(vocab)
+    }
+
+    #[inline]
+    fn slot_value(&self, hash: u64, rank: u32) -> u32 {
+        ((hash >> 32) as u32 & !self.rank_mask) | rank
+    }
+
+    /// Heap bytes held by the tables.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.bytes.capacity()
+            + 4 * (self.starts.capacity() + self.slots.capacity() + self.pair_rank.capacity())
+            + 8 * self.bloom.capacity()
     }
 
     /// Number of rank slots (the highest ordinary rank plus one).
@@ -153,13 +192,23 @@ impl Vocab {
             [b0, b1] => self.pair_rank.get(((*b0 as usize) << 8) | *b1 as usize).copied().unwrap_or(NO_RANK),
             _ if piece.len() > self.max_token_len => NO_RANK,
             _ => {
-                let mut i = hash_bytes(piece) & self.mask;
+                let h = hash_bytes(piece);
+                let b = bloom_index(h);
+                match self.bloom.get(b >> 6) {
+                    Some(word) if word & (1 << (b & 63)) != 0 => {}
+                    _ => return NO_RANK,
+                }
+                let tag = (h >> 32) as u32 & !self.rank_mask;
+                let mut i = h as usize & self.mask;
                 loop {
                     match self.slots.get(i) {
-                        Some(&r) if r == EMPTY => return NO_RANK,
-                        Some(&r) => {
-                            if self.token_bytes(r) == Some(piece) {
-                                return r;
+                        Some(&v) if v == EMPTY => return NO_RANK,
+                        Some(&v) => {
+                            if v & !self.rank_mask == tag {
+                                let r = v & self.rank_mask;
+                                if self.token_bytes(r) == Some(piece) {
+                                    return r;
+                                }
                             }
                             i = (i + 1) & self.mask;
                         }
@@ -180,11 +229,13 @@ pub(crate) struct Scratch {
     end: Vec<u32>,
     /// Heap merge: start of the part before the one starting at `i`.
     prev: Vec<u32>,
-    /// Heap merge: rank of merging the part at `i` with the next part, or `NO_RANK`.
-    pair: Vec<u32>,
-    heap: Vec<Reverse<u64>>,
-    /// Statistics for tests: number of heap pushes and pops since the scratch was created.
-    pub(crate) heap_ops: u64,
+    /// Heap merge: the tournament tree of pair keys.
+    heap: Vec<u64>,
+    /// Statistics for tests: priority-queue operations (pops and leaf updates, each O(log n))
+    /// since the scratch was created.
+    pub(crate) queue_ops: u64,
+    /// Statistics for tests: tree nodes written by those operations.
+    pub(crate) tree_writes: u64,
 }
 
 /// Where the token boundaries of a merged piece are, after `merge`.
@@ -284,9 +335,7 @@ impl Vocab {
         // the + 3, as in tiktoken).
         let rank_at = |parts: &Vec<(u32, u32)>, i: usize| -> u32 {
             match (parts.get(i), parts.get(i + 3)) {
-                (Some(&(a, _)), Some(&(b, _))) => {
-                    piece.get(a as usize..b as usize).map_or(NO_RANK, |t| self.lookup(t))
-                }
+                (Some(&(a, _)), Some(&(b, _))) => piece.get(a as usize..b as usize).map_or(NO_RANK, |t| self.lookup(t)),
                 _ => NO_RANK,
             }
         };
@@ -318,58 +367,66 @@ impl Vocab {
         }
     }
 
-    /// Heap merge; returns the number of merges done. The part structure is left in
+    /// Long-piece merge; returns the number of merges done. The part structure is left in
     /// `scratch.end`. Pieces must be shorter than 4 GiB (offsets are 32-bit; `merge` checks).
+    ///
+    /// The priority queue is a tournament tree over positions: leaf `x` holds
+    /// `rank << 32 | x` for the pair starting at `x` (`NO_RANK << 32 | x` if there is none), each
+    /// inner node the minimum of its children, so the root is the lowest rank, leftmost on ties
+    /// — tiktoken's choice. Updates touch one leaf-to-root path and stop as soon as a node does not
+    /// change; neighbouring positions share most of their path, so the tree stays cache-friendly
+    /// where a binary heap of a million entries would miss the cache on every level.
     fn heap_merge(&self, piece: &[u8], s: &mut Scratch) -> usize {
         let n = piece.len();
         s.end.clear();
         s.prev.clear();
-        s.pair.clear();
-        let mut heap_vec = std::mem::take(&mut s.heap);
-        heap_vec.clear();
-        let mut ops = 0u64;
-        for i in 0..n {
-            s.end.push(i as u32 + 1);
-            s.prev.push((i as u32).wrapping_sub(1));
-            let r = match (piece.get(i), piece.get(i + 1)) {
+        s.end.extend((1..=n).map(|i| i as u32));
+        s.prev.extend((0..n).map(|i| (i as u32).wrapping_sub(1)));
+        let tree = &mut s.heap;
+        tree.clear();
+        // Leaves live at n..2n; node 1 is the root and node 0 is unused. With n not a power of two
+        // the leaves are not in position order, which does not matter: ties are broken by the
+        // position stored in the key, not by tree order.
+        tree.resize(2 * n, u64::MAX);
+        for (x, leaf) in tree.iter_mut().skip(n).enumerate() {
+            let r = match (piece.get(x), piece.get(x + 1)) {
                 (Some(&b0), Some(&b1)) => {
                     self.pair_rank.get(((b0 as usize) << 8) | b1 as usize).copied().unwrap_or(NO_RANK)
                 }
                 _ => NO_RANK,
             };
-            s.pair.push(r);
-            if r != NO_RANK {
-                heap_vec.push(Reverse(((r as u64) << 32) | i as u64));
-                ops += 1;
+            *leaf = key(r, x);
+        }
+        for i in (1..n).rev() {
+            let m = min_children(tree, i);
+            if let Some(node) = tree.get_mut(i) {
+                *node = m;
             }
         }
-        let mut heap = BinaryHeap::from(heap_vec);
+        let mut ops = 0u64;
+        let mut writes = 0u64;
         let mut merges = 0usize;
         let end = &mut s.end;
         let prev = &mut s.prev;
-        let pair = &mut s.pair;
         let rank_of = |a: usize, b: usize| piece.get(a..b).map_or(NO_RANK, |t| self.lookup(t));
 
-        while let Some(Reverse(key)) = heap.pop() {
-            ops += 1;
-            let r = (key >> 32) as u32;
-            let i = (key & 0xFFFF_FFFF) as usize;
-            // Stale entry: the part at i was merged away, or its right neighbour changed (a pair's
-            // span only grows, so its rank can never come back to an old value).
-            if pair.get(i) != Some(&r) {
-                continue;
+        while let Some(&top) = tree.get(1) {
+            let r = (top >> 32) as u32;
+            if r == NO_RANK {
+                break;
             }
+            ops += 1;
+            let i = (top & 0xFFFF_FFFF) as usize;
             let Some(&j) = end.get(i) else { break };
             let j = j as usize;
             let Some(&k) = end.get(j) else { break };
             let k = k as usize;
-            // Merge [i, j) and [j, k).
+            // Merge [i, j) and [j, k); j no longer starts a part.
             if let Some(e) = end.get_mut(i) {
                 *e = k as u32;
             }
-            if let Some(p) = pair.get_mut(j) {
-                *p = NO_RANK;
-            }
+            writes += set_leaf(tree, n, j, key(NO_RANK, j));
+            ops += 1;
             merges += 1;
             // New pair with the right neighbour [k, end[k]).
             let new_right = if k < n {
@@ -380,32 +437,53 @@ impl Vocab {
             } else {
                 NO_RANK
             };
-            if let Some(p) = pair.get_mut(i) {
-                *p = new_right;
-            }
-            if new_right != NO_RANK {
-                heap.push(Reverse(((new_right as u64) << 32) | i as u64));
-                ops += 1;
-            }
+            writes += set_leaf(tree, n, i, key(new_right, i));
+            ops += 1;
             // New pair with the left neighbour [prev[i], i).
             if i > 0 {
                 if let Some(&pv) = prev.get(i) {
                     let pv = pv as usize;
-                    let new_left = rank_of(pv, k);
-                    if let Some(p) = pair.get_mut(pv) {
-                        *p = new_left;
-                    }
-                    if new_left != NO_RANK {
-                        heap.push(Reverse(((new_left as u64) << 32) | pv as u64));
-                        ops += 1;
-                    }
+                    writes += set_leaf(tree, n, pv, key(rank_of(pv, k), pv));
+                    ops += 1;
                 }
             }
         }
-        let mut v = heap.into_vec();
-        v.clear();
-        s.heap = v;
-        s.heap_ops += ops;
+        s.queue_ops += ops;
+        s.tree_writes += writes;
         merges
     }
+}
+
+#[inline]
+fn key(rank: u32, pos: usize) -> u64 {
+    ((rank as u64) << 32) | pos as u64
+}
+
+#[inline]
+fn min_children(tree: &[u64], i: usize) -> u64 {
+    let a = tree.get(2 * i).copied().unwrap_or(u64::MAX);
+    let b = tree.get(2 * i + 1).copied().unwrap_or(u64::MAX);
+    a.min(b)
+}
+
+/// Sets leaf `x` of a tournament tree with `n` leaves and fixes the path to the root; returns the
+/// number of nodes written (for the work counters).
+#[inline]
+fn set_leaf(tree: &mut [u64], n: usize, x: usize, value: u64) -> u64 {
+    let mut i = n + x;
+    match tree.get_mut(i) {
+        Some(leaf) if *leaf != value => *leaf = value,
+        _ => return 0,
+    }
+    let mut writes = 1;
+    while i > 1 {
+        i /= 2;
+        let m = min_children(tree, i);
+        match tree.get_mut(i) {
+            Some(node) if *node != m => *node = m,
+            _ => break,
+        }
+        writes += 1;
+    }
+    writes
 }

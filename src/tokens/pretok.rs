@@ -525,6 +525,7 @@ impl Iterator for Pieces<'_, '_> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -4,11 +4,13 @@
 mod convert;
 mod count;
 mod guard;
+mod overflow;
 mod prepare;
 mod sources;
 
 pub use count::{count_tokens, known_models, model_info};
 pub use guard::{count_messages, ContextGuard};
+pub use overflow::classify_provider_error;
 pub use sources::{compact_tool_output, preview_attachment, read_attachment, read_attachment_tool};
 
 use wasm_bindgen::prelude::*;

@@ -2,6 +2,8 @@
 // the @ts-expect-error lines prove the declarations are precise (no `any` sneaking through).
 import {
   ContextGuard,
+  chainPreModelHooks,
+  classifyProviderError,
   compactToolOutput,
   countMessages,
   countTokens,
@@ -12,6 +14,10 @@ import {
   readAttachmentTool,
   version,
   type AttachmentPage,
+  type ModelInput,
+  type PreModelHook,
+  type ProviderErrorClassification,
+  type ProviderErrorInput,
   type Checkpoint,
   type DegradedReason,
   type PrepareResult,
@@ -122,6 +128,11 @@ void prepared.then((r) => {
   const cp: Checkpoint | null = r.checkpoint;
   return [reason, cp];
 });
+const overflowInput: ProviderErrorInput = { status: 400, message: "This model's maximum context length is 128000 tokens." };
+const classified: ProviderErrorClassification = classifyProviderError(overflowInput);
+const retry: boolean = classifyProviderError(new Error('boom')).compactAndRetry;
+const addGuidance: PreModelHook = (input: ModelInput) => ({ ...input, messages: [...input.messages, { role: 'system', content: 'Be brief.' }] });
+const chained: (input: ModelInput) => Promise<ModelInput> = chainPreModelHooks([addGuidance, () => undefined]);
 guard.free();
 new ContextGuard().free();
 
@@ -162,5 +173,5 @@ const badVersion: string = version;
 export const used = [
   n, perMessage, kind, exact, sum, window, provider, models, v, model, state, breakdown, last, stats,
   describe, perMessageBreakdown, badState, badVersion,
-  guarded, traces, compactedOut, previewOut, readTool, nextOffset,
+  chained, classified, retry, guarded, traces, compactedOut, previewOut, readTool, nextOffset,
 ];

@@ -1,0 +1,153 @@
+//! Throughput of our counter vs tiktoken-rs's `encode_ordinary` (informational, never asserted on
+//! time). Run: `cargo test --release --test tokens_bench -- --ignored --nocapture --test-threads=1`.
+//! Set `CTXGUARD_BENCH_RUNS` to change the number of runs per measurement (default 5; medians).
+//! Times are this thread's on-CPU time (Linux `schedstat`), because the machines are shared;
+//! each sample repeats the count for at least 0.2 s of CPU time.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+mod tokens_common;
+
+use std::time::Instant;
+
+use ctxguard::tokens::Encoding;
+use tokens_common::*;
+
+/// Nanoseconds this thread has spent on a CPU (Linux), so that other processes competing for the
+/// cores do not count; wall-clock time elsewhere.
+struct Clock(Option<u64>, Instant);
+
+fn on_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+impl Clock {
+    fn start() -> Self {
+        Clock(on_cpu_ns(), Instant::now())
+    }
+    fn secs(&self) -> f64 {
+        match (self.0, on_cpu_ns()) {
+            (Some(a), Some(b)) => (b - a) as f64 / 1e9,
+            _ => self.1.elapsed().as_secs_f64(),
+        }
+    }
+}
+
+/// Runs `f` repeatedly until at least 0.2 s of CPU time has passed (the CPU clock advances in
+/// scheduler ticks of a few ms) and returns MB/s for `bytes` per run, plus the last result.
+fn rate<T>(bytes: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let clock = Clock::start();
+    let mut runs = 0u32;
+    loop {
+        let out = std::hint::black_box(f());
+        runs += 1;
+        let secs = clock.secs();
+        if secs >= 0.2 {
+            return (bytes as f64 * runs as f64 / secs / 1e6, out);
+        }
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn inputs() -> Vec<(&'static str, String)> {
+    let mut rng = Rng::new(2024);
+    let mb = 1 << 20;
+    vec![
+        ("1 MB prose", repeat_to(PROSE, mb)),
+        ("1 MB code", repeat_to(CODE, mb)),
+        ("1 MB JSON", repeat_to(JSON, mb)),
+        ("1 MB CJK text", repeat_to(CJK, mb)),
+        ("1 MB mixed", mixed(&mut rng, mb)),
+        ("1 MB no ws: 'a'", "a".repeat(mb)),
+        ("1 MB no ws: letters", random_letters(&mut rng, mb)),
+        ("1 MB no ws: CJK", random_cjk(&mut rng, mb / 3)),
+        ("5 MB base64 URL", format!("data:image/png;base64,{}", random_base64(&mut rng, 5 * mb))),
+    ]
+}
+
+#[test]
+#[ignore = "benchmark; run explicitly with --release --ignored --nocapture"]
+fn throughput() {
+    let runs: usize = std::env::var("CTXGUARD_BENCH_RUNS").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
+    let only = std::env::var("CTXGUARD_BENCH_ONLY").unwrap_or_default();
+    println!("{:12} {:22} {:>10} {:>10} {:>8}", "encoding", "input", "ours MB/s", "tiktoken", "ratio");
+    for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+        let t = ours(enc);
+        let r = reference(enc);
+        t.count("warm up");
+        r.encode_ordinary("warm up");
+        for (name, text) in inputs() {
+            if !name.contains(only.as_str()) {
+                continue;
+            }
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let mut counts = (0, 0);
+            for _ in 0..runs {
+                let (x, n) = rate(text.len(), || t.count(&text));
+                a.push(x);
+                counts.0 = n;
+                let (x, n) = rate(text.len(), || r.encode_ordinary(&text).len());
+                b.push(x);
+                counts.1 = n;
+            }
+            assert_eq!(counts.0, counts.1, "{name}");
+            let (a, b) = (median(a), median(b));
+            println!("{:12} {name:22} {a:10.1} {b:10.1} {:7.2}x", enc.as_str(), a / b);
+        }
+    }
+}
+
+#[test]
+#[ignore = "benchmark; run explicitly with --release --ignored --nocapture"]
+fn first_use_cost() {
+    // Building our table includes building (and dropping) a tiktoken-rs CoreBPE.
+    for enc in [Encoding::Cl100kBase, Encoding::O200kBase] {
+        let s = Clock::start();
+        let _ = ctxguard::tokens::tokenizer(enc).unwrap();
+        let ours_ms = s.secs() * 1e3;
+        let s = Clock::start();
+        let core = match enc {
+            Encoding::O200kBase => tiktoken_rs::o200k_base(),
+            Encoding::Cl100kBase => tiktoken_rs::cl100k_base(),
+        }
+        .unwrap();
+        let tk_ms = s.secs() * 1e3;
+        drop(core);
+        println!("{:12} first use: ours {ours_ms:.0} ms (tiktoken-rs CoreBPE alone {tk_ms:.0} ms)", enc.as_str());
+    }
+}
+
+/// Our counter alone on one input, for profiling: `CTXGUARD_BENCH_ONLY=<input name>`,
+/// `CTXGUARD_BENCH_ENC=o200k_base|cl100k_base`, `CTXGUARD_BENCH_RUNS`.
+#[test]
+#[ignore = "profiling helper"]
+fn ours_only() {
+    let runs: usize = std::env::var("CTXGUARD_BENCH_RUNS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
+    let only = std::env::var("CTXGUARD_BENCH_ONLY").unwrap_or_default();
+    let enc = Encoding::from_name(&std::env::var("CTXGUARD_BENCH_ENC").unwrap_or("o200k_base".into())).unwrap();
+    let t = ours(enc);
+    t.count("warm up");
+    for (name, text) in inputs() {
+        if !name.contains(only.as_str()) {
+            continue;
+        }
+        t.count(&text);
+        let v: Vec<f64> = (0..runs).map(|_| rate(text.len(), || t.count(&text)).0).collect();
+        println!("{:12} {name:22} {:8.1} MB/s", enc.as_str(), median(v));
+    }
+}
+
+/// Writes the benchmark inputs as a JSON object `{name: text}` to `$CTXGUARD_BENCH_DUMP`, so the
+/// same texts can be measured through the wasm build in Node or a browser.
+#[test]
+#[ignore = "benchmark helper"]
+fn dump_inputs() {
+    let Ok(path) = std::env::var("CTXGUARD_BENCH_DUMP") else { return };
+    let map: serde_json::Map<String, serde_json::Value> =
+        inputs().into_iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v))).collect();
+    std::fs::write(path, serde_json::to_string(&map).unwrap()).unwrap();
+}
