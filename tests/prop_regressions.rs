@@ -47,3 +47,29 @@ fn the_fallback_note_fits_the_room_left_by_the_question() {
         }
     }
 }
+
+#[test]
+#[ignore = "bug: the evidence note quotes user requests with raw <attachment ...> markup, clipped to 200 chars (src/pipeline/evidence.rs); an opening tag from one quote and a closing tag from a later one form a new attachment block, which guard_sources previews on the next pass, so the pinned note is rewritten between turns (prompt-cache miss, evidence lost)"]
+fn the_evidence_note_is_stable_under_layer_1() {
+    let mut v = vec![json!({"role": "system", "content": "You are a reviewer."})];
+    // The first request's quote is clipped after the opening tag; the last one's quote holds a
+    // whole small attachment, closing tag included.
+    v.push(json!({"role": "user", "content": format!("Review <attachment id=\"a\" name=\"a.md\" type=\"text/markdown\">{}</attachment>", "lorem ipsum dolor ".repeat(40))}));
+    v.push(json!({"role": "assistant", "content": "Reviewed."}));
+    for i in 0..12 {
+        v.push(json!({"role": "user", "content": format!("Point {i}: {}", "please check the wording of this paragraph again ".repeat(5))}));
+        v.push(json!({"role": "assistant", "content": format!("Checked point {i}.")}));
+    }
+    v.push(json!({"role": "user", "content": "And <attachment id=\"b\" name=\"b.md\" type=\"text/markdown\">tiny</attachment>"}));
+    v.push(json!({"role": "assistant", "content": "Reviewed b."}));
+    v.push(json!({"role": "user", "content": "Which document is best?"}));
+    let cfg: GuardConfig = serde_json::from_value(json!({"model": "gpt-4o", "contextWindow": 3000, "reservedOutputTokens": 500})).unwrap();
+    let mut g = Guard::new(&cfg).unwrap();
+    let req = parse_request(Format::Openai, &Value::Array(v), None, None).unwrap();
+    let Step::Summarize(p) = g.prepare_start(&req, &PrepareOptions { force: true, ..Default::default() }, &clock).unwrap() else { panic!("expected a summary request") };
+    let out = g.prepare_finish(*p, Err(FailureReason::NoCallback), 0, &clock).unwrap();
+    let note = out.request.messages.iter().find(|m| m.content.text().starts_with("[ctxguard:evidence]")).unwrap().content.text();
+    let again = g.guard_sources(&out.request, false, &clock);
+    let note2 = again.request.messages.iter().find(|m| m.content.text().starts_with("[ctxguard:evidence]")).unwrap().content.text();
+    assert_eq!(note2, note, "layer 1 rewrote the evidence note");
+}
