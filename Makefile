@@ -27,8 +27,19 @@ serve:
 bench: build
 	@if [ -f benches/run.mjs ]; then node benches/run.mjs; else echo "no benches/run.mjs yet"; fi
 
+# cargo-fuzz on stable Rust (RUSTC_BOOTSTRAP=1 unlocks the nightly flags it needs); each target
+# runs FUZZ_SECONDS (default 60) from its corpus in tests/fuzz/corpus/; crashes land in
+# tests/fuzz/artifacts/<target>/.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= adapters tool_output attachment reader pipeline
 fuzz:
-	@echo "fuzzing is not set up yet (planned: cargo fuzz targets for the parsers and the pipeline)"
+	@export PATH="$$HOME/.cargo/bin:$$PATH"; \
+	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked; \
+	for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz $$t for $(FUZZ_SECONDS)s"; \
+	  RUSTC_BOOTSTRAP=1 cargo fuzz run --fuzz-dir tests/fuzz -O $$t tests/fuzz/corpus/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 || exit 1; \
+	done
 
 clean:
 	rm -rf target pkg node_modules

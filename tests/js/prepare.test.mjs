@@ -219,3 +219,55 @@ test('Anthropic: tool_use/tool_result pairs stay valid and the summary joins sys
   assert.equal(ids.size, 0, 'call without result');
   assert.deepEqual(r.messages.at(-1), { role: 'user', content: 'next?' });
 });
+
+// Added by the reliability pass (issue 8): late settlement after an abort, and no timer or
+// unhandled rejection left behind.
+test('summarize settles after the signal was aborted → aborted, the late answer is ignored', async () => {
+  for (const late of [(resolve) => resolve('A late but valid summary.'), (_, reject) => reject(new Error('late failure'))]) {
+    const ac = new AbortController();
+    const pending = new ContextGuard(CONFIG).prepare(conversation(), {
+      // Ignores its signal and settles 80 ms after the abort.
+      summarize: () => new Promise((resolve, reject) => setTimeout(() => late(resolve, reject), 110)),
+      signal: ac.signal,
+      timeoutMs: 5000,
+    });
+    setTimeout(() => ac.abort(), 30);
+    const r = await pending;
+    assert.equal(r.degradedReason, 'aborted');
+    assert.equal(r.compaction.attempts, 1);
+    assert.ok(r.metrics.usedTokens <= r.metrics.usableLimit);
+    await new Promise((resolve) => setTimeout(resolve, 150)); // let the late settlement happen
+  }
+});
+
+test('no pending timer and no unhandled rejection: a child process with hanging summarizers exits by itself', async () => {
+  const { spawn } = await import('node:child_process');
+  const script = `
+    import { ContextGuard } from 'ctxguard';
+    const msgs = [{ role: 'system', content: 's' }];
+    for (let i = 0; i < 40; i++) msgs.push({ role: 'user', content: 'q' + i + ' ' + 'detail '.repeat(60) }, { role: 'assistant', content: 'a' + i + ' ' + 'because '.repeat(60) });
+    msgs.push({ role: 'user', content: 'last' });
+    const cfg = { model: 'gpt-4o', contextWindow: 8000, reservedOutputTokens: 1000 };
+    const out = [];
+    // never settles, with heartbeats and a timeout
+    out.push((await new ContextGuard(cfg).prepare(msgs, { force: true, summarize: () => new Promise(() => {}), timeoutMs: 50, heartbeatMs: 10, onProgress() {} })).degradedReason);
+    // rejects after its timeout (a late rejection must not be unhandled)
+    out.push((await new ContextGuard(cfg).prepare(msgs, { force: true, summarize: () => new Promise((_, rej) => setTimeout(() => rej(new Error('late')), 80)), timeoutMs: 20 })).degradedReason);
+    // aborted while hanging
+    const ac = new AbortController(); setTimeout(() => ac.abort(), 20);
+    out.push((await new ContextGuard(cfg).prepare(msgs, { force: true, summarize: () => new Promise(() => {}), signal: ac.signal, heartbeatMs: 5 })).degradedReason);
+    console.log(JSON.stringify(out));
+  `;
+  const t0 = Date.now();
+  const child = spawn(process.execPath, ['--unhandled-rejections=strict', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => { stdout += d; });
+  child.stderr.on('data', (d) => { stderr += d; });
+  const code = await new Promise((resolve) => {
+    const kill = setTimeout(() => { child.kill('SIGKILL'); resolve('hung'); }, 20_000);
+    child.on('exit', (c) => { clearTimeout(kill); resolve(c); });
+  });
+  assert.equal(code, 0, `child exit ${code} after ${Date.now() - t0} ms: ${stderr}`);
+  assert.deepEqual(JSON.parse(stdout.trim().split('\n').pop()), ['timeout', 'timeout', 'aborted']);
+});

@@ -1,0 +1,229 @@
+// The JS boundary (SPEC §11): every export gets every wrong shape JS can send. Each call either
+// returns (where the shape is documented as accepted: absent options, classifyProviderError on
+// anything) or throws a real Error named CtxguardError with a stable code from the documented
+// list — the same code every time — and the module keeps working afterwards (no poisoned
+// instance: a normal countTokens and measure succeed after every row).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import * as cg from 'ctxguard';
+
+const CODES = new Set([
+  'INVALID_OPTIONS', 'INVALID_MESSAGES', 'INVALID_MESSAGE', 'INVALID_ROLE', 'INVALID_CONTENT_PART', 'INVALID_TOOL',
+  'UNKNOWN_ENCODING', 'UNKNOWN_FORMAT', 'UNKNOWN_MODEL', 'INVALID_BUDGET', 'INVALID_TEXT', 'UNKNOWN_ATTACHMENT',
+  'LATEST_MESSAGE_TOO_LARGE', 'INTERNAL',
+]);
+
+const cyclic = { role: 'user', content: 'hi' };
+cyclic.self = cyclic;
+const cyclicArray = [];
+cyclicArray.push(cyclicArray);
+const trap = () => { throw new Error('proxy trap'); };
+const throwingProxy = new Proxy({}, { get: trap, has: trap, ownKeys: trap, getOwnPropertyDescriptor: trap, getPrototypeOf: trap });
+const arrayProxy = new Proxy([{ role: 'user', content: 'hi' }], { get: (t, k) => (k === 'length' ? 1e9 : Reflect.get(t, k)) });
+const getterThrows = { get role() { throw new Error('getter'); }, content: 'x' };
+
+/** Every wrong shape, by name. */
+export const BAD = {
+  undefined: undefined,
+  null: null,
+  number: 42,
+  NaN: NaN,
+  negative: -1,
+  infinity: Infinity,
+  boolean: true,
+  bigint: 10n,
+  symbol: Symbol('s'),
+  function: () => 'x',
+  string: 'just a string',
+  loneSurrogate: 'a\uD800b\uDFFF',
+  emptyObject: {},
+  cyclic,
+  cyclicArray,
+  hugeArray: new Array(100_000).fill({ role: 'user', content: 'x' }),
+  hugeJunkArray: new Array(100_000).fill(7),
+  throwingProxy,
+  arrayProxy,
+  getterThrows,
+  date: new Date(0),
+  map: new Map([['a', 'b']]),
+  nullProto: Object.create(null),
+};
+
+const hi = [{ role: 'user', content: 'hi' }];
+const guard = () => new cg.ContextGuard({ model: 'gpt-4o' });
+
+/**
+ * Each export and argument position. `kind` says what the wrong shapes must get:
+ * text → INVALID_TEXT, options → INVALID_OPTIONS (absent options are fine), messages →
+ * INVALID_MESSAGES / INVALID_MESSAGE, any → some documented code or a normal return.
+ */
+const CALLS = [
+  ['countTokens(x)', 'text', (x) => cg.countTokens(x)],
+  ['countTokens(text, x)', 'options', (x) => cg.countTokens('hi', x)],
+  ['countTokens(text, {encoding: x})', 'any', (x) => cg.countTokens('hi', { encoding: x })],
+  ['countMessages(x)', 'messages', (x) => cg.countMessages(x)],
+  ['countMessages(msgs, x)', 'options', (x) => cg.countMessages(hi, x)],
+  ['countMessages([x])', 'any', (x) => cg.countMessages([x])],
+  ['countMessages([{content: x}])', 'any', (x) => cg.countMessages([{ role: 'user', content: x }])],
+  ['countMessages([{role: x}])', 'any', (x) => cg.countMessages([{ role: x, content: 'hi' }])],
+  ['countMessages(msgs, {tools: x})', 'any', (x) => cg.countMessages(hi, { tools: x })],
+  ['modelInfo(x)', 'text', (x) => cg.modelInfo(x)],
+  ['compactToolOutput(x)', 'text', (x) => cg.compactToolOutput(x)],
+  ['compactToolOutput(text, x)', 'options', (x) => cg.compactToolOutput('t', x)],
+  ['compactToolOutput(text, {limit: x})', 'any', (x) => cg.compactToolOutput('t', { limit: x })],
+  ['previewAttachment(x)', 'text', (x) => cg.previewAttachment(x)],
+  ['previewAttachment(text, x)', 'options', (x) => cg.previewAttachment('t', x)],
+  ['readAttachmentTool(x)', 'options', (x) => cg.readAttachmentTool(x)],
+  ['readAttachment(x, {id})', 'any', (x) => cg.readAttachment(x, { id: 'a' })],
+  ['readAttachment(source, x)', 'any', (x) => cg.readAttachment({ a: 'text' }, x)],
+  ['readAttachment(source, {id, offset: x})', 'any', (x) => cg.readAttachment({ a: 'text' }, { id: 'a', offset: x })],
+  ['new ContextGuard(x)', 'any', (x) => new cg.ContextGuard(x)],
+  ['new ContextGuard({model: x})', 'any', (x) => new cg.ContextGuard({ model: x })],
+  ['new ContextGuard({model, contextWindow: x})', 'any', (x) => new cg.ContextGuard({ model: 'gpt-4o', contextWindow: x })],
+  ['guard.measure(x)', 'messages', (x) => guard().measure(x)],
+  ['guard.measure(msgs, x)', 'options', (x) => guard().measure(hi, x)],
+  ['guard.guardSources(x)', 'messages', (x) => guard().guardSources(x)],
+  ['guard.guardSources(msgs, x)', 'options', (x) => guard().guardSources(hi, x)],
+];
+
+const ACCEPTED_OPTIONS = new Set(['undefined', 'null', 'emptyObject', 'map', 'nullProto']);
+
+function outcome(fn) {
+  try {
+    fn();
+    return { ok: true };
+  } catch (err) {
+    return { ok: false, err };
+  }
+}
+
+function assertCtxguardError(err, where) {
+  assert.ok(err instanceof Error, `${where}: threw a non-Error: ${typeof err} ${String(err)}`);
+  assert.equal(err.name, 'CtxguardError', `${where}: ${err.name}: ${err.message}`);
+  assert.ok(CODES.has(err.code), `${where}: undocumented code ${err.code}`);
+  assert.equal(typeof err.message, 'string');
+  assert.ok(err.message.length > 0, `${where}: empty message`);
+}
+
+function assertModuleWorks(where) {
+  assert.equal(cg.countTokens('hello world'), 2, `${where}: module poisoned`);
+  const g = guard();
+  assert.equal(g.measure(hi).usedTokens, 3 + 1 + 1 + 3, `${where}: measure poisoned`);
+  g.free();
+}
+
+let rows = 0;
+for (const [name, kind, call] of CALLS) {
+  test(`boundary: ${name}`, () => {
+    for (const [badName, value] of Object.entries(BAD)) {
+      const where = `${name} with ${badName}`;
+      const first = outcome(() => call(value));
+      const second = outcome(() => call(value));
+      rows += 1;
+      assert.equal(first.ok, second.ok, `${where}: not deterministic`);
+      if (!first.ok) {
+        assertCtxguardError(first.err, where);
+        assert.equal(second.err.code, first.err.code, `${where}: the code is not stable`);
+      }
+      if (kind === 'text' && badName !== 'loneSurrogate' && badName !== 'string') {
+        assert.equal(first.err?.code, 'INVALID_TEXT', where);
+      }
+      if (kind === 'options' && !ACCEPTED_OPTIONS.has(badName)) {
+        assert.equal(first.err?.code, 'INVALID_OPTIONS', where);
+      }
+      if (kind === 'messages' && !['hugeArray', 'arrayProxy'].includes(badName)) {
+        assert.ok(['INVALID_MESSAGES', 'INVALID_MESSAGE'].includes(first.err?.code), `${where}: ${first.err?.code}`);
+      }
+      assertModuleWorks(where);
+    }
+  });
+}
+
+test('boundary: classifyProviderError never throws and always answers a known kind', () => {
+  for (const [badName, value] of Object.entries(BAD)) {
+    const r = cg.classifyProviderError(value);
+    assert.ok(['context_overflow', 'payload_too_large', 'rate_limit', 'other'].includes(r.kind), badName);
+    assert.equal(typeof r.compactAndRetry, 'boolean');
+    for (const wrap of [{ status: value }, { status: 400, message: value }, { status: 400, body: value }, { error: value }]) {
+      assert.doesNotThrow(() => cg.classifyProviderError(wrap), badName);
+    }
+  }
+  assertModuleWorks('classifyProviderError');
+});
+
+test('boundary: knownModels, version and readAttachmentTool ignore extra arguments', () => {
+  for (const value of Object.values(BAD)) {
+    assert.ok(cg.knownModels(value).length > 0);
+    assert.equal(typeof cg.version(value), 'string');
+  }
+  assertModuleWorks('no-arg exports');
+});
+
+test('boundary: config and option typos fail loudly', () => {
+  const typo = (fn) => {
+    const { ok, err } = outcome(fn);
+    assert.ok(!ok, `accepted: ${fn}`);
+    assertCtxguardError(err, String(fn));
+    return err.code;
+  };
+  assert.equal(typo(() => new cg.ContextGuard({ modle: 'gpt-4o' })), 'INVALID_OPTIONS');
+  assert.equal(typo(() => new cg.ContextGuard({ model: 'gpt-4o', contextWindow: '128000' })), 'INVALID_OPTIONS');
+  assert.equal(typo(() => new cg.ContextGuard({ model: 'gpt-4o', triggerRatio: 2 })), 'INVALID_BUDGET');
+  assert.equal(typo(() => new cg.ContextGuard({ model: 'gpt-4o', toolOutputLimt: 10 })), 'INVALID_OPTIONS');
+  assert.equal(typo(() => guard().guardSources(hi, { emergancy: true })), 'INVALID_OPTIONS');
+  assert.equal(typo(() => cg.compactToolOutput('x', { limt: 5 })), 'INVALID_OPTIONS');
+  assert.equal(typo(() => cg.readAttachment({ a: 'x' }, { id: 'a', ofset: 1 })), 'INVALID_OPTIONS');
+  assertModuleWorks('typos');
+});
+
+test('boundary: prepare rejects wrong shapes with a CtxguardError and resolves otherwise', async () => {
+  const long = [{ role: 'system', content: 's' }];
+  for (let i = 0; i < 30; i += 1) long.push({ role: 'user', content: `q${i} ${'x '.repeat(200)}` }, { role: 'assistant', content: 'a' });
+  long.push({ role: 'user', content: 'last' });
+  const cases = [];
+  for (const [badName, value] of Object.entries(BAD)) {
+    cases.push([`prepare(${badName})`, (g) => g.prepare(value)]);
+    cases.push([`prepare(msgs, ${badName})`, (g) => g.prepare(long, value)]);
+    cases.push([`prepare(msgs, {summarize: ${badName}})`, (g) => g.prepare(long, { force: true, summarize: value, timeoutMs: 200 })]);
+    cases.push([`prepare(msgs, {timeoutMs: ${badName}})`, (g) => g.prepare(long, { force: true, timeoutMs: value, summarize: async () => 'ok' })]);
+  }
+  cases.push(['prepare typo', (g) => g.prepare(long, { sumarize: async () => 'x' })]);
+  for (const [where, run] of cases) {
+    const g = new cg.ContextGuard({ model: 'gpt-4o', contextWindow: 4000, reservedOutputTokens: 500 });
+    let settled;
+    try {
+      const p = run(g);
+      assert.ok(p instanceof Promise, `${where}: prepare must return a Promise (no synchronous throw)`);
+      settled = { ok: true, value: await p };
+    } catch (err) {
+      settled = { ok: false, err };
+    }
+    if (!settled.ok) assertCtxguardError(settled.err, where);
+    else assert.ok(Array.isArray(settled.value.messages), where);
+    g.free();
+    rows += 1;
+    assertModuleWorks(where);
+  }
+});
+
+test('boundary: figures', () => {
+  // Printed for RELIABILITY.md; runs last (node:test runs tests of a file in order).
+  console.log(`# boundary rows tried: ${rows}`);
+  assert.ok(rows > 500);
+});
+
+// Wrong types that are silently accepted today (found by the table above). `todo` until fixed in
+// src/wasm/: each should be INVALID_OPTIONS / INVALID_MESSAGE rather than a normal result.
+test('boundary: non-string encoding is rejected', { todo: 'bug: {encoding: NaN | Symbol | function} is treated as absent and counts with o200k_base' }, () => {
+  for (const v of [NaN, Symbol('s'), () => 'o200k_base']) {
+    assert.throws(() => cg.countTokens('hi', { encoding: v }), { name: 'CtxguardError', code: 'INVALID_OPTIONS' });
+  }
+});
+test('boundary: non-string model is rejected', { todo: 'bug: new ContextGuard({model: NaN | Symbol | function | Date}) reports UNKNOWN_MODEL (treated as absent) instead of INVALID_OPTIONS' }, () => {
+  for (const v of [NaN, Symbol('s'), () => 'gpt-4o', new Date(0)]) {
+    assert.throws(() => new cg.ContextGuard({ model: v }), { name: 'CtxguardError', code: 'INVALID_OPTIONS' });
+  }
+});
+test('boundary: a Date as message content is rejected', { todo: 'bug: countMessages([{role: "user", content: new Date()}]) is counted instead of INVALID_MESSAGE' }, () => {
+  assert.throws(() => cg.countMessages([{ role: 'user', content: new Date(0) }]), { name: 'CtxguardError' });
+});
