@@ -518,14 +518,10 @@ proptest! {
         }
     }
 
-    /// Bugs found by this file: (1) when system + latest user fit, the mechanical fallback still adds
-    /// an evidence note of up to 2,000 tokens (a pinned system message, which layer 3 never
-    /// drops) without regard to the room left, and `prepare` then rejects with
-    /// `LATEST_MESSAGE_TOO_LARGE` although the question fits; (2) the evidence note quotes user
-    /// requests with raw `<attachment ...>` markup, so `guard_sources` on the output previews it
-    /// again (not idempotent). See `tests/prop_regressions.rs`.
+    /// The strict form of the invariants, which found two bugs (now fixed, reproducers in
+    /// `tests/prop_regressions.rs`): the fallback's evidence note was sized without regard to the
+    /// room left, and it quoted raw `<attachment ...>` markup that layer 1 rewrote next pass.
     #[test]
-    #[ignore = "bug: the fallback's evidence note (up to 2000 tokens, never dropped) turns a fitting question into LATEST_MESSAGE_TOO_LARGE on small budgets; and it quotes raw <attachment> markup that layer 1 rewrites on the next pass (src/pipeline/mod.rs, src/pipeline/evidence.rs)"]
     fn the_compaction_note_never_makes_a_fitting_question_fail(c in conv_strategy()) {
         for s in SUMMARIZERS {
             check(&c, s, true)?;

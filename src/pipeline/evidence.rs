@@ -14,6 +14,20 @@ const ARG_CHARS: usize = 60;
 const CONCLUSION_CHARS: usize = 240;
 const REQUEST_CHARS: usize = 200;
 
+/// Quoted text without markup that ctxguard's own guards would act on: attachment blocks become
+/// `[attachment]` and stray tags are defused, so the note stays stable under layer 1.
+fn defuse(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut last = 0;
+    for (start, end) in crate::count::attachment::blocks(s) {
+        out.push_str(s.get(last..start).unwrap_or(""));
+        out.push_str("[attachment]");
+        last = end;
+    }
+    out.push_str(s.get(last..).unwrap_or(""));
+    out.replace("<attachment", "‹attachment").replace("</attachment>", "‹/attachment›")
+}
+
 fn clip(s: &str, n: usize) -> String {
     let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if one_line.chars().count() <= n {
@@ -72,18 +86,18 @@ pub fn evidence_message(removed: &[Message], reason: &str, encoding: Encoding, b
                     .as_deref()
                     .and_then(|id| calls.get(id).copied())
                     .unwrap_or((m.name.as_deref().unwrap_or("tool"), ""));
-                entries.push(format!("- tool {name}({}) → {}", key_args(args), conclusion(&m.content.text())));
+                entries.push(format!("- tool {name}({}) → {}", defuse(&key_args(args)), defuse(&conclusion(&m.content.text()))));
             }
             Role::User => {
                 let t = m.content.text();
                 if !t.trim().is_empty() {
-                    entries.push(format!("- user asked: {}", clip(&t, REQUEST_CHARS)));
+                    entries.push(format!("- user asked: {}", clip(&defuse(&t), REQUEST_CHARS)));
                 }
             }
             _ => {}
         }
     }
-    if entries.is_empty() {
+    if entries.is_empty() || budget == 0 {
         return None;
     }
     let header = format!(
@@ -91,6 +105,9 @@ pub fn evidence_message(removed: &[Message], reason: &str, encoding: Encoding, b
     );
     // Keep the most recent entries that fit.
     let mut used = tokens::count(encoding, &header);
+    if used > budget {
+        return None;
+    }
     let mut kept = Vec::new();
     for e in entries.iter().rev() {
         let n = tokens::count(encoding, e) + 1;

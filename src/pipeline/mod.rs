@@ -167,6 +167,11 @@ impl Guard {
         crate::count_scale(crate::tokens::count(self.model.encoding, text), self.model.estimate_factor) as usize
     }
 
+    /// A budget in the model's tokens, in the counting encoding's tokens (divided by the factor).
+    pub fn raw_budget(&self, model_tokens: usize) -> usize {
+        (model_tokens as f64 / self.model.estimate_factor.max(1.0)).floor() as usize
+    }
+
     /// Layer 1, then the decision: done (no summary needed) or a summary to ask for.
     pub fn prepare_start(&mut self, request: &Request, options: &PrepareOptions, now: &dyn Fn() -> f64) -> Result<Step> {
         let started = now();
@@ -263,7 +268,13 @@ impl Guard {
                 (Status::Completed, None)
             }
             Err(reason) => {
-                let note = evidence::evidence_message(&removed, reason.as_str(), self.model.encoding, EVIDENCE_TOKENS);
+                // The note gets at most EVIDENCE_TOKENS, and never more than the room the kept
+                // messages leave under the usable limit (layer 3 does not drop system notes).
+                let kept: Vec<Message> = chain.iter().chain(&retained).chain(&tail).cloned().collect();
+                let kept_tokens = self.count(&Request { messages: kept, ..base.clone() }).total as usize;
+                let room = (self.budget.usable_limit as usize).saturating_sub(kept_tokens);
+                let budget = EVIDENCE_TOKENS.min(self.raw_budget(room.saturating_sub(16)));
+                let note = evidence::evidence_message(&removed, reason.as_str(), self.model.encoding, budget);
                 chain.extend(note);
                 (Status::Fallback, Some(*reason))
             }
