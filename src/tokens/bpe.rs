@@ -27,8 +27,8 @@ const BLOOM_BITS: u32 = 21;
 
 /// The ordinary (non-special) tokens of one encoding.
 pub(crate) struct Vocab {
-    /// All token bytes, concatenated in rank order.
-    bytes: Vec<u8>,
+    /// All token bytes, concatenated in rank order (the embedded vocabulary file, used in place).
+    bytes: &'static [u8],
     /// `starts[r]..starts[r + 1]` are the bytes of rank `r` (empty for ranks that are not ordinary
     /// tokens).
     starts: Vec<u32>,
@@ -71,7 +71,7 @@ impl Vocab {
     /// plus a final one, and `bytes[starts[r]..starts[r + 1]]` are the bytes of rank `r` (empty for
     /// ranks that are not ordinary tokens). Fails if a single byte is missing (BPE could not encode
     /// every input) or the table is too large for 32-bit offsets.
-    pub(crate) fn from_arena(bytes: Vec<u8>, starts: Vec<u32>) -> Result<Vocab, String> {
+    pub(crate) fn from_arena(bytes: &'static [u8], starts: Vec<u32>) -> Result<Vocab, String> {
         let rank_slots = starts.len().saturating_sub(1);
         if bytes.len() >= u32::MAX as usize || rank_slots >= (NO_RANK >> 1) as usize {
             return Err("vocabulary too large".to_string());
@@ -154,9 +154,10 @@ impl Vocab {
         ((hash >> 32) as u32 & !self.rank_mask) | rank
     }
 
-    /// Heap bytes held by the tables.
+    /// Bytes held by the tables: the heap tables plus the token bytes (static data, but resident
+    /// in a wasm instance's memory all the same).
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.bytes.capacity()
+        self.bytes.len()
             + 4 * (self.starts.capacity() + self.slots.capacity() + self.pair_rank.capacity())
             + 8 * self.bloom.capacity()
     }
