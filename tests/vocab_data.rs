@@ -1,4 +1,5 @@
-//! The committed vocabulary files (`src/tokens/data/*.bin`) are exactly what tiktoken-rs produces.
+//! The committed vocabulary files (`src/tokens/data/*.bin`) are exactly what tiktoken-rs produces,
+//! and the character-class file what its regex engine gives.
 //!
 //! Regenerate them after upgrading tiktoken-rs with
 //!
@@ -48,8 +49,56 @@ fn reference_tokens(enc: Encoding) -> Vec<Vec<u8>> {
     tokens
 }
 
+fn data_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/tokens/data").join(name)
+}
+
 fn path(enc: Encoding) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/tokens/data").join(format!("{}.bin", enc.as_str()))
+    data_path(&format!("{}.bin", enc.as_str()))
+}
+
+/// Class bits of every code point, block by block, computed with tiktoken-rs's regex engine:
+/// bit `i` is set when `data::CLASS_PATTERNS[i]` matches the character (the regexes run over the
+/// whole block as one string; none of them depends on context).
+fn reference_classes() -> Vec<[u8; 256]> {
+    let regexes: Vec<fancy_regex::Regex> =
+        data::CLASS_PATTERNS.iter().map(|p| fancy_regex::Regex::new(p).unwrap()).collect();
+    (0..data::CLASS_BLOCKS as u32)
+        .map(|block| {
+            let mut table = [0u8; 256];
+            let s: String = (0..256u32).filter_map(|low| char::from_u32((block << 8) | low)).collect();
+            for (bit, re) in regexes.iter().enumerate() {
+                for m in re.find_iter(&s) {
+                    for c in m.unwrap().as_str().chars() {
+                        table[(c as u32 & 0xFF) as usize] |= 1 << bit;
+                    }
+                }
+            }
+            table
+        })
+        .collect()
+}
+
+#[test]
+fn committed_class_file_equals_the_regex_engine() {
+    let expected = data::write_classes(&reference_classes()).unwrap();
+    let p = data_path("classes.bin");
+    if std::env::var_os("CTXGUARD_WRITE_VOCAB").is_some() {
+        std::fs::write(&p, &expected).unwrap();
+        println!("wrote {} ({} bytes)", p.display(), expected.len());
+        return;
+    }
+    let committed = std::fs::read(&p).unwrap();
+    assert!(
+        committed == expected,
+        "{} is stale; regenerate with CTXGUARD_WRITE_VOCAB=1 cargo test --release --test vocab_data",
+        p.display()
+    );
+    assert!(data::class_file() == &committed[..], "embedded class file differs");
+    let (index, blocks) = data::parse_classes(&committed).unwrap();
+    assert_eq!(index.len(), 2 * data::CLASS_BLOCKS);
+    assert!(data::parse_classes(&committed[..committed.len() - 1]).is_err());
+    let _ = blocks;
 }
 
 #[test]

@@ -84,3 +84,76 @@ pub fn write(tokens: &[Vec<u8>]) -> Result<Vec<u8>, String> {
     }
     Ok(out)
 }
+
+/// The regexes that define the character-class bits of the pre-tokenizer, in bit order (bit 0:
+/// `\p{L}`, 1: `\p{N}`, 2: `\s`, 3: o200k's upper class, 4: o200k's lower class). `classes.bin`
+/// is computed from them with tiktoken-rs's regex engine (tests/vocab_data.rs).
+pub const CLASS_PATTERNS: [&str; 5] =
+    [r"\p{L}+", r"\p{N}+", r"\s+", r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"];
+
+/// Number of 256-code-point blocks of Unicode.
+pub const CLASS_BLOCKS: usize = 0x110000 >> 8;
+
+/// First bytes of the character-class file.
+pub const CLASS_MAGIC: &[u8; 4] = b"CTXC";
+
+/// The character-class file: class bits of every code point, 256 code points per block, equal
+/// blocks stored once:
+///
+/// ```text
+/// "CTXC"            4 bytes, magic
+/// version           1 byte, 1
+/// unique blocks     u16 little-endian: `u`
+/// index             `CLASS_BLOCKS` u16 little-endian: the unique block of each block
+/// blocks            `u` × 256 bytes of class bits
+/// ```
+pub fn class_file() -> &'static [u8] {
+    include_bytes!("data/classes.bin")
+}
+
+/// Index and blocks of a character-class file; checks that every index entry names a block.
+pub fn parse_classes(file: &[u8]) -> Result<(&[u8], &[u8]), String> {
+    let header = file.get(..7).ok_or("class file too short")?;
+    let (magic, rest) = header.split_at(4);
+    if magic != CLASS_MAGIC || rest.first() != Some(&VERSION) {
+        return Err("not a character-class file (bad magic or version)".to_string());
+    }
+    let unique = rest.get(1..3).and_then(|b| b.try_into().ok()).map(u16::from_le_bytes).ok_or("bad header")? as usize;
+    let body = file.get(7..).unwrap_or_default();
+    if body.len() != 2 * CLASS_BLOCKS + 256 * unique {
+        return Err("class file has the wrong length".to_string());
+    }
+    let (index, blocks) = body.split_at(2 * CLASS_BLOCKS);
+    if index.chunks_exact(2).any(|c| matches!(c, &[lo, hi] if u16::from_le_bytes([lo, hi]) as usize >= unique)) {
+        return Err("class file index out of range".to_string());
+    }
+    Ok((index, blocks))
+}
+
+/// Writes a character-class file from the class bits of every block.
+pub fn write_classes(blocks: &[[u8; 256]]) -> Result<Vec<u8>, String> {
+    if blocks.len() != CLASS_BLOCKS {
+        return Err(format!("{} blocks, expected {CLASS_BLOCKS}", blocks.len()));
+    }
+    let mut unique: Vec<&[u8; 256]> = Vec::new();
+    let mut index = Vec::with_capacity(2 * CLASS_BLOCKS);
+    for b in blocks {
+        let id = match unique.iter().position(|u| *u == b) {
+            Some(id) => id,
+            None => {
+                unique.push(b);
+                unique.len() - 1
+            }
+        };
+        index.extend_from_slice(&u16::try_from(id).map_err(|_| "too many distinct blocks")?.to_le_bytes());
+    }
+    let mut out = Vec::with_capacity(7 + index.len() + 256 * unique.len());
+    out.extend_from_slice(CLASS_MAGIC);
+    out.push(VERSION);
+    out.extend_from_slice(&(unique.len() as u16).to_le_bytes());
+    out.extend_from_slice(&index);
+    for u in unique {
+        out.extend_from_slice(u);
+    }
+    Ok(out)
+}
