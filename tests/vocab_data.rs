@@ -131,6 +131,8 @@ fn vocabulary_matches_tiktoken_rs_rank_by_rank() {
         let ours = tokens::tokenizer(enc).unwrap();
         let reference = reference_tokens(enc);
         assert_eq!(ours.vocab_size(), reference.len());
+        let distinct: std::collections::HashSet<&Vec<u8>> = reference.iter().filter(|t| !t.is_empty()).collect();
+        assert_eq!(distinct.len(), reference.iter().filter(|t| !t.is_empty()).count(), "duplicate tokens");
         for (rank, t) in reference.iter().enumerate() {
             let got = ours.decode_bytes(&[rank as u32]);
             if t.is_empty() {

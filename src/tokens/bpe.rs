@@ -105,11 +105,9 @@ impl Vocab {
         };
         for rank in 0..rank_slots as u32 {
             let Some(t) = vocab.token_bytes(rank) else { continue };
-            // Keep the first rank for duplicate byte strings (there are none in the shipped
-            // vocabularies).
-            if vocab.lookup(t) != NO_RANK {
-                continue;
-            }
+            // No lookup before inserting: should a byte string appear twice (none does in the
+            // shipped vocabularies; tests/vocab_data.rs checks), linear probing still finds the
+            // lower rank first, as it was inserted first, and the short tables keep it below.
             let h = hash_bytes(t);
             let short = match t {
                 [b] => Some(*b as usize),
@@ -139,7 +137,7 @@ impl Vocab {
                     None
                 }
             };
-            if let Some(slot) = slot {
+            if let Some(slot) = slot.filter(|s| **s == NO_RANK) {
                 *slot = rank;
             }
         }

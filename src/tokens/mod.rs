@@ -55,15 +55,31 @@ impl Encoding {
         }
     }
 
+    /// The encoding named `name`; `UNKNOWN_ENCODING` for other names and for an encoding this
+    /// build leaves out (Cargo features `o200k` / `cl100k`).
     pub fn from_name(name: &str) -> Result<Self> {
-        match name {
-            "o200k_base" => Ok(Encoding::O200kBase),
-            "cl100k_base" => Ok(Encoding::Cl100kBase),
-            other => Err(Error::new(
+        let encoding = match name {
+            "o200k_base" => Encoding::O200kBase,
+            "cl100k_base" => Encoding::Cl100kBase,
+            other => {
+                return Err(Error::new(
+                    ErrorCode::UnknownEncoding,
+                    format!("unknown encoding {other:?}; ctxguard ships \"o200k_base\" and \"cl100k_base\""),
+                ))
+            }
+        };
+        if !encoding.is_available() {
+            return Err(Error::new(
                 ErrorCode::UnknownEncoding,
-                format!("unknown encoding {other:?}; ctxguard ships \"o200k_base\" and \"cl100k_base\""),
-            )),
+                format!("this build of ctxguard leaves the {name} vocabulary out (Cargo feature)"),
+            ));
         }
+        Ok(encoding)
+    }
+
+    /// Whether this build embeds the encoding's vocabulary (both do by default).
+    pub fn is_available(self) -> bool {
+        data::file(self).is_some()
     }
 }
 
