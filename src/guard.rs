@@ -13,6 +13,9 @@ use crate::message::{Message, Role};
 use crate::metrics::{CompactionRecord, ContextMetrics, CountedMessage, SourceBreakdown};
 use crate::models::{self, CountKind, ModelInfo, Provider};
 use crate::tokens::Encoding;
+use crate::calibration::{CalibrationState, CalibrationSummary, Observation, ReportedUsage};
+use crate::metrics::CountSource;
+use crate::pricing::{self, CacheRule, Pricing};
 
 /// `new ContextGuard(config)`; every field optional when `model` is in the table.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -22,7 +25,8 @@ pub struct GuardConfig {
     pub context_window: Option<f64>,
     pub max_output_tokens: Option<f64>,
     pub reserved_output_tokens: Option<f64>,
-    pub economic_budget: Option<f64>,
+    /// Tokens, or `{ usd }` per request (see `pricing::EconomicBudget`).
+    pub economic_budget: Option<crate::pricing::EconomicBudget>,
     pub trigger_ratio: Option<f64>,
     pub target_ratio: Option<f64>,
     pub format: Option<Format>,
@@ -37,6 +41,13 @@ pub struct GuardConfig {
     pub attachment_budget: Option<u32>,
     /// A host tool that returns a full tool output by call id, named in compaction markers.
     pub retrieval_tool: Option<String>,
+    /// A secret of the host: summaries are sealed with a tag under it, and only summaries whose
+    /// tag verifies are taken as checkpoints (see `checkpoint.rs` for the threat model).
+    pub checkpoint_key: Option<String>,
+    /// Prices overriding the table (USD per million tokens).
+    pub pricing: Option<Pricing>,
+    /// A calibration state saved from `guard.calibration`.
+    pub calibration: Option<CalibrationState>,
 }
 
 /// Resolve a model name plus an optional encoding override.
@@ -83,6 +94,23 @@ pub struct Guard {
     pub last_compaction: Option<CompactionRecord>,
     /// Set after an ineffective compaction: the next call goes to layer 3 instead (anti-thrash).
     pub skip_next_compaction: bool,
+    pub checkpoint_key: Option<String>,
+    /// Calibration from reported usage (all models; this guard updates its own).
+    pub calibration: CalibrationState,
+    /// Prices of this guard's model (the table's or the config's), and whether from the table.
+    pub pricing: Option<(Pricing, bool)>,
+    /// The last request sent (`observeUsage` or `prepare`): the cache reference point.
+    sent: Option<Sent>,
+}
+
+/// Content keys of the last request sent, for the cached-prefix estimate.
+#[derive(Debug, Clone)]
+struct Sent {
+    tools: u64,
+    messages: Vec<u64>,
+    total: u32,
+    /// Growth between the last two requests sent.
+    growth: Option<u32>,
 }
 
 /// What `guard_sources` returns: the model-visible request, its metrics and the traces.
@@ -96,12 +124,25 @@ pub struct SourcesOutcome {
 impl Guard {
     pub fn new(config: &GuardConfig) -> Result<Guard> {
         let model = resolve_model(config.model.as_deref(), config.encoding);
+        if let Some(p) = &config.pricing {
+            p.validate()?;
+        }
+        let pricing = match config.pricing {
+            Some(p) => Some((p, false)),
+            None => pricing::lookup(&model.model).map(|p| (p, true)),
+        };
+        let economic_budget = match config.economic_budget {
+            Some(e) => Some(e.to_tokens(pricing.as_ref().map(|(p, _)| p))?),
+            None => None,
+        };
+        let calibration = config.calibration.clone().unwrap_or_default();
+        calibration.validate()?;
         let budget = Budget::resolve(
             &BudgetConfig {
                 context_window: config.context_window,
                 max_output_tokens: config.max_output_tokens,
                 reserved_output_tokens: config.reserved_output_tokens,
-                economic_budget: config.economic_budget,
+                economic_budget,
                 trigger_ratio: config.trigger_ratio,
                 target_ratio: config.target_ratio,
             },
@@ -126,11 +167,33 @@ impl Guard {
             },
             last_compaction: None,
             skip_next_compaction: false,
+            checkpoint_key: config.checkpoint_key.clone().filter(|k| !k.is_empty()),
+            calibration,
+            pricing,
+            sent: None,
         })
     }
 
-    /// Count a request, reusing cached per-message counts.
+    /// The calibration factor applied to this guard's counts (`estimate` models with enough
+    /// observations; `None` otherwise).
+    pub fn correction(&self) -> Option<f64> {
+        if self.model.kind != CountKind::Estimate {
+            return None;
+        }
+        self.calibration.models.get(&self.model.model).and_then(|m| m.correction())
+    }
+
+    /// Count a request, reusing cached per-message counts; the calibration applied.
     pub fn count(&mut self, request: &Request) -> Counted {
+        let raw = self.count_raw(request);
+        match self.correction() {
+            Some(c) => calibrate(raw, c),
+            None => raw,
+        }
+    }
+
+    /// Count a request without the calibration (the table's estimate).
+    pub fn count_raw(&mut self, request: &Request) -> Counted {
         self.cache.begin_pass();
         let profile = &self.profile;
         let salt = self.salt;
@@ -152,17 +215,22 @@ impl Guard {
 
     pub fn measure(&mut self, request: &Request) -> ContextMetrics {
         let counted = self.count(request);
+        let cached_prefix = self.prefix_tokens(request, &counted);
         let mut breakdown = SourceBreakdown { tool_definitions: counted.tool_definitions, framing: counted.priming, ..Default::default() };
+        let key = self.checkpoint_key.as_deref();
         for (m, c) in request.messages.iter().zip(&counted.per_message) {
-            breakdown.add(&counted_message(m, c));
+            let mut cm = counted_message(m, c);
+            cm.is_summary = m.role == Role::System && (m.markers.summary_compacted || crate::checkpoint::is_checkpoint_summary(m, key));
+            breakdown.add(&cm);
         }
         let compacted = request.messages.iter().any(|m| {
             m.markers.summary_compacted
+                || (m.role == Role::System && crate::checkpoint::is_checkpoint_summary(m, key))
                 || m.markers.compacted_tool_output
                 || m.markers.checkpoint_retained
                 || (matches!(m.role, Role::Tool | Role::User) && carries_guard_marker(&m.content))
         });
-        ContextMetrics::new(
+        let mut metrics = ContextMetrics::new(
             &self.model.model,
             self.model.encoding,
             self.model.kind,
@@ -171,7 +239,75 @@ impl Guard {
             request.messages.len(),
             compacted,
             self.last_compaction.clone(),
-        )
+        );
+        if self.correction().is_some() {
+            metrics.count_source = CountSource::Calibrated;
+        }
+        metrics.calibration = self.calibration_summary();
+        metrics.cost = self.pricing.map(|(p, builtin)| {
+            let rule = if self.model.provider == crate::models::Provider::Anthropic { CacheRule::Breakpoint } else { CacheRule::Automatic };
+            let cached = pricing::cached_prefix(cached_prefix, rule);
+            pricing::estimate(&p, metrics.used_tokens, cached, self.budget.reserved_output_tokens, builtin)
+        });
+        metrics
+    }
+
+    /// This model's calibration, derived (`None` before the first observation).
+    pub fn calibration_summary(&self) -> Option<CalibrationSummary> {
+        self.calibration.models.get(&self.model.model).map(|m| m.summary(&self.model.model, self.model.kind))
+    }
+
+    /// Replace the calibration state (validated first).
+    pub fn set_calibration(&mut self, state: CalibrationState) -> Result<()> {
+        state.validate()?;
+        self.calibration = state;
+        Ok(())
+    }
+
+    /// `observeUsage`: learn from what the provider reported for `request`, and take `request`
+    /// as the last one sent (the cache reference point).
+    pub fn observe_usage(&mut self, request: &Request, usage: &ReportedUsage) -> Result<Observation> {
+        let (reported, cached) = usage.input()?;
+        let predicted = self.count(request).total;
+        let estimated = self.count_raw(request).total;
+        let entry = self.calibration.models.entry(self.model.model.clone()).or_default();
+        let obs = entry.observe(reported, cached, estimated, predicted);
+        self.note_sent(request, predicted);
+        Ok(obs)
+    }
+
+    /// Take `request` (of `total` tokens) as the last request sent.
+    pub fn note_sent(&mut self, request: &Request, total: u32) {
+        let growth = self.sent.as_ref().and_then(|s| total.checked_sub(s.total)).filter(|g| *g > 0);
+        let growth = growth.or(self.sent.as_ref().and_then(|s| s.growth));
+        self.sent = Some(Sent {
+            tools: content_key(&request.tools, self.salt),
+            messages: request.messages.iter().map(|m| content_key(m, self.salt)).collect(),
+            total,
+            growth,
+        });
+    }
+
+    /// Growth per turn between the last two requests sent (`None` before two).
+    pub fn growth_per_turn(&self) -> Option<u32> {
+        self.sent.as_ref().and_then(|s| s.growth)
+    }
+
+    /// Tokens of the prefix of `request` unchanged since the last request sent: the tool
+    /// definitions (when unchanged) and the leading messages with the same content keys.
+    pub fn prefix_tokens(&self, request: &Request, counted: &Counted) -> u32 {
+        let Some(sent) = &self.sent else { return 0 };
+        if content_key(&request.tools, self.salt) != sent.tools {
+            return 0;
+        }
+        let mut total = counted.tool_definitions;
+        for ((m, c), k) in request.messages.iter().zip(&counted.per_message).zip(&sent.messages) {
+            if content_key(m, self.salt) != *k {
+                break;
+            }
+            total = total.saturating_add(to_u32(c.total));
+        }
+        total
     }
 
     /// Layer 1 over a copy of the request: tool-output compaction and attachment previews.
@@ -185,6 +321,21 @@ impl Guard {
             &opts,
             now,
         );
+        // Traces speak the model's tokens, like the metrics (raw counts times the factor).
+        let factor = self.model.estimate_factor;
+        let traces = if factor > 1.0 {
+            traces
+                .into_iter()
+                .map(|mut t| {
+                    t.before_tokens = crate::count_scale(t.before_tokens as usize, factor);
+                    t.after_tokens = crate::count_scale(t.after_tokens as usize, factor);
+                    t.tokens_saved = t.before_tokens.saturating_sub(t.after_tokens);
+                    t
+                })
+                .collect()
+        } else {
+            traces
+        };
         let out = Request { messages, ..request.clone() };
         let metrics = self.measure(&out);
         SourcesOutcome { request: out, metrics, traces }
@@ -206,6 +357,23 @@ fn carries_guard_marker(content: &crate::message::Content) -> bool {
             _ => false,
         }),
     }
+}
+
+/// Scale every bucket by the calibration factor (rounded to nearest; totals re-summed).
+fn calibrate(raw: Counted, c: f64) -> Counted {
+    let s = |n: usize| (n as f64 * c).round() as usize;
+    let per_message: Vec<MessageCount> = raw
+        .per_message
+        .iter()
+        .map(|m| {
+            let (text, attachments, images, tool_calls, framing) = (s(m.text), s(m.attachments), s(m.images), s(m.tool_calls), s(m.framing));
+            MessageCount { total: text + attachments + images + tool_calls + framing, text, attachments, images, tool_calls, framing }
+        })
+        .collect();
+    let tool_definitions = to_u32(s(raw.tool_definitions as usize));
+    let priming = to_u32(s(raw.priming as usize));
+    let body = per_message.iter().fold(0u32, |a, m| a.saturating_add(to_u32(m.total)));
+    Counted { per_message, tool_definitions, priming, total: body.saturating_add(tool_definitions).saturating_add(priming) }
 }
 
 fn to_u32(n: usize) -> u32 {

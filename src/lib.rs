@@ -7,6 +7,8 @@
 
 pub mod budget;
 pub mod cache;
+pub mod calibration;
+pub mod checkpoint;
 pub mod count;
 pub mod error;
 pub mod format;
@@ -18,6 +20,7 @@ pub mod metrics;
 pub mod models;
 pub mod overflow;
 pub mod pipeline;
+pub mod pricing;
 pub mod tokens;
 
 #[cfg(target_arch = "wasm32")]

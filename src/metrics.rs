@@ -127,6 +127,25 @@ pub struct ContextMetrics {
     pub message_count: u32,
     pub compacted: bool,
     pub last_compaction: Option<CompactionRecord>,
+    /// `exact`, `estimate`, or `calibrated` (an estimate corrected from reported usage).
+    #[serde(default)]
+    pub count_source: CountSource,
+    /// This model's calibration from reported usage (`null` before the first `observeUsage`).
+    #[serde(default)]
+    pub calibration: Option<crate::calibration::CalibrationSummary>,
+    /// Estimated cost of the next request (`null` when the model has no price).
+    #[serde(default)]
+    pub cost: Option<crate::pricing::CostEstimate>,
+}
+
+/// Where `usedTokens` comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CountSource {
+    Exact,
+    #[default]
+    Estimate,
+    Calibrated,
 }
 
 impl ContextMetrics {
@@ -167,6 +186,9 @@ impl ContextMetrics {
             message_count: u32::try_from(message_count).unwrap_or(u32::MAX),
             compacted,
             last_compaction,
+            count_source: if kind == CountKind::Exact { CountSource::Exact } else { CountSource::Estimate },
+            calibration: None,
+            cost: None,
         }
     }
 }

@@ -1,4 +1,5 @@
-// The budget bar, the limit figures and the per-source breakdown, drawn from one ContextMetrics.
+// The budget bar, the limit figures and the per-source breakdown, drawn from the model-visible
+// ContextMetrics (what guardSources() returned), with the raw view's figures next to them.
 
 import { fill, fmt, h, pct } from './dom.js';
 
@@ -26,7 +27,11 @@ const STATES = {
 /** Width (in % of the bar) of `tokens` on a bar whose full length is `scale` tokens. */
 const w = (tokens, scale) => `${Math.max(0, Math.min(100, (tokens / scale) * 100))}%`;
 
-export function renderBudget(root, m) {
+/**
+ * @param m   metrics of the model-visible view
+ * @param raw metrics of the raw view (optional): its total and what the source guards saved
+ */
+export function renderBudget(root, m, raw = null) {
   const [icon, label, explain] = STATES[m.state] ?? ['?', m.state, () => ''];
   const why = explain(m);
   const b = m.breakdown;
@@ -41,6 +46,9 @@ export function renderBudget(root, m) {
       at += b[key];
     }
   }
+  const saved = raw ? raw.usedTokens - m.usedTokens : 0;
+  // What the source guards took out, as a ghost after the model-visible segments.
+  if (saved > 0) segments.push(h('span', { class: 'seg saved', style: { left: w(m.usedTokens, scale), width: w(saved, scale) }, title: `Raw view: ${fmt(raw.usedTokens)} tokens; ${fmt(saved)} not sent (source guards)` }));
   const economicCap = m.usableLimit < physical;
   const marker = (cls, tokens, text, title) => h('span', { class: `marker ${cls}`, style: { left: w(tokens, scale) }, title });
   const tag = (cls, tokens, text, below = false) =>
@@ -55,7 +63,12 @@ export function renderBudget(root, m) {
     h('div', { class: 'budget-head' },
       h('div', { class: 'used' },
         h('span', { id: 'used-tokens', class: 'big', 'data-value': m.usedTokens }, fmt(m.usedTokens)),
-        h('span', { class: 'used-of' }, ' tokens used of ', h('strong', { id: 'usable-limit' }, fmt(m.usableLimit)), ' usable · ', h('span', { id: 'used-ratio' }, pct(m.usedRatio)))),
+        h('span', { class: 'used-of' }, ' tokens used of ', h('strong', { id: 'usable-limit' }, fmt(m.usableLimit)), ' usable · ', h('span', { id: 'used-ratio' }, pct(m.usedRatio))),
+        raw ? h('p', { class: 'raw-total' },
+          h('span', { class: 'view-tag' }, 'model-visible'), ' raw view ',
+          h('strong', { id: 'raw-tokens', 'data-value': raw.usedTokens }, fmt(raw.usedTokens)), ' tokens · ',
+          h('span', { id: 'saved-tokens', class: saved > 0 ? 'saved' : null, 'data-value': saved },
+            saved > 0 ? [h('span', { class: 'swatch saved', 'aria-hidden': 'true' }), ` ${fmt(saved)} saved by the source guards (${pct(saved / Math.max(1, raw.usedTokens))})`] : 'nothing cut by the source guards')) : null),
       h('p', { id: 'state', class: `state state-${m.state}`, 'data-state': m.state },
         h('span', { class: 'state-icon', 'aria-hidden': 'true' }, icon), h('strong', {}, label), h('span', { class: 'state-why' }, ` — ${why}`))),
     h('div', { class: 'bar', role: 'img', 'aria-label': summary },
@@ -138,26 +151,31 @@ export function kindText(m, model) {
   return { badge: 'Estimate', detail: `${m.encoding}${factor} · no public tokenizer, counted with a safety margin` };
 }
 
-export function renderBreakdown(root, m, model) {
+/** @param raw metrics of the raw view (optional): sources the guards shrank show their raw size too */
+export function renderBreakdown(root, m, model, raw = null) {
   const kind = kindText(m, model);
-  const max = Math.max(1, ...SOURCES.map(([k]) => m.breakdown[k]));
+  const max = Math.max(1, ...SOURCES.map(([k]) => Math.max(m.breakdown[k], raw?.breakdown[k] ?? 0)));
   fill(
     root,
     h('div', { class: 'card-head' },
-      h('h2', {}, 'Where the tokens go'),
+      h('h2', {}, 'Where the tokens go ', h('span', { class: 'muted' }, raw ? '(model-visible)' : '')),
       h('p', { class: 'kind' },
         h('span', { id: 'count-kind', class: `badge kind-${m.kind}` }, kind.badge), ' ',
         h('span', { id: 'encoding', 'data-encoding': m.encoding }, kind.detail), ' · ',
         h('span', { id: 'message-count' }, `${fmt(m.messageCount)} message${m.messageCount === 1 ? '' : 's'}`))),
     h('table', { class: 'breakdown' },
       h('caption', { class: 'sr-only' }, 'Tokens per source'),
-      h('thead', { class: 'sr-only' }, h('tr', {}, h('th', { scope: 'col' }, 'Source'), h('th', { scope: 'col' }, 'Share'), h('th', { scope: 'col' }, 'Tokens'), h('th', { scope: 'col' }, 'Percent'))),
+      h('thead', { class: 'sr-only' }, h('tr', {}, h('th', { scope: 'col' }, 'Source'), h('th', { scope: 'col' }, 'Share'), h('th', { scope: 'col' }, 'Raw tokens'), h('th', { scope: 'col' }, 'Model-visible tokens'), h('th', { scope: 'col' }, 'Percent'))),
       h('tbody', {},
         SOURCES.map(([key, name]) => {
           const v = m.breakdown[key];
-          return h('tr', { class: v === 0 ? 'zero' : null, 'data-source': key },
+          const r = raw?.breakdown[key] ?? v;
+          return h('tr', { class: v === 0 ? 'zero' : null, 'data-source': key, 'data-raw': r !== v ? r : null },
             h('th', { scope: 'row' }, h('span', { class: `swatch src-${key}`, 'aria-hidden': 'true' }), name),
-            h('td', { class: 'hbar' }, h('span', { class: `src-${key}`, style: { width: w(v, max) } })),
+            h('td', { class: 'hbar' },
+              r !== v ? h('span', { class: `ghost src-${key}`, style: { width: w(r, max) }, title: `Raw view: ${fmt(r)} tokens` }) : null,
+              h('span', { class: `src-${key}`, style: { width: w(v, max) } })),
+            h('td', { class: 'raw-num' }, r !== v ? [h('s', {}, fmt(r)), ' →'] : null),
             h('td', { class: 'num' }, fmt(v)),
             h('td', { class: 'num pct' }, m.usedTokens > 0 ? pct(v / m.usedTokens) : '—'));
         }))),

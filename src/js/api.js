@@ -5,6 +5,8 @@
 // instantiated the module.
 import * as wasm from './ctxguard_wasm.js';
 
+export { chainPreModelHooks } from './hooks.js';
+
 export const ContextGuard = wasm.ContextGuard;
 export const classifyProviderError = wasm.classifyProviderError;
 export const compactToolOutput = wasm.compactToolOutput;
@@ -15,4 +17,5 @@ export const modelInfo = wasm.modelInfo;
 export const previewAttachment = wasm.previewAttachment;
 export const readAttachment = wasm.readAttachment;
 export const readAttachmentTool = wasm.readAttachmentTool;
+export const resolveHistory = wasm.resolveHistory;
 export const version = wasm.version;

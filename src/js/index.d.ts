@@ -94,8 +94,8 @@ export interface GuardConfig {
   maxOutputTokens?: number;
   /** Flat buffer kept free for the answer, capped by `maxOutputTokens`. */
   reservedOutputTokens?: number;
-  /** A token cap below the window, for cost. */
-  economicBudget?: number | null;
+  /** A token cap below the window, for cost; or a cost per request in USD (input side, priced uncached). */
+  economicBudget?: number | { usd: number } | null;
   triggerRatio?: number;
   targetRatio?: number;
   format?: Format;
@@ -110,6 +110,99 @@ export interface GuardConfig {
   attachmentBudget?: number;
   /** A host tool that returns a full tool output by call id; compaction markers name it. */
   retrievalTool?: string;
+  /** A host secret: summaries are sealed with a tag under it, and only verified ones count as checkpoints. */
+  checkpointKey?: string;
+  /** Prices overriding the built-in table, USD per million tokens. */
+  pricing?: Pricing;
+  /** A calibration state saved from `guard.calibration` (validated: `INVALID_OPTIONS`). */
+  calibration?: CalibrationState;
+}
+
+/** USD per million tokens. `cacheWrite`: price of writing input to the cache (Anthropic). */
+export interface Pricing {
+  input: number;
+  cachedInput: number;
+  output: number;
+  cacheWrite?: number | null;
+}
+
+/** Where `usedTokens` comes from. */
+export type CountSource = 'exact' | 'estimate' | 'calibrated';
+
+export interface UsageObservation {
+  /** Input tokens the provider reported (cached included). */
+  reported: number;
+  reportedCached: number;
+  /** ctxguard's uncalibrated count of the same request. */
+  estimated: number;
+  /** What ctxguard said before this observation. */
+  predicted: number;
+  /** reported / estimated */
+  ratio: number;
+  /** (predicted - reported) / reported: positive when ctxguard counted high. */
+  error: number;
+  outlier: boolean;
+}
+
+export interface ModelCalibration {
+  observations: number;
+  outliers: number;
+  ratios: number[];
+  pending: number[];
+  last: UsageObservation | null;
+}
+
+/** Plain JSON to persist and restore (`guard.calibration`). */
+export interface CalibrationState {
+  version: 1;
+  models: { [model: string]: ModelCalibration };
+}
+
+export interface CalibrationSummary {
+  model: string;
+  observations: number;
+  outliers: number;
+  ratio: number | null;
+  spread: number | null;
+  confidence: number;
+  /** Factor applied to estimates (1 when not applied). */
+  correction: number;
+  applied: boolean;
+  last: UsageObservation | null;
+}
+
+export interface CostEstimate {
+  currency: 'USD';
+  inputTokens: number;
+  cachedInputTokens: number;
+  uncachedInputTokens: number;
+  outputTokens: number;
+  cachedInputUsd: number;
+  uncachedInputUsd: number;
+  outputUsd: number;
+  totalUsd: number;
+  pricing: Pricing;
+  /** Date of the built-in table; null when the guard's `pricing` was used. */
+  pricesAsOf: string | null;
+}
+
+/** Provider usage: OpenAI, Anthropic or Gemini shape; other fields are ignored. */
+export interface ReportedUsage {
+  prompt_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number | null } | null;
+  input_tokens?: number;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  promptTokenCount?: number;
+  cachedContentTokenCount?: number | null;
+  [field: string]: JsonValue | undefined;
+}
+
+export interface ObserveUsageArgs {
+  messages: WireMessage[];
+  system?: string | JsonValue[];
+  tools?: WireTool[];
+  usage: ReportedUsage;
 }
 
 export interface Budget {
@@ -170,6 +263,10 @@ export interface ContextMetrics {
   messageCount: number;
   compacted: boolean;
   lastCompaction: CompactionRecord | null;
+  countSource: CountSource;
+  calibration: CalibrationSummary | null;
+  /** Estimated cost of the next request; null when the model has no price. */
+  cost: CostEstimate | null;
 }
 
 export interface MeasureOptions {
@@ -339,6 +436,29 @@ export interface PrepareResult {
   droppedMessages: number;
 }
 
+export interface SettleOptions extends MeasureOptions {
+  /** The conversation's own model; asked for a Settlement (see `Settlement` minus the bookkeeping fields). */
+  summarize?: Summarize | ((request: SummarizeRequest) => Promise<JsonValue> | JsonValue);
+  onProgress?: (event: ProgressEvent) => void;
+  logger?: (line: string) => void;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  heartbeatMs?: number;
+}
+
+/** End-of-run settlement. Data for the host: never shown as an assistant message. */
+export interface Settlement {
+  sessionState: SessionState;
+  memoryEntries: string[];
+  reflections: string[];
+  learnings: string[];
+  /** The SessionState rendered as the next run's history: use it as one system message before the new user message. */
+  rendered: string;
+  degraded: boolean;
+  degradedReason: DegradedReason | null;
+  attempts: number;
+}
+
 export interface CacheStats {
   entries: number;
   hits: number;
@@ -387,8 +507,18 @@ export class ContextGuard {
    * Rejects only on bad input; a failing summarizer gives `degraded: true`.
    */
   prepare(messages: WireMessage[], options?: PrepareOptions): Promise<PrepareResult>;
+  /**
+   * End-of-run settlement: asks `summarize` for `{ session_state, memory_entries, reflections,
+   * learnings }` (3 attempts, then a mechanical SessionState with `degraded: true`).
+   */
+  settle(messages: WireMessage[], options?: SettleOptions): Promise<Settlement>;
   /** Source guards only (tool outputs, attachments) over a copy of `messages`. */
   guardSources(messages: WireMessage[], options?: GuardSourcesOptions): GuardSourcesResult;
+  /** Learn from the provider's reported usage for the request that was sent. */
+  observeUsage(args: ObserveUsageArgs): CalibrationSummary | null;
+  /** The calibration state (plain JSON to persist); assign a saved one to restore it. */
+  get calibration(): CalibrationState;
+  set calibration(state: CalibrationState);
   free(): void;
 }
 
@@ -414,5 +544,55 @@ export function readAttachment(
  * and never throws: unreadable input is `'other'`.
  */
 export function classifyProviderError(error: unknown): ProviderErrorClassification;
+/** A model input as pre-model hooks pass it along: the messages plus whatever else the host carries. */
+export interface ModelInput {
+  messages: WireMessage[];
+  system?: string | JsonValue[] | null;
+  [key: string]: unknown;
+}
+
+/** A pre-model hook: returns the next model input, or nothing to keep the one it was given. */
+export type PreModelHook = (input: ModelInput) => ModelInput | undefined | void | Promise<ModelInput | undefined | void>;
+
+/**
+ * Compose hooks in order; each sees the previous one's model input. Throws `INVALID_OPTIONS`
+ * for a non-function; the chained hook rejects with whatever a hook throws.
+ */
+export function chainPreModelHooks(hooks: PreModelHook[]): (input: ModelInput) => Promise<ModelInput>;
+/** One stored turn of a conversation. */
+export interface StoredTurn {
+  id?: string | number | null;
+  /** The turn's persisted message chain (for a compacting turn: the `checkpoint` of its `prepare`). */
+  messages: WireMessage[];
+  /** Anthropic: the turn's `system`, when it has one. */
+  system?: string | JsonValue[] | null;
+  status?: string | null;
+}
+
+export interface ResolveHistoryOptions {
+  /** Turns after the checkpoint to keep (the latest); never cuts into the checkpoint chain. */
+  limit?: number;
+  /** Resolve the history before this message id (edit / fork). */
+  beforeMessageId?: string;
+  format?: Format;
+  /** The guard's `checkpointKey`, when summaries are sealed with one. */
+  checkpointKey?: string;
+}
+
+export interface ResolvedHistory {
+  messages: WireMessage[];
+  /** Anthropic: the merged `system`; `null` for OpenAI. */
+  system: string | JsonValue[] | null;
+  /** Index of the turn holding the checkpoint, or `null`. */
+  checkpointIndex: number | null;
+  fromCheckpoint: boolean;
+}
+
+/**
+ * The history to continue from: the latest checkpoint's chain plus every later turn in full.
+ * A checkpoint is a sealed `[ctxguard:summary]` block in a system message (verified with
+ * `checkpointKey` when given); text a user or a tool writes never counts.
+ */
+export function resolveHistory(turns: StoredTurn[], options?: ResolveHistoryOptions): ResolvedHistory;
 /** The crate version. */
 export function version(): string;

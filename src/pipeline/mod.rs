@@ -7,6 +7,7 @@
 pub mod evidence;
 pub mod sanitize;
 pub mod session_state;
+pub mod settle;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -19,7 +20,7 @@ use crate::guards::{Operation, Status, Trace};
 use crate::message::{Message, Role};
 use crate::metrics::{CompactionRecord, ContextMetrics};
 
-use session_state::{parse_answer, render, Answer, Invalid, SUMMARY_MARKER};
+use session_state::{parse_answer, render, Answer, Invalid};
 
 /// Summary answers are capped at this many tokens by default (and at a quarter of the target).
 pub const DEFAULT_SUMMARY_MAX_TOKENS: u32 = 4_096;
@@ -131,8 +132,10 @@ Stay under {max_tokens} tokens."
     )
 }
 
-fn is_summary(m: &Message) -> bool {
-    m.markers.summary_compacted || (m.role == Role::System && m.content.text().starts_with(SUMMARY_MARKER))
+/// A summary from an earlier compaction: a system message with ctxguard's metadata marker or a
+/// sealed summary block (verified under the guard's key when it has one).
+fn is_summary(m: &Message, key: Option<&str>) -> bool {
+    m.role == Role::System && (m.markers.summary_compacted || crate::checkpoint::is_checkpoint_summary(m, key))
 }
 
 /// A retained user message: a clone with a new, deterministic id and the retained marker.
@@ -181,7 +184,7 @@ impl Guard {
         let mut system = Vec::new();
         let mut removed = Vec::new();
         for m in older {
-            if m.role == Role::System && !is_summary(m) {
+            if m.role == Role::System && !is_summary(m, self.checkpoint_key.as_deref()) {
                 system.push(m.clone());
             } else {
                 removed.push(m.clone());
@@ -194,7 +197,7 @@ impl Guard {
         let retain_budget = options.retain_user_tokens.unwrap_or(DEFAULT_RETAIN_USER_TOKENS) as usize;
         let mut retained = Vec::new();
         let mut retained_tokens = 0;
-        for m in removed.iter().rev().filter(|m| m.role == Role::User && !is_summary(m)) {
+        for m in removed.iter().rev().filter(|m| m.role == Role::User) {
             let n = self.count_text(&m.content.text());
             if retained.len() >= RETAIN_USER_MESSAGES || retained_tokens + n > retain_budget {
                 break;
@@ -252,7 +255,8 @@ impl Guard {
         let mut chain = system;
         let (status, failure) = match &result {
             Ok(answer) => {
-                let mut m = Message::text(Role::System, render(answer));
+                let sealed = crate::checkpoint::seal(&render(answer), self.checkpoint_key.as_deref());
+                let mut m = Message::text(Role::System, sealed);
                 m.markers.summary_compacted = true;
                 m.id = Some(format!("ctxguard-summary-{:012x}", content_key(&m.content, 11) & 0xffff_ffff_ffff));
                 chain.push(m);

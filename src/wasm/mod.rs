@@ -1,13 +1,17 @@
 //! The binding layer: the only place that names wasm-bindgen. Each export decodes its input,
 //! calls the core, and encodes the output or maps the error, through the helpers in `convert`.
 
+mod checkpoint;
+mod calibration;
 mod convert;
 mod count;
 mod guard;
 mod overflow;
 mod prepare;
+mod settle;
 mod sources;
 
+pub use checkpoint::resolve_history;
 pub use count::{count_tokens, known_models, model_info};
 pub use guard::{count_messages, ContextGuard};
 pub use overflow::classify_provider_error;

@@ -38,9 +38,9 @@ extern "C" {
 }
 
 /// Default time the summarizer gets per attempt.
-pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
+pub(super) const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
 /// Default heartbeat period while waiting.
-pub const DEFAULT_HEARTBEAT_MS: f64 = 1_000.0;
+pub(super) const DEFAULT_HEARTBEAT_MS: f64 = 1_000.0;
 
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -59,7 +59,7 @@ struct JsPrepareOptions {
     signal: Option<Value>,
 }
 
-struct Callbacks {
+pub(super) struct Callbacks {
     summarize: Option<js_sys::Function>,
     on_progress: JsValue,
     on_trace: JsValue,
@@ -69,9 +69,9 @@ struct Callbacks {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Wire {
-    messages: Vec<Value>,
-    system: Option<Value>,
+pub(super) struct Wire {
+    pub messages: Vec<Value>,
+    pub system: Option<Value>,
 }
 
 #[derive(Serialize)]
@@ -90,13 +90,13 @@ struct PrepareResult {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct SummarizeRequest<'a> {
-    messages: Vec<Value>,
-    system: Option<Value>,
-    format: Format,
-    instructions: &'a str,
-    schema: &'a Value,
-    max_tokens: u32,
+pub(super) struct SummarizeRequest<'a> {
+    pub messages: Vec<Value>,
+    pub system: Option<Value>,
+    pub format: Format,
+    pub instructions: &'a str,
+    pub schema: &'a Value,
+    pub max_tokens: u32,
 }
 
 #[derive(Deserialize)]
@@ -121,7 +121,7 @@ fn stripped(request: &Request) -> Request {
     r
 }
 
-fn wire(format: Format, request: &Request) -> Wire {
+pub(super) fn wire(format: Format, request: &Request) -> Wire {
     let (system, messages) = write_request(format, request);
     Wire { messages, system }
 }
@@ -132,10 +132,26 @@ fn log(cb: &Callbacks, line: String) {
     }
 }
 
-fn borrow_mut(inner: &Rc<RefCell<Guard>>) -> Result<std::cell::RefMut<'_, Guard>> {
+pub(super) fn borrow_mut(inner: &Rc<RefCell<Guard>>) -> Result<std::cell::RefMut<'_, Guard>> {
     inner
         .try_borrow_mut()
         .map_err(|_| Error::new(ErrorCode::Internal, "the guard is in use by another call on this thread"))
+}
+
+impl Callbacks {
+    pub(super) fn read(opts: &JsValue) -> Result<Callbacks> {
+        Ok(Callbacks {
+            summarize: callback(opts, "summarize")?,
+            on_progress: callback(opts, "onProgress")?.map_or(JsValue::UNDEFINED, Into::into),
+            on_trace: callback(opts, "onTrace")?.map_or(JsValue::UNDEFINED, Into::into),
+            logger: callback(opts, "logger")?.map_or(JsValue::UNDEFINED, Into::into),
+            signal: if opts.is_object() {
+                js_sys::Reflect::get(opts, &JsValue::from_str("signal")).unwrap_or(JsValue::UNDEFINED)
+            } else {
+                JsValue::UNDEFINED
+            },
+        })
+    }
 }
 
 fn reason_of(r: &CallResult) -> FailureReason {
@@ -144,6 +160,50 @@ fn reason_of(r: &CallResult) -> FailureReason {
         Some("aborted") => FailureReason::Aborted,
         _ => FailureReason::CallbackError,
     }
+}
+
+/// Ask the host's summarizer up to MAX_ATTEMPTS times, validating each answer. Never fails:
+/// the outcome is the validated answer or the last failure reason, with the attempts made.
+pub(super) async fn ask<T>(
+    cb: &Callbacks,
+    req: &JsValue,
+    timeout: f64,
+    heartbeat: f64,
+    started: f64,
+    validate: impl Fn(&Value) -> std::result::Result<T, FailureReason>,
+) -> (std::result::Result<T, FailureReason>, u32) {
+    let Some(f) = &cb.summarize else {
+        return (Err(FailureReason::NoCallback), 0);
+    };
+    let mut result = Err(FailureReason::NoCallback);
+    let mut attempts = 0;
+    for attempt in 1..=MAX_ATTEMPTS {
+        attempts = attempt;
+        let promise = call_summarizer(f, req, timeout, heartbeat, &cb.on_progress, &cb.signal, attempt, started);
+        let settled = JsFuture::from(promise).await.unwrap_or(JsValue::NULL);
+        let call: Option<CallResult> = decode(&settled, "summarize result", ErrorCode::Internal).ok();
+        result = match &call {
+            Some(c) if c.ok => validate(&c.value),
+            Some(c) => Err(reason_of(c)),
+            // The answer could not be read as JSON (a cycle, a BigInt...).
+            None => Err(FailureReason::InvalidOutput),
+        };
+        match &result {
+            Ok(_) => break,
+            Err(r) => {
+                let message = call.as_ref().and_then(|c| c.message.clone());
+                log(cb, format!(
+                    "[SummaryCompact] attempt {attempt} failed: {}{}",
+                    r.as_str(),
+                    message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
+                ));
+                if *r == FailureReason::Aborted {
+                    break;
+                }
+            }
+        }
+    }
+    (result, attempts)
 }
 
 async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: PrepareOptions, cb: Callbacks, timeout: f64, heartbeat: f64) -> Result<JsValue> {
@@ -170,39 +230,11 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: Prepar
                 schema: &pending.request.schema,
                 max_tokens: pending.request.max_tokens,
             })?;
-            let mut result = Err(FailureReason::NoCallback);
-            let mut attempts = 0;
-            if let Some(f) = &cb.summarize {
-                for attempt in 1..=MAX_ATTEMPTS {
-                    attempts = attempt;
-                    let promise = call_summarizer(f, &req, timeout, heartbeat, &cb.on_progress, &cb.signal, attempt, started);
-                    let settled = JsFuture::from(promise).await.unwrap_or(JsValue::NULL);
-                    let call: Option<CallResult> = decode(&settled, "summarize result", ErrorCode::Internal).ok();
-                    result = match &call {
-                        Some(c) if c.ok => {
-                            let g = inner.try_borrow().map_err(|_| Error::new(ErrorCode::Internal, "the guard is in use"))?;
-                            pending.validate(&g, &c.value)
-                        }
-                        Some(c) => Err(reason_of(c)),
-                        // The answer could not be read as JSON (a cycle, a BigInt...).
-                        None => Err(FailureReason::InvalidOutput),
-                    };
-                    let message = call.as_ref().and_then(|c| c.message.clone());
-                    match &result {
-                        Ok(_) => break,
-                        Err(r) => {
-                            log(&cb, format!(
-                                "[SummaryCompact] attempt {attempt} failed: {}{}",
-                                r.as_str(),
-                                message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
-                            ));
-                            if *r == FailureReason::Aborted {
-                                break;
-                            }
-                        }
-                    }
-                }
-            }
+            let (result, attempts) = ask(&cb, &req, timeout, heartbeat, started, |v| {
+                let g = inner.try_borrow().map_err(|_| FailureReason::CallbackError)?;
+                pending.validate(&g, v)
+            })
+            .await;
             let mut g = borrow_mut(&inner)?;
             g.prepare_finish(*pending, result, attempts, &now_ms)?
         }
@@ -245,7 +277,7 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: Prepar
     })
 }
 
-fn positive(v: Option<f64>, default: f64, what: &str) -> Result<f64> {
+pub(super) fn positive(v: Option<f64>, default: f64, what: &str) -> Result<f64> {
     match v {
         None => Ok(default),
         Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
@@ -262,17 +294,7 @@ impl ContextGuard {
         let inner = self.inner.clone();
         let setup = run(|| {
             let o: JsPrepareOptions = options(&opts, "options")?;
-            let cb = Callbacks {
-                summarize: callback(&opts, "summarize")?,
-                on_progress: callback(&opts, "onProgress")?.map_or(JsValue::UNDEFINED, Into::into),
-                on_trace: callback(&opts, "onTrace")?.map_or(JsValue::UNDEFINED, Into::into),
-                logger: callback(&opts, "logger")?.map_or(JsValue::UNDEFINED, Into::into),
-                signal: if opts.is_object() {
-                    js_sys::Reflect::get(&opts, &JsValue::from_str("signal")).unwrap_or(JsValue::UNDEFINED)
-                } else {
-                    JsValue::UNDEFINED
-                },
-            };
+            let cb = Callbacks::read(&opts)?;
             let timeout = positive(o.timeout_ms, DEFAULT_TIMEOUT_MS, "timeoutMs")?;
             let heartbeat = positive(o.heartbeat_ms, DEFAULT_HEARTBEAT_MS, "heartbeatMs")?;
             let format = inner.try_borrow().map(|g| g.format).map_err(|_| Error::new(ErrorCode::Internal, "the guard is in use"))?;

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { createReadStream } from 'node:fs';
-import { access, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { access, copyFile, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, resolve, sep } from 'node:path';
@@ -140,19 +140,53 @@ async function after1(page, action) {
 const digits = (s) => Number(String(s).replace(/[^\d]/g, ''));
 const text = (page, sel) => page.locator(sel).innerText();
 
-/** What ctxguard itself says about the sample in this page, for `model`. */
-function measureSample(page, config) {
-  return page.evaluate(async (cfg) => {
-    const { ContextGuard } = await import('/pkg/index.js');
+/** The source-guard values the page starts with (below ctxguard's defaults, so the sample shows them). */
+const PAGE_GUARDS = { toolOutputLimit: 1000, attachmentBudget: 400 };
+
+/**
+ * What ctxguard itself says about the sample in this page: guardSources() with the page's
+ * source-guard values plus `config` (raw: measure() of the same messages; counts: per message).
+ */
+function guardSample(page, config, options = {}) {
+  return page.evaluate(async ({ cfg, opts }) => {
+    const { ContextGuard, countMessages } = await import('/pkg/index.js');
     const { sample } = await import('/sample.js');
     const guard = new ContextGuard({ format: 'openai', ...cfg });
     try {
-      return guard.measure(sample.messages, { tools: sample.tools });
+      const result = guard.guardSources(sample.messages, { tools: sample.tools, ...opts });
+      const counts = countMessages(result.messages, { model: cfg.model, format: 'openai', tools: sample.tools });
+      return { ...result, raw: guard.measure(sample.messages, { tools: sample.tools }), perMessage: counts.perMessage };
     } finally {
       guard.free();
     }
-  }, config);
+  }, { cfg: Object.fromEntries(Object.entries({ ...PAGE_GUARDS, ...config }).filter(([, v]) => v !== undefined)), opts: options });
 }
+
+/** The traces panel as data: operation, status and every field's value. */
+function tracesOnPage(page) {
+  return page.locator('#traces li.trace').evaluateAll((lis) => lis.map((li) => ({
+    operation: li.dataset.operation,
+    status: li.dataset.status,
+    head: li.querySelector('.trace-head').innerText,
+    fields: Object.fromEntries([...li.querySelectorAll('dd[data-field]')].map((dd) => [dd.dataset.field, JSON.parse(dd.dataset.value)])),
+  })));
+}
+
+/** Every field of each trace on the page equals guardSources' trace (durationMs: a time, not compared). */
+function assertTraces(onPage, expected) {
+  assert.deepEqual(onPage.map((t) => `${t.operation} ${t.status}`), expected.map((t) => `${t.operation} ${t.status}`));
+  onPage.forEach((t, i) => {
+    assert.match(t.head, new RegExp(`^${expected[i].operation}\\s+${expected[i].status}`));
+    for (const [key, value] of Object.entries(expected[i])) {
+      if (key === 'operation' || key === 'status') continue;
+      if (key === 'durationMs') assert.ok(typeof t.fields.durationMs === 'number' && t.fields.durationMs >= 0, 'durationMs');
+      else assert.deepEqual(t.fields[key], value, `${expected[i].operation}.${key}`);
+    }
+  });
+}
+
+/** The message row of the raw/model-visible list whose text contains `needle`. */
+const rowWith = (page, needle) => page.locator('#messages li.msg', { hasText: needle });
 
 async function shot(page, name) {
   // From the top: a full-page capture of a scrolled page draws the sticky error box mid-page.
@@ -161,12 +195,18 @@ async function shot(page, name) {
 }
 
 describe('demo page', () => {
-  test('measures the built-in sample and shows what ContextGuard.measure returns', async () => {
+  test('measures the built-in sample: the model-visible metrics guardSources returns, with the raw total', async () => {
     const page = await openPage();
     try {
       await ready(page);
       assert.equal(await page.locator('#model').inputValue(), 'gpt-4o');
-      const expected = await measureSample(page, { model: 'gpt-4o' });
+      for (const [k, v] of Object.entries(PAGE_GUARDS)) assert.equal(await page.locator(`#guard-${k}`).inputValue(), String(v), k);
+      const guarded = await guardSample(page, { model: 'gpt-4o' });
+      // The budget and the breakdown show the model-visible view, with the raw total next to it.
+      const expected = guarded.metrics;
+      assert.equal(digits(await text(page, '#raw-tokens')), guarded.raw.usedTokens);
+      assert.equal(digits(await page.locator('#saved-tokens').getAttribute('data-value')), guarded.raw.usedTokens - expected.usedTokens);
+      assert.ok(expected.usedTokens < guarded.raw.usedTokens, 'the source guards cut the sample');
 
       assert.equal(digits(await text(page, '#used-tokens')), expected.usedTokens);
       assert.equal(digits(await text(page, '#usable-limit')), expected.usableLimit);
@@ -183,6 +223,9 @@ describe('demo page', () => {
         assert.equal(digits(r.tokens), expected.breakdown[r.source], `breakdown row ${r.source}`);
       }
       assert.equal(rows.reduce((sum, r) => sum + digits(r.tokens), 0), expected.usedTokens);
+      const rawOf = await page.locator('table.breakdown tbody tr[data-raw]').evaluateAll((trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.source, Number(tr.dataset.raw)])));
+      assert.deepEqual(Object.keys(rawOf).sort(), ['attachments', 'toolOutputs']);
+      for (const [source, tokens] of Object.entries(rawOf)) assert.equal(tokens, guarded.raw.breakdown[source], `raw ${source}`);
       for (const source of ['system', 'toolDefinitions', 'user', 'assistant', 'toolOutputs', 'attachments', 'images']) {
         assert.ok(expected.breakdown[source] > 0, `the sample has ${source}`);
       }
@@ -213,7 +256,7 @@ describe('demo page', () => {
       assert.equal(await text(page, '#count-kind'), 'Exact');
       assert.match(await text(page, '#encoding'), /cl100k_base/);
       // gpt-4's 8k window cannot hold the sample.
-      const gpt4 = await measureSample(page, { model: 'gpt-4' });
+      const gpt4 = (await guardSample(page, { model: 'gpt-4' })).metrics;
       assert.equal(digits(await text(page, '#used-tokens')), gpt4.usedTokens);
       assert.equal(await page.locator('#state').getAttribute('data-state'), gpt4.state);
       await shot(page, 'model-gpt-4');
@@ -221,7 +264,7 @@ describe('demo page', () => {
       assert.equal(await after1(page, () => page.selectOption('#model', 'claude-sonnet-4')), 'ready');
       assert.equal(await text(page, '#count-kind'), 'Estimate');
       assert.match(await text(page, '#encoding'), /o200k_base × \d\.\d\d/);
-      const claude = await measureSample(page, { model: 'claude-sonnet-4' });
+      const claude = (await guardSample(page, { model: 'claude-sonnet-4' })).metrics;
       assert.equal(claude.kind, 'estimate');
       assert.equal(digits(await text(page, '#used-tokens')), claude.usedTokens);
       await shot(page, 'model-claude');
@@ -310,7 +353,271 @@ describe('demo page', () => {
       assert.deepEqual(roles, ['system', 'user', 'assistant', 'tool', 'user']);
       assert.equal(await page.locator('#messages .msg-tokens .num').count(), 5);
       assert.equal(await page.locator('#messages-card .notice').count(), 0);
+      // Nothing to compact and no attachment blocks: no trace at all, nothing marked as changed.
+      assert.ok(await page.locator('#no-traces').isVisible());
+      assert.equal(await page.locator('#messages li.msg.changed').count(), 0);
       await shot(page, 'anthropic-file');
+      expectClean(page);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('the model-visible view shows the compacted log and the attachment preview; the traces equal guardSources', async () => {
+    const page = await openPage();
+    try {
+      await ready(page);
+      const expected = await guardSample(page, { model: 'gpt-4o' });
+      const visible = expected.messages;
+
+      // The long test log (#4) and the JSON output (#6) are compacted, the short file read (#3) is not.
+      const log = rowWith(page, 'call_rt_02');
+      assert.equal(await log.getAttribute('data-changed'), 'compacted');
+      assert.match(await log.locator('.change-badge').innerText(), /tool output compacted/);
+      assert.equal(digits(await log.locator('.msg-visible .vnum').getAttribute('data-value')), expected.perMessage[4]);
+      const marker = log.locator('.cell.added.marker-line');
+      assert.equal(await marker.count(), 1);
+      const markerText = await marker.innerText();
+      assert.match(markerText, /^\[ctxguard:compacted-tool-output\] original \d+ tokens/);
+      assert.ok(visible[4].content.includes(markerText), 'the marker line is the one guardSources wrote');
+      assert.ok(await log.locator('.cell.gone').count() > 0, 'omitted raw lines are marked');
+      assert.equal(await rowWith(page, 'call_ci_03').getAttribute('data-changed'), 'compacted');
+      assert.equal(await rowWith(page, 'call_ci_03').locator('mark.marker-token', { hasText: /items omitted/ }).count(), 1);
+      assert.match(await rowWith(page, 'call_rf_01').getAttribute('class'), /\bunchanged\b/);
+
+      // The attachment: the report is previewed, with the footer that names the reader tool.
+      const user = page.locator('#messages li.msg[data-changed="preview"]');
+      assert.equal(await user.count(), 1);
+      const footer = await user.locator('.cell.added.marker-line').innerText();
+      assert.match(footer, /\[ctxguard:attachment-preview\] report\.pdf \(application\/pdf\)/);
+      assert.match(footer, /read_attachment\(\{"id": "att_[0-9a-f]{12}", "offset": \d+\}\)/);
+      assert.equal(digits(await user.locator('.msg-visible .vnum').getAttribute('data-value')), expected.perMessage[1]);
+      assert.equal(await page.locator('#messages li.msg.changed').count(), 3);
+      assert.equal(await page.locator('#messages li.msg.unchanged').count(), 6);
+
+      // The traces panel: every field of both traces, as guardSources returned them.
+      assert.deepEqual(expected.traces.map((t) => `${t.operation} ${t.status}`), ['tool_output applied', 'attachment_preview applied']);
+      assertTraces(await tracesOnPage(page), expected.traces);
+      assert.match(await text(page, '#traces-card'), /2 delivered to onTrace/);
+      assert.equal(expected.traces[0].messagesTruncated, 2);
+      assert.equal(expected.traces[1].attachmentBlocksTruncated, 1);
+
+      await shot(page, 'guards-light');
+      await log.locator('.compare').screenshot({ path: join(artifacts, 'compare-log.png') });
+      await user.locator('.compare').screenshot({ path: join(artifacts, 'compare-attachment.png') });
+      await page.locator('#traces-card').screenshot({ path: join(artifacts, 'traces.png') });
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await shot(page, 'guards-dark');
+      await log.locator('.compare').screenshot({ path: join(artifacts, 'compare-log-dark.png') });
+
+      // "changed only" hides the unchanged rows.
+      await page.check('#only-changed');
+      assert.equal(await page.locator('#messages li.msg:visible').count(), 3);
+      expectClean(page);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('changing toolOutputLimit, the emergency pass and the defaults change what the model gets', async () => {
+    const page = await openPage();
+    try {
+      await ready(page);
+      const afterTokens = async () => (await tracesOnPage(page)).find((t) => t.operation === 'tool_output')?.fields.afterTokens;
+      const at1000 = await afterTokens();
+      assert.equal(at1000, (await guardSample(page, { model: 'gpt-4o' })).traces[0].afterTokens);
+
+      assert.equal(await after1(page, () => page.fill('#guard-toolOutputLimit', '2000')), 'ready');
+      const expected = await guardSample(page, { model: 'gpt-4o', toolOutputLimit: 2000 });
+      const at2000 = await afterTokens();
+      assert.ok(at2000 > at1000, `${at2000} > ${at1000}`);
+      assertTraces(await tracesOnPage(page), expected.traces);
+      assert.equal(digits(await text(page, '#used-tokens')), expected.metrics.usedTokens);
+      assert.equal(digits(await rowWith(page, 'call_rt_02').locator('.msg-visible .vnum').getAttribute('data-value')), expected.perMessage[4]);
+
+      // The emergency pass quarters the limit.
+      assert.equal(await after1(page, () => page.check('#guard-emergency')), 'ready');
+      const emergency = await guardSample(page, { model: 'gpt-4o', toolOutputLimit: 2000 }, { emergency: true });
+      assertTraces(await tracesOnPage(page), emergency.traces);
+      assert.equal(emergency.traces[0].emergency, true);
+      assert.ok(await afterTokens() < at2000);
+      assert.equal(await after1(page, () => page.uncheck('#guard-emergency')), 'ready');
+
+      // A retrieval tool: the marker line says how to get the full output.
+      assert.equal(await after1(page, () => page.fill('#guard-retrievalTool', 'get_tool_output')), 'ready');
+      assert.match(await rowWith(page, 'call_rt_02').locator('.marker-line').innerText(), /Full output: call `get_tool_output` with \{"id": "call_rt_02"\}/);
+      assert.equal(await after1(page, () => page.fill('#guard-retrievalTool', '')), 'ready');
+
+      // ctxguard's defaults: the ~5,000-token outputs fit 8,000, so no tool-output event; the
+      // attachments fit their budget, so the attachment event is a noop.
+      assert.equal(await after1(page, () => page.click('#default-guards')), 'ready');
+      const defaults = await guardSample(page, { model: 'gpt-4o', toolOutputLimit: undefined, attachmentBudget: undefined });
+      assert.deepEqual(defaults.traces.map((t) => `${t.operation} ${t.status}`), ['attachment_preview noop']);
+      assertTraces(await tracesOnPage(page), defaults.traces);
+      assert.equal(await page.locator('#messages li.msg.changed').count(), 0);
+      assert.ok(await page.locator('#all-same').isVisible());
+      assert.equal(digits(await text(page, '#used-tokens')), digits(await text(page, '#raw-tokens')));
+      await shot(page, 'guards-defaults');
+
+      // A value ctxguard rejects is reported next to the source-guard fields.
+      assert.equal(await after1(page, () => page.fill('#guard-toolOutputLimit', '-5')), 'error');
+      assert.equal(await text(page, '#error-code'), 'INVALID_OPTIONS');
+      assert.ok(await page.locator('#guards-error').isVisible());
+      assert.ok(await page.locator('#limits-error').isHidden());
+      assert.equal(await after1(page, () => page.click('#page-guards')), 'ready');
+      assert.equal(await afterTokens(), at1000);
+      expectClean(page);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('the attachment reader pages through the full text with readAttachment', async () => {
+    const page = await openPage();
+    try {
+      await ready(page);
+      const expected = await guardSample(page, { model: 'gpt-4o' });
+      // The id the model-visible preview names is the one the reader uses.
+      const [, id, previewOffset] = /read_attachment\(\{"id": "(att_[0-9a-f]{12})", "offset": (\d+)\}\)/.exec(expected.messages[1].content[0].text);
+      assert.equal(await page.locator('#reader-attachment').inputValue(), id);
+      const limit = Number(await page.locator('#reader-limit-input').inputValue());
+      const read = (offset) => page.evaluate(async ({ id, offset, limit }) => {
+        const { readAttachment } = await import('/pkg/index.js');
+        const { sample } = await import('/sample.js');
+        const text = sample.messages[1].content[0].text;
+        const body = text.slice(text.indexOf('>', text.indexOf('<attachment')) + 1, text.indexOf('</attachment>'));
+        return { body, page: readAttachment({ [id]: body }, { id, offset, limit, model: 'gpt-4o' }) };
+      }, { id, offset, limit });
+
+      const pages = [];
+      let offset = 0;
+      for (;;) {
+        const { body, page: want } = await read(offset);
+        assert.equal(digits(await text(page, '#reader-offset')), offset);
+        assert.equal(await page.locator('#reader-text').textContent(), want.text);
+        assert.equal(await page.locator('#reader-next-offset').getAttribute('data-value'), JSON.stringify(want.nextOffset));
+        assert.equal(digits(await text(page, '#reader-total')), want.totalTokens);
+        pages.push(want.text);
+        if (pages.length === 2) await page.locator('#reader-card').screenshot({ path: join(artifacts, 'reader.png') });
+        if (want.nextOffset === null) {
+          assert.ok(await page.locator('#reader-next').isDisabled());
+          assert.equal(pages.join(''), body, 'the pages add up to the whole attachment');
+          break;
+        }
+        assert.ok(pages.length < 50, 'the reader reaches the end');
+        await page.click('#reader-next');
+        await page.waitForFunction((n) => document.querySelector('#reader-offset')?.textContent.replace(/\D/g, '') === String(n), want.nextOffset);
+        offset = want.nextOffset;
+      }
+      assert.ok(pages.length >= 3, `the report takes several pages of ${limit} tokens`);
+
+      // The footer's suggestion: continue where the preview stops.
+      await page.click('#reader-continue');
+      await page.waitForFunction((n) => document.querySelector('#reader-offset')?.textContent === String(n), Number(previewOffset));
+      assert.equal(await page.locator('#reader-text').textContent(), (await read(Number(previewOffset))).page.text);
+
+      // An offset past the end gets ctxguard's error in the reader, not a console error.
+      await page.fill('#reader-offset-input', '100000');
+      await page.locator('#reader-offset-input').dispatchEvent('change');
+      await page.waitForSelector('#reader-error');
+      assert.match(await text(page, '#reader-error'), /INVALID_OPTIONS/);
+
+      // The changelog is sent whole: listed, without a preview to continue from.
+      const other = await page.locator('#reader-attachment option').evaluateAll((os) => os.map((o) => [o.value, o.textContent]));
+      assert.equal(other.length, 2);
+      assert.match(other[1][1], /money-CHANGELOG\.md .*sent whole/);
+      await page.selectOption('#reader-attachment', other[1][0]);
+      await page.waitForFunction(() => document.querySelector('#reader-offset')?.textContent === '0');
+      assert.ok(await page.locator('#reader-continue').isHidden());
+      assert.match(await page.locator('#reader-text').textContent(), /@acme\/money changelog/);
+      expectClean(page);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('compaction: prepare() with the built-in summarizer shows heartbeats, the record and the checkpoint, which downloads and reloads', async () => {
+    const page = await openPage();
+    try {
+      await ready(page);
+      const card = page.locator('#compaction-card');
+      await card.scrollIntoViewIfNeeded();
+      assert.ok(await page.locator('#summarizer-builtin').isChecked(), 'the built-in summarizer is the default');
+      assert.ok(await page.locator('#cmp-force').isChecked());
+      const win = Number(await page.locator('#cmp-window').inputValue());
+      assert.ok(win > 0, 'a small window is suggested');
+
+      // What prepare() itself returns for the sample with the same settings (summarizer without its delay).
+      const expected = await page.evaluate(async (win) => {
+        const { ContextGuard } = await import('/pkg/index.js');
+        const { sample } = await import('/sample.js');
+        const { builtinSummarizer } = await import('/summarizers.js');
+        const out = Math.floor(win / 8);
+        const guard = new ContextGuard({ model: 'gpt-4o', format: 'openai', toolOutputLimit: 1000, attachmentBudget: 400, contextWindow: win, maxOutputTokens: out, reservedOutputTokens: out });
+        try {
+          return await guard.prepare(sample.messages, { tools: sample.tools, force: true, summarize: builtinSummarizer({ delayMs: 0 }) });
+        } finally {
+          guard.free();
+        }
+      }, win);
+      assert.equal(expected.compaction.status, 'completed');
+
+      await page.click('#run-prepare');
+      // Heartbeats every 250 ms while the ~1.5 s summarizer runs: on screen, live.
+      await page.waitForFunction(() => document.querySelectorAll('#cmp-beats li').length >= 2 && document.querySelector('#compaction-card').dataset.state === 'running', null, { timeout: 10_000 });
+      assert.match(await text(page, '#cmp-live'), /Summarizing .* \d[\d,]* ms · attempt 1 · \d+ heartbeats/);
+      await page.locator('#compaction-card').screenshot({ path: join(artifacts, 'compaction-running.png') });
+      await page.waitForFunction(() => document.querySelector('#compaction-card').dataset.state === 'done', null, { timeout: 30_000 });
+      const beats = await page.locator('#cmp-beats li').evaluateAll((lis) => lis.map((li) => ({ elapsed: Number(li.dataset.elapsed), attempt: Number(li.dataset.attempt) })));
+      assert.ok(beats.length >= 3, `${beats.length} heartbeats`);
+      for (let i = 1; i < beats.length; i++) assert.ok(beats[i].elapsed >= beats[i - 1].elapsed, 'elapsed grows');
+      assert.ok(beats.every((b) => b.attempt === 1));
+      assert.match(await text(page, '#cmp-live'), /prepare\(\) finished in/);
+
+      // The record on screen is the one prepare() returns.
+      const record = await page.locator('#compaction-record dd[data-field]').evaluateAll((dds) => Object.fromEntries(dds.map((dd) => [dd.dataset.field, JSON.parse(dd.dataset.value)])));
+      assert.deepEqual(Object.keys(record).sort(), Object.keys(expected.compaction).sort(), 'every field of the record is shown');
+      for (const k of ['status', 'removedItems', 'attempts', 'failureReason', 'beforeTokens', 'afterTokens', 'tokensSaved']) assert.deepEqual(record[k], expected.compaction[k], k);
+      assert.ok(record.durationMs >= 1000, 'the duration includes the summarizer delay');
+      assert.equal(await page.locator('#cmp-degraded').getAttribute('data-degraded'), 'false');
+      assert.match(await text(page, '#cmp-log'), /\[SummaryCompact\]/);
+      assert.match(await text(page, '#compaction-card'), /\[ctxguard:summary\]/);
+      await shot(page, 'compaction-done');
+      await page.locator('#compaction-card').screenshot({ path: join(artifacts, 'compaction-card.png') });
+
+      // The checkpoint downloads as stored turns; the last turn's chain is prepare()'s checkpoint.
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download-checkpoint')]);
+      const file = join(artifacts, 'checkpoint.json');
+      await copyFile(await download.path(), file);
+      const saved = JSON.parse(await readFile(file, 'utf8'));
+      assert.equal(saved.format, 'openai');
+      assert.equal(saved.turns.length, 2);
+      assert.deepEqual(saved.turns.at(-1).messages, expected.checkpoint.messages);
+      assert.equal(JSON.stringify(saved).includes('sk-'), false);
+
+      // Reloading the file resumes from the checkpoint, as resolveHistory says in the page.
+      await page.setInputFiles('#reload-file', file);
+      await page.waitForSelector('#reload-status');
+      const resolved = await page.evaluate(async (turns) => {
+        const { resolveHistory } = await import('/pkg/index.js');
+        return resolveHistory(turns, { format: 'openai' });
+      }, saved.turns);
+      assert.equal(resolved.fromCheckpoint, true);
+      assert.equal(await page.locator('#reload-status').getAttribute('data-from-checkpoint'), 'true');
+      assert.match(await text(page, '#reload-status'), /from checkpoint/i);
+      const shown = await page.locator('#reload-fields dd[data-field]').evaluateAll((dds) => Object.fromEntries(dds.map((dd) => [dd.dataset.field, JSON.parse(dd.dataset.value)])));
+      assert.equal(shown.messages, resolved.messages.length);
+      assert.equal(shown.checkpointIndex, resolved.checkpointIndex);
+      assert.ok(shown.messages < shown.storedMessages, 'fewer messages than stored');
+      assert.ok(shown.usedTokens > 0);
+      await page.locator('.cmp-reload').screenshot({ path: join(artifacts, 'reload.png') });
+
+      // The copy in localStorage gives the same.
+      await page.evaluate(() => document.querySelector('#reload-output').replaceChildren());
+      await page.click('#reload-storage');
+      await page.waitForSelector('#reload-status');
+      assert.equal(await page.locator('#reload-status').getAttribute('data-from-checkpoint'), 'true');
+      assert.match(await text(page, '#reload-status'), /localStorage/);
       expectClean(page);
     } finally {
       await page.close();

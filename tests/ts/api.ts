@@ -2,6 +2,8 @@
 // the @ts-expect-error lines prove the declarations are precise (no `any` sneaking through).
 import {
   ContextGuard,
+  resolveHistory,
+  chainPreModelHooks,
   classifyProviderError,
   compactToolOutput,
   countMessages,
@@ -13,6 +15,11 @@ import {
   readAttachmentTool,
   version,
   type AttachmentPage,
+  type Settlement,
+  type ResolvedHistory,
+  type StoredTurn,
+  type ModelInput,
+  type PreModelHook,
   type ProviderErrorClassification,
   type ProviderErrorInput,
   type Checkpoint,
@@ -27,6 +34,15 @@ import {
   type GuardSourcesResult,
   type ProtectionTrace,
   type CacheStats,
+  type CalibrationState,
+  type CalibrationSummary,
+  type CostEstimate,
+  type CountSource,
+  type ModelCalibration,
+  type ObserveUsageArgs,
+  type Pricing,
+  type ReportedUsage,
+  type UsageObservation,
   type CompactionRecord,
   type ContextMetrics,
   type ContextState,
@@ -104,6 +120,25 @@ const state: ContextState = metrics.state;
 const breakdown: SourceBreakdown = metrics.breakdown;
 const last: CompactionRecord | null = metrics.lastCompaction;
 const stats: CacheStats = guard.cacheStats;
+
+// Calibration and costs.
+const countSource: CountSource = metrics.countSource;
+const cost: CostEstimate | null = metrics.cost;
+const cachedUsd: number | undefined = cost?.cachedInputUsd;
+const usage: ReportedUsage = { input_tokens: 10, cache_read_input_tokens: 1200, cache_creation_input_tokens: null, output_tokens: 5 };
+const observeArgs: ObserveUsageArgs = { messages, tools, system: 'Be brief.', usage };
+const observed: CalibrationSummary | null = guard.observeUsage(observeArgs);
+const lastObservation: UsageObservation | null = observed?.last ?? null;
+const calibrationState: CalibrationState = guard.calibration;
+const perModel: ModelCalibration | undefined = calibrationState.models['gpt-4o'];
+guard.calibration = calibrationState;
+const prices: Pricing = { input: 3, cachedInput: 0.3, output: 15, cacheWrite: 3.75 };
+const priced = new ContextGuard({ model: 'claude-sonnet-4-5', pricing: prices, economicBudget: { usd: 0.05 }, calibration: calibrationState });
+void [countSource, cachedUsd, lastObservation, perModel, priced];
+// @ts-expect-error countSource is one of three strings
+const badSource: CountSource = 'guess';
+// @ts-expect-error usage is required
+guard.observeUsage({ messages });
 const sourcesOptions: GuardSourcesOptions = { tools, emergency: false, onTrace: (t: ProtectionTrace) => void t.operation };
 const guarded: GuardSourcesResult = guard.guardSources(messages, sourcesOptions);
 const traces: ProtectionTrace[] = guarded.traces;
@@ -128,6 +163,12 @@ void prepared.then((r) => {
 const overflowInput: ProviderErrorInput = { status: 400, message: "This model's maximum context length is 128000 tokens." };
 const classified: ProviderErrorClassification = classifyProviderError(overflowInput);
 const retry: boolean = classifyProviderError(new Error('boom')).compactAndRetry;
+const addGuidance: PreModelHook = (input: ModelInput) => ({ ...input, messages: [...input.messages, { role: 'system', content: 'Be brief.' }] });
+const chained: (input: ModelInput) => Promise<ModelInput> = chainPreModelHooks([addGuidance, () => undefined]);
+const storedTurns: StoredTurn[] = [{ id: 't1', messages, status: 'completed' }];
+const resolved: ResolvedHistory = resolveHistory(storedTurns, { limit: 10, checkpointKey: 'k' });
+const settled: Promise<Settlement> = guard.settle(messages, { summarize: async () => ({ session_state: { summary: 's' }, memory_entries: [], reflections: [], learnings: [] }) });
+void settled;
 guard.free();
 new ContextGuard().free();
 
@@ -168,5 +209,5 @@ const badVersion: string = version;
 export const used = [
   n, perMessage, kind, exact, sum, window, provider, models, v, model, state, breakdown, last, stats,
   describe, perMessageBreakdown, badState, badVersion,
-  classified, retry, guarded, traces, compactedOut, previewOut, readTool, nextOffset,
+  resolved, chained, classified, retry, guarded, traces, compactedOut, previewOut, readTool, nextOffset,
 ];

@@ -1,0 +1,129 @@
+//! End-of-run settlement (seed 004, CognitiveSettlement): the conversation's own model writes the
+//! SessionState plus memory entries, reflections and learnings. Same schema checks, attempts and
+//! mechanical fallback as compaction; the output is data for the host, never an assistant message.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::guard::Guard;
+use crate::message::Message;
+
+use super::evidence::evidence_message;
+use super::session_state::{self, SessionState};
+use super::{FailureReason, SummaryRequest, DEFAULT_SUMMARY_MAX_TOKENS};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settlement {
+    pub session_state: SessionState,
+    #[serde(default)]
+    pub memory_entries: Vec<String>,
+    #[serde(default)]
+    pub reflections: Vec<String>,
+    #[serde(default)]
+    pub learnings: Vec<String>,
+}
+
+pub fn schema() -> Value {
+    let strings = json!({ "type": "array", "items": { "type": "string" } });
+    json!({
+        "type": "object",
+        "properties": {
+            "session_state": session_state::schema(),
+            "memory_entries": strings,
+            "reflections": strings,
+            "learnings": strings
+        },
+        "required": ["session_state", "memory_entries", "reflections", "learnings"],
+        "additionalProperties": false
+    })
+}
+
+fn instructions(max_tokens: u32) -> String {
+    format!(
+        "The run is over. Settle it: write the session state that the next run will start from, plus what is \
+worth remembering. Write in the user's language. session_state: the summary (the user's goal and where things \
+stand), key facts, decisions, the plan with each step's status, open questions. memory_entries: durable facts \
+and preferences about the user or the project. reflections: what went well or badly in this run. learnings: \
+mistakes and how to avoid them. Answer with one JSON object following the schema. Stay under {max_tokens} tokens."
+    )
+}
+
+/// The settlement request over the whole conversation, trimmed (newest kept) to the input budget.
+pub fn request(guard: &mut Guard, messages: &[Message]) -> SummaryRequest {
+    let max_tokens = DEFAULT_SUMMARY_MAX_TOKENS;
+    let instructions = instructions(max_tokens);
+    let budget = (guard.budget.usable_limit as usize)
+        .saturating_sub(max_tokens as usize)
+        .saturating_sub(guard.count_text(&instructions) + 512);
+    let counts = guard.count(&crate::format::Request { messages: messages.to_vec(), ..Default::default() }).per_message;
+    let mut keep_from = messages.len();
+    let mut acc = 0usize;
+    for (i, c) in counts.iter().enumerate().rev() {
+        if acc + c.total > budget {
+            break;
+        }
+        acc += c.total;
+        keep_from = i;
+    }
+    let mut kept = messages.get(keep_from..).unwrap_or(&[]).to_vec();
+    super::sanitize::sanitize(&mut kept);
+    SummaryRequest { messages: kept, instructions, schema: schema(), max_tokens }
+}
+
+fn clean(v: Vec<String>) -> Vec<String> {
+    v.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+}
+
+/// Validate an answer: a Settlement object (or JSON text of one).
+pub fn validate(value: &Value) -> Result<Settlement, FailureReason> {
+    let v = match value {
+        Value::String(s) if s.trim().is_empty() => return Err(FailureReason::EmptyOutput),
+        Value::String(s) => {
+            let t = s.trim();
+            let t = t.strip_prefix("```json").or_else(|| t.strip_prefix("```")).and_then(|r| r.strip_suffix("```")).map_or(t, str::trim);
+            serde_json::from_str::<Value>(t).map_err(|_| FailureReason::InvalidOutput)?
+        }
+        Value::Null => return Err(FailureReason::EmptyOutput),
+        other => other.clone(),
+    };
+    let s: Settlement = serde_json::from_value(v).map_err(|_| FailureReason::InvalidOutput)?;
+    let state = s.session_state.validated().map_err(|_| FailureReason::EmptyOutput)?;
+    Ok(Settlement {
+        session_state: state,
+        memory_entries: clean(s.memory_entries),
+        reflections: clean(s.reflections),
+        learnings: clean(s.learnings),
+    })
+}
+
+/// The mechanical fallback: a SessionState whose summary is the tool evidence and user requests.
+pub fn fallback(guard: &Guard, messages: &[Message], reason: FailureReason) -> Settlement {
+    let summary = evidence_message(messages, reason.as_str(), guard.model.encoding, super::EVIDENCE_TOKENS)
+        .map(|m| m.content.text())
+        .unwrap_or_else(|| format!("{} The run left no evidence to keep ({}).", super::evidence::EVIDENCE_MARKER, reason.as_str()));
+    Settlement { session_state: SessionState { summary, ..Default::default() }, ..Default::default() }
+}
+
+/// The next run's history under the `session_state` strategy: the rendered SessionState as one
+/// system message, then the new user message.
+pub fn next_history(state: &SessionState, new_user: Message) -> Vec<Message> {
+    let mut summary = Message::text(crate::message::Role::System, session_state::render(&session_state::Answer::State(state.clone())));
+    summary.markers.summary_compacted = true;
+    vec![summary, new_user]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation() {
+        assert_eq!(validate(&json!(null)), Err(FailureReason::EmptyOutput));
+        assert_eq!(validate(&json!("not json")), Err(FailureReason::InvalidOutput));
+        assert_eq!(validate(&json!({"session_state": {"summary": " "}})), Err(FailureReason::EmptyOutput));
+        assert_eq!(validate(&json!({"session_state": {"summary": "s"}, "mood": 1})), Err(FailureReason::InvalidOutput));
+        let ok = validate(&json!("```json\n{\"session_state\":{\"summary\":\"s\"},\"memory_entries\":[\"likes tea\",\"\"]}\n```")).unwrap();
+        assert_eq!(ok.memory_entries, vec!["likes tea".to_string()]);
+    }
+}

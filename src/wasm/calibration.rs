@@ -1,0 +1,78 @@
+//! `guard.observeUsage(...)` and `guard.calibration` (get and set): calibration from reported usage.
+
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+
+use super::convert::{decode, encode, options, run};
+use super::guard::ContextGuard;
+use crate::calibration::{CalibrationState, ReportedUsage};
+use crate::error::{Error, ErrorCode, Result};
+use crate::guard::Guard;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ObserveUsageArgs {
+    messages: serde_json::Value,
+    system: Option<serde_json::Value>,
+    tools: Option<serde_json::Value>,
+    usage: ReportedUsage,
+}
+
+impl Default for ObserveUsageArgs {
+    fn default() -> Self {
+        ObserveUsageArgs { messages: serde_json::Value::Null, system: None, tools: None, usage: ReportedUsage::default() }
+    }
+}
+
+fn busy() -> Error {
+    Error::new(ErrorCode::Internal, "the guard is in use by another call on this thread")
+}
+
+#[wasm_bindgen(js_class = ContextGuard)]
+impl ContextGuard {
+    /// `guard.observeUsage({ messages, tools?, system?, usage })`: learn from the provider's
+    /// reported input tokens for the request that was sent; returns this model's calibration.
+    #[wasm_bindgen(js_name = observeUsage)]
+    pub fn observe_usage(&self, args: JsValue) -> std::result::Result<JsValue, JsValue> {
+        run(|| {
+            if args.is_undefined() || args.is_null() {
+                return Err(Error::options("observeUsage needs { messages, usage }"));
+            }
+            let a: ObserveUsageArgs = options(&args, "observeUsage")?;
+            let messages = messages_array(&a.messages)?;
+            let mut g = self.inner.try_borrow_mut().map_err(|_| busy())?;
+            let request = crate::format::parse_request(g.format, &messages, a.system.as_ref(), a.tools.as_ref())?;
+            g.observe_usage(&request, &a.usage)?;
+            encode(&g.calibration_summary())
+        })
+    }
+
+    /// `guard.calibration`: the whole calibration state, plain JSON to persist.
+    #[wasm_bindgen(getter)]
+    pub fn calibration(&self) -> std::result::Result<JsValue, JsValue> {
+        run(|| {
+            let g = self.inner.try_borrow().map_err(|_| busy())?;
+            encode(&g.calibration)
+        })
+    }
+
+    /// `guard.calibration = state`: restore a saved state (validated: `INVALID_OPTIONS`).
+    #[wasm_bindgen(setter)]
+    pub fn set_calibration(&self, state: JsValue) -> std::result::Result<(), JsValue> {
+        run(|| {
+            let s: CalibrationState = decode(&state, "calibration", ErrorCode::InvalidOptions)?;
+            let mut g: std::cell::RefMut<'_, Guard> = self.inner.try_borrow_mut().map_err(|_| busy())?;
+            g.set_calibration(s)
+        })
+    }
+}
+
+/// `messages` must be an array (the same check `read_request` makes).
+fn messages_array(v: &serde_json::Value) -> Result<serde_json::Value> {
+    if v.is_array() {
+        Ok(v.clone())
+    } else {
+        Err(Error::new(ErrorCode::InvalidMessages, "messages must be an array"))
+    }
+}
+

@@ -1,0 +1,69 @@
+//! `resolveHistory(turns, { limit?, beforeMessageId?, format?, checkpointKey? })`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+use super::convert::{decode, encode, options, run};
+use crate::checkpoint::{resolve, ResolveOptions, Turn};
+use crate::error::{Error, ErrorCode};
+use crate::format::{parse_request, write_request, Format, Request};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct JsTurn {
+    id: Option<Value>,
+    messages: Value,
+    system: Option<Value>,
+    status: Option<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct JsResolveOptions {
+    limit: Option<u32>,
+    before_message_id: Option<String>,
+    format: Option<Format>,
+    checkpoint_key: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsResolved {
+    messages: Vec<Value>,
+    system: Option<Value>,
+    checkpoint_index: Option<u32>,
+    from_checkpoint: bool,
+}
+
+/// Resolve a stored conversation from its latest checkpoint.
+#[wasm_bindgen(js_name = resolveHistory)]
+pub fn resolve_history(turns: JsValue, opts: JsValue) -> Result<JsValue, JsValue> {
+    run(|| {
+        let o: JsResolveOptions = options(&opts, "options")?;
+        let format = o.format.unwrap_or_default();
+        let raw: Vec<JsTurn> = decode(&turns, "turns", ErrorCode::InvalidMessages)?;
+        let mut parsed = Vec::with_capacity(raw.len());
+        for (i, t) in raw.into_iter().enumerate() {
+            let r = parse_request(format, &t.messages, t.system.as_ref(), None)
+                .map_err(|e| Error { message: format!("turns[{i}].{}", e.message), ..e })?;
+            parsed.push(Turn {
+                id: t.id.map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string)),
+                messages: r.messages,
+                status: t.status,
+            });
+        }
+        let resolved = resolve(
+            &parsed,
+            &ResolveOptions { limit: o.limit, before_message_id: o.before_message_id },
+            o.checkpoint_key.as_deref().filter(|k| !k.is_empty()),
+        );
+        let (system, messages) = write_request(format, &Request { messages: resolved.messages, ..Default::default() });
+        encode(&JsResolved {
+            messages,
+            system,
+            checkpoint_index: resolved.checkpoint_index,
+            from_checkpoint: resolved.from_checkpoint,
+        })
+    })
+}

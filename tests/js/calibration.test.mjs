@@ -1,0 +1,98 @@
+// Calibration from reported usage, the cost of the next request, economicBudget in USD — through
+// the built package.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ContextGuard, countMessages } from 'ctxguard';
+
+const SYSTEM = 'You are a careful build assistant.';
+const bodies = [
+  'Why does my release build fail on CI but not locally? It started after the upgrade.',
+  'fn main() {\n    let v: Vec<u32> = (0..10).map(|x| x * 2).collect();\n}\n'.repeat(6),
+  JSON.stringify({ tests: Array.from({ length: 40 }, (_, i) => ({ name: `test_${i}`, ok: i % 7 !== 0 })) }),
+  'Könnten Sie bitte die Änderungen an der Konfiguration erklären? '.repeat(8),
+  'error[E0502]: cannot borrow `x` as mutable\n  --> src/lib.rs:42:9\n'.repeat(12),
+  'The migration moves the billing tables to the new schema. '.repeat(10),
+];
+// Claude's reported input / our o200k count: 1.15–1.25 with noise, one outlier (2.6).
+const RATIOS = [1.21, 1.17, 2.6, 1.24, 1.19, 1.22];
+
+function o200k(messages) {
+  return countMessages(messages, { model: 'claude-sonnet-4-5', encoding: 'o200k_base', system: SYSTEM }).total;
+}
+
+test('observeUsage calibrates an estimated model and the state round-trips as JSON', () => {
+  const guard = new ContextGuard({ model: 'claude-sonnet-4-5' });
+  assert.equal(guard.measure([{ role: 'user', content: 'hi' }]).countSource, 'estimate');
+  assert.equal(guard.measure([{ role: 'user', content: 'hi' }]).calibration, null);
+  const messages = [];
+  let summary;
+  bodies.forEach((body, i) => {
+    messages.push({ role: 'user', content: body });
+    const reported = Math.round(o200k(messages) * RATIOS[i]);
+    summary = guard.observeUsage({
+      messages, system: SYSTEM,
+      usage: { input_tokens: reported - 100, cache_read_input_tokens: 100, cache_creation_input_tokens: 0, output_tokens: 50 },
+    });
+    messages.push({ role: 'assistant', content: `Answer ${i}.` });
+  });
+  assert.equal(summary.observations, 5);
+  assert.equal(summary.outliers, 1);
+  assert.equal(summary.applied, true);
+  assert.ok(Math.abs(summary.last.error) < 0.13, JSON.stringify(summary.last));
+  assert.equal(summary.last.reportedCached, 100);
+
+  const m = guard.measure(messages, { system: SYSTEM });
+  assert.equal(m.countSource, 'calibrated');
+  assert.equal(m.kind, 'estimate');
+  assert.equal(m.calibration.correction, summary.correction);
+
+  const saved = JSON.parse(JSON.stringify(guard.calibration));
+  const restored = new ContextGuard({ model: 'claude-sonnet-4-5', calibration: saved });
+  assert.equal(restored.measure(messages, { system: SYSTEM }).usedTokens, m.usedTokens);
+  const other = new ContextGuard({ model: 'claude-sonnet-4-5' });
+  other.calibration = saved;
+  assert.deepEqual(other.calibration, saved);
+});
+
+test('a bad calibration state or usage is INVALID_OPTIONS', () => {
+  const err = { name: 'CtxguardError', code: 'INVALID_OPTIONS' };
+  assert.throws(() => new ContextGuard({ model: 'gpt-4o', calibration: { version: 1, modles: {} } }), err);
+  const guard = new ContextGuard({ model: 'gpt-4o' });
+  assert.throws(() => { guard.calibration = { version: 1, models: { x: { observations: 1, outliers: 0, ratios: [NaN], pending: [], last: null } } }; }, err);
+  assert.throws(() => { guard.calibration = 'garbage'; }, err);
+  assert.throws(() => guard.observeUsage({ messages: [], usage: { completion_tokens: 3 } }), err);
+  assert.throws(() => guard.observeUsage({ messages: [], usage: { prompt_tokens: 3 }, extra: 1 }), err);
+});
+
+test('exact models: a disagreement is reported, never corrected', () => {
+  const guard = new ContextGuard({ model: 'gpt-4o' });
+  const messages = [{ role: 'user', content: 'hello there' }];
+  const before = guard.measure(messages).usedTokens;
+  for (let i = 0; i < 4; i++) {
+    guard.observeUsage({ messages, usage: { prompt_tokens: before + 5, prompt_tokens_details: { cached_tokens: 0 } } });
+  }
+  const m = guard.measure(messages);
+  assert.equal(m.usedTokens, before);
+  assert.equal(m.countSource, 'exact');
+  assert.equal(m.calibration.applied, false);
+  assert.equal(m.calibration.last.reported - m.calibration.last.predicted, 5);
+});
+
+test('cost of the next request and economicBudget in USD', () => {
+  const guard = new ContextGuard({ model: 'gpt-4o', reservedOutputTokens: 1000, economicBudget: { usd: 0.05 } });
+  assert.equal(guard.budget.economicBudget, 20000); // $0.05 / $2.50 per million
+  const history = [{ role: 'system', content: 'You are a careful build assistant. '.repeat(200) }, { role: 'user', content: 'Go.' }];
+  const m = guard.measure(history);
+  assert.equal(m.cost.currency, 'USD');
+  assert.equal(m.cost.cachedInputTokens, 0);
+  assert.ok(Math.abs(m.cost.totalUsd - (m.usedTokens * 2.5e-6 + 1000 * 10e-6)) < 1e-12);
+  guard.observeUsage({ messages: history, usage: { prompt_tokens: m.usedTokens } });
+  const next = [...history, { role: 'assistant', content: 'Done.' }, { role: 'user', content: 'Thanks.' }];
+  const c = guard.measure(next).cost;
+  assert.ok(c.cachedInputTokens >= 1024 && c.cachedInputTokens % 128 === 0);
+  assert.ok(Math.abs(c.totalUsd - (c.cachedInputTokens * 1.25e-6 + c.uncachedInputTokens * 2.5e-6 + 1000 * 10e-6)) < 1e-12);
+  const custom = new ContextGuard({ model: 'local', contextWindow: 8000, pricing: { input: 1, cachedInput: 0.1, output: 2 } });
+  assert.equal(custom.measure(history).cost.pricesAsOf, null);
+  assert.equal(new ContextGuard({ model: 'local', contextWindow: 8000 }).measure(history).cost, null);
+  assert.throws(() => new ContextGuard({ model: 'gpt-4o', economicBudget: { usd: 0.05, eur: 1 } }), { code: 'INVALID_OPTIONS' });
+});
