@@ -156,3 +156,13 @@ fn cache_aware_decision_both_sides_of_the_threshold() {
     assert_eq!(json["choice"], "continue");
     assert_eq!(json["horizonTurns"], 10);
 }
+
+#[test]
+fn prepare_moves_the_cache_reference_point() {
+    use ctxguard::pipeline::{PrepareOptions, Step};
+    let mut g = Guard::new(&GuardConfig { model: Some("gpt-4o".into()), ..Default::default() }).unwrap();
+    let first = parse_request(Format::Openai, &conversation(6), None, None).unwrap();
+    let Step::Done(_) = g.prepare_start(&first, &PrepareOptions::default(), &|| 0.0).unwrap() else { panic!("no compaction expected") };
+    let second = parse_request(Format::Openai, &conversation(7), None, None).unwrap();
+    assert!(g.measure(&second).cost.unwrap().cached_input_tokens >= 1_024);
+}

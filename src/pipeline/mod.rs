@@ -307,6 +307,8 @@ impl Guard {
             request.messages.push(Message::text(Role::System, g));
         }
         let metrics = self.measure(&request);
+        // What prepare returns is what the host sends: the cache reference point for the next cost.
+        self.note_sent(&request, metrics.used_tokens);
         Ok(Outcome {
             request,
             metrics,

@@ -14,7 +14,7 @@ const bodies = [
   'The migration moves the billing tables to the new schema. '.repeat(10),
 ];
 // Claude's reported input / our o200k count: 1.15–1.25 with noise, one outlier (2.6).
-const RATIOS = [1.21, 1.17, 2.6, 1.24, 1.19, 1.22];
+const RATIOS = [1.21, 1.17, 1.24, 2.6, 1.19, 1.22];
 
 function o200k(messages) {
   return countMessages(messages, { model: 'claude-sonnet-4-5', encoding: 'o200k_base', system: SYSTEM }).total;
@@ -31,7 +31,7 @@ test('observeUsage calibrates an estimated model and the state round-trips as JS
     const reported = Math.round(o200k(messages) * RATIOS[i]);
     summary = guard.observeUsage({
       messages, system: SYSTEM,
-      usage: { input_tokens: reported - 100, cache_read_input_tokens: 100, cache_creation_input_tokens: 0, output_tokens: 50 },
+      usage: { input_tokens: reported - 10, cache_read_input_tokens: 10, cache_creation_input_tokens: 0, output_tokens: 50 },
     });
     messages.push({ role: 'assistant', content: `Answer ${i}.` });
   });
@@ -39,7 +39,7 @@ test('observeUsage calibrates an estimated model and the state round-trips as JS
   assert.equal(summary.outliers, 1);
   assert.equal(summary.applied, true);
   assert.ok(Math.abs(summary.last.error) < 0.13, JSON.stringify(summary.last));
-  assert.equal(summary.last.reportedCached, 100);
+  assert.equal(summary.last.reportedCached, 10);
 
   const m = guard.measure(messages, { system: SYSTEM });
   assert.equal(m.countSource, 'calibrated');
@@ -51,7 +51,11 @@ test('observeUsage calibrates an estimated model and the state round-trips as JS
   assert.equal(restored.measure(messages, { system: SYSTEM }).usedTokens, m.usedTokens);
   const other = new ContextGuard({ model: 'claude-sonnet-4-5' });
   other.calibration = saved;
-  assert.deepEqual(other.calibration, saved);
+  // serde_json's default float parser may change the last bit of a ratio; counts do not change.
+  const back = other.calibration.models['claude-sonnet-4-5'];
+  assert.equal(back.observations, 5);
+  back.ratios.forEach((r, i) => assert.ok(Math.abs(r - saved.models['claude-sonnet-4-5'].ratios[i]) < 1e-12));
+  assert.equal(other.measure(messages, { system: SYSTEM }).usedTokens, m.usedTokens);
 });
 
 test('a bad calibration state or usage is INVALID_OPTIONS', () => {

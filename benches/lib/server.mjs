@@ -1,0 +1,130 @@
+// A tiny static server on 127.0.0.1 for the Chromium half of the benchmark. It serves:
+//   /nm/...      benches/node_modules (the peers, as published)
+//   /pkg/...     ctxguard's built package
+//   /lib/...     this harness
+//   /inputs/...  the generated inputs
+//   /cjs/base64-js.mjs  base64-js (CommonJS only, imported by js-tiktoken's ESM) wrapped the way a
+//                bundler wraps a CommonJS module: its own code, unchanged, inside a module scope
+//   /bench.html, /cold.html  pages with an import map that maps the packages' bare names to files
+// Every response is logged, so that the download size of a page can be read off what it fetched.
+
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const MIME = {
+  '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json',
+  '.html': 'text/html; charset=utf-8', '.txt': 'text/plain; charset=utf-8',
+};
+
+export function importMap(ctxguardEntryUrl) {
+  const imports = {
+    ctxguard: ctxguardEntryUrl,
+    'gpt-tokenizer/encoding/o200k_base': '/nm/gpt-tokenizer/esm/encoding/o200k_base.js',
+    'gpt-tokenizer/encoding/cl100k_base': '/nm/gpt-tokenizer/esm/encoding/cl100k_base.js',
+    'tiktoken/lite/init': '/nm/tiktoken/lite/init.js',
+    // tiktoken's init.js imports "./tiktoken_bg" without an extension (written for bundlers).
+    '/nm/tiktoken/lite/tiktoken_bg': '/nm/tiktoken/lite/tiktoken_bg.js',
+    'tiktoken/encoders/o200k_base.json': '/nm/tiktoken/encoders/o200k_base.json',
+    'tiktoken/encoders/cl100k_base.json': '/nm/tiktoken/encoders/cl100k_base.json',
+    'js-tiktoken/lite': '/nm/js-tiktoken/dist/lite.js',
+    'js-tiktoken/ranks/o200k_base': '/nm/js-tiktoken/dist/ranks/o200k_base.js',
+    'js-tiktoken/ranks/cl100k_base': '/nm/js-tiktoken/dist/ranks/cl100k_base.js',
+    'base64-js': '/cjs/base64-js.mjs',
+  };
+  return JSON.stringify({ imports }, null, 2);
+}
+
+function page(title, ctxguardEntryUrl, body) {
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>${title}</title>
+<script type="importmap">
+${importMap(ctxguardEntryUrl)}
+</script>
+</head><body>
+${body}
+</body></html>
+`;
+}
+
+/**
+ * Starts the server. `dirs` = { nm, pkg, lib, inputs }; `ctxguardEntry` is the file name of the
+ * browser entry inside pkg/. Resolves to { url, log, close() }.
+ */
+export async function startServer({ dirs, ctxguardEntry }) {
+  const log = [];
+  const entryUrl = `/pkg/${ctxguardEntry}`;
+  const b64src = fs.readFileSync(path.join(dirs.nm, 'base64-js', 'index.js'), 'utf8');
+  const generated = {
+    '/cjs/base64-js.mjs': {
+      type: MIME['.js'],
+      body: `const module = { exports: {} };\nconst exports = module.exports;\n${b64src}\nexport default module.exports;\n`,
+    },
+    '/bench.html': {
+      type: MIME['.html'],
+      body: page('ctxguard bench', entryUrl, `<script type="module">
+import * as harness from '/lib/browser-harness.mjs';
+window.harness = harness;
+window.harnessReady = true;
+</script>`),
+    },
+  };
+  const mounts = { '/nm/': dirs.nm, '/pkg/': dirs.pkg, '/lib/': dirs.lib, '/inputs/': dirs.inputs };
+
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    const p = decodeURIComponent(url.pathname);
+    const headers = {
+      'Cache-Control': 'no-store',
+      // Cross-origin isolation: finer performance.now() and measureUserAgentSpecificMemory().
+      'Cross-Origin-Opener-Policy': 'same-origin',
+      'Cross-Origin-Embedder-Policy': 'require-corp',
+      'Cross-Origin-Resource-Policy': 'same-origin',
+    };
+    const send = (status, type, body, file) => {
+      log.push({ path: p, status, bytes: body.length, file });
+      res.writeHead(status, { ...headers, 'Content-Type': type, 'Content-Length': body.length });
+      res.end(body);
+    };
+    if (p === '/cold.html') {
+      const lib = url.searchParams.get('lib');
+      const enc = url.searchParams.get('enc');
+      const env = url.searchParams.get('env');
+      const body = page('cold start', entryUrl, `<script type="module">
+const { loadCounter } = await import('/lib/adapters.mjs');
+const { SAMPLE } = await import('/lib/measure.mjs');
+try {
+  const c = await loadCounter(${JSON.stringify(lib)}, ${JSON.stringify(enc)}, ${env});
+  const n = c.count(SAMPLE);
+  window.coldResult = { ms: performance.now(), count: n };
+} catch (e) {
+  window.coldResult = { error: String(e && e.stack || e) };
+}
+</script>`);
+      return send(200, MIME['.html'], Buffer.from(body));
+    }
+    const g = generated[p];
+    if (g) return send(200, g.type, Buffer.from(g.body), g.file);
+    for (const [prefix, dir] of Object.entries(mounts)) {
+      if (!p.startsWith(prefix)) continue;
+      const file = path.join(dir, p.slice(prefix.length));
+      if (!file.startsWith(dir + path.sep)) break;
+      let body;
+      try {
+        body = fs.readFileSync(file);
+      } catch {
+        break;
+      }
+      return send(200, MIME[path.extname(file)] ?? 'application/octet-stream', body, file);
+    }
+    return send(404, 'text/plain', Buffer.from('not found'));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    log,
+    generated,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}

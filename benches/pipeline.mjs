@@ -1,0 +1,50 @@
+// The pipeline on the benchmark's 2,000-message, ~1.5M-token conversation, in Node:
+// guardSources (layer 1), prepare with an instant summarizer (layer 1 + the one-pass trim +
+// checkpoint + sanitation), and measure after one new message. Medians of N fresh guards.
+//
+//   node benches/pipeline.mjs [--runs N]
+//
+// Prints a Markdown table to paste into BENCHMARKS.md ("Pipeline" section).
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { ContextGuard, countMessages } from 'ctxguard';
+import { generateInputs } from './lib/inputs.mjs';
+
+const runs = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 5;
+const { chat } = generateInputs({ variant: 0 });
+const messages = Array.isArray(chat) ? chat : chat.messages;
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const time = async (fn) => {
+  const t0 = performance.now();
+  const r = await fn();
+  return [performance.now() - t0, r];
+};
+
+const total = countMessages(messages, { model: 'gpt-4.1' }).total;
+const rows = { guardSources: [], prepare: [], measureGrown: [], countOnce: [] };
+let last;
+for (let i = 0; i < runs; i++) {
+  const [tc] = await time(() => countMessages(messages, { model: 'gpt-4.1' }));
+  rows.countOnce.push(tc);
+  // gpt-4.1's window holds the whole conversation: layer 1 only
+  const big = new ContextGuard({ model: 'gpt-4.1' });
+  const [tg, g] = await time(() => big.guardSources(messages));
+  rows.guardSources.push(tg);
+  const grown = [...messages, { role: 'user', content: 'One more question.' }];
+  const [tm] = await time(() => big.measure(grown));
+  rows.measureGrown.push(tm);
+  // gpt-4o's 128k window: layer 1, then a summary (instant), the trim and the checkpoint
+  const small = new ContextGuard({ model: 'gpt-4o' });
+  const [tp, p] = await time(() => small.prepare(messages, { summarize: async (req) => `Summary of ${req.messages.length} messages.` }));
+  rows.prepare.push(tp);
+  last = { g, p };
+}
+const fmt = (ms) => `${ms.toFixed(0)} ms`;
+console.log(`2,000-message chat: ${messages.length} messages, ${total.toLocaleString('en')} tokens (gpt-4.1 count); node ${process.version}, ${os.cpus().length} cores; medians of ${runs}`);
+console.log('');
+console.log('| operation | median | notes |');
+console.log('|---|---|---|');
+console.log(`| countMessages (baseline: count the request once) | ${fmt(median(rows.countOnce))} | |`);
+console.log(`| guardSources, fresh guard (gpt-4.1) | ${fmt(median(rows.guardSources))} | ${last.g.traces.map((t) => `${t.operation} ${t.status} ${t.beforeTokens}→${t.afterTokens}`).join('; ')} |`);
+console.log(`| measure after one new message (same guard, cached counts) | ${fmt(median(rows.measureGrown))} | |`);
+console.log(`| prepare with an instant summarizer, fresh guard (gpt-4o, 128k) | ${fmt(median(rows.prepare))} | ${last.p.compaction.status}: ${last.p.compaction.beforeTokens}→${last.p.compaction.afterTokens} tokens, ${last.p.compaction.removedItems} items removed |`);
