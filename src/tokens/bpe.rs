@@ -27,8 +27,8 @@ const BLOOM_BITS: u32 = 21;
 
 /// The ordinary (non-special) tokens of one encoding.
 pub(crate) struct Vocab {
-    /// All token bytes, concatenated in rank order.
-    bytes: Vec<u8>,
+    /// All token bytes, concatenated in rank order (the embedded vocabulary file, used in place).
+    bytes: &'static [u8],
     /// `starts[r]..starts[r + 1]` are the bytes of rank `r` (empty for ranks that are not ordinary
     /// tokens).
     starts: Vec<u32>,
@@ -71,7 +71,7 @@ impl Vocab {
     /// plus a final one, and `bytes[starts[r]..starts[r + 1]]` are the bytes of rank `r` (empty for
     /// ranks that are not ordinary tokens). Fails if a single byte is missing (BPE could not encode
     /// every input) or the table is too large for 32-bit offsets.
-    pub(crate) fn from_arena(bytes: Vec<u8>, starts: Vec<u32>) -> Result<Vocab, String> {
+    pub(crate) fn from_arena(bytes: &'static [u8], starts: Vec<u32>) -> Result<Vocab, String> {
         let rank_slots = starts.len().saturating_sub(1);
         if bytes.len() >= u32::MAX as usize || rank_slots >= (NO_RANK >> 1) as usize {
             return Err("vocabulary too large".to_string());
@@ -105,11 +105,9 @@ impl Vocab {
         };
         for rank in 0..rank_slots as u32 {
             let Some(t) = vocab.token_bytes(rank) else { continue };
-            // Keep the first rank for duplicate byte strings (there are none in the shipped
-            // vocabularies).
-            if vocab.lookup(t) != NO_RANK {
-                continue;
-            }
+            // No lookup before inserting: should a byte string appear twice (none does in the
+            // shipped vocabularies; tests/vocab_data.rs checks), linear probing still finds the
+            // lower rank first, as it was inserted first, and the short tables keep it below.
             let h = hash_bytes(t);
             let short = match t {
                 [b] => Some(*b as usize),
@@ -139,7 +137,7 @@ impl Vocab {
                     None
                 }
             };
-            if let Some(slot) = slot {
+            if let Some(slot) = slot.filter(|s| **s == NO_RANK) {
                 *slot = rank;
             }
         }
@@ -154,9 +152,10 @@ impl Vocab {
         ((hash >> 32) as u32 & !self.rank_mask) | rank
     }
 
-    /// Heap bytes held by the tables.
+    /// Bytes held by the tables: the heap tables plus the token bytes (static data, but resident
+    /// in a wasm instance's memory all the same).
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.bytes.capacity()
+        self.bytes.len()
             + 4 * (self.starts.capacity() + self.slots.capacity() + self.pair_rank.capacity())
             + 8 * self.bloom.capacity()
     }

@@ -7,9 +7,11 @@
 //! whitespace or base64 data URLs.
 //!
 //! How:
-//! - The rank table comes from tiktoken-rs (`CoreBPE::decode_bytes` of every rank), built once per
-//!   encoding on first use into a compact open-addressing table; the `CoreBPE` is dropped
-//!   afterwards. A page that only uses cl100k never builds o200k.
+//! - The vocabulary is binary data prepared at build time from tiktoken-rs (`data`: token
+//!   lengths and bytes in rank order, embedded with `include_bytes!` and checked against
+//!   tiktoken-rs by `tests/vocab_data.rs`). The rank table (a compact open-addressing table over
+//!   those bytes) is built once per encoding on first use; a page that only uses cl100k never
+//!   builds o200k.
 //! - Pre-tokenization does not run tiktoken's backtracking regex: `pretok` reproduces both
 //!   patterns by hand (character classes computed by the same regex engine), which is linear and
 //!   several times faster.
@@ -21,6 +23,8 @@
 //! `tests/tokens_offsets.rs`; throughput: `tests/tokens_bench.rs`.
 
 mod bpe;
+#[doc(hidden)]
+pub mod data;
 mod pretok;
 
 use std::sync::OnceLock;
@@ -51,15 +55,31 @@ impl Encoding {
         }
     }
 
+    /// The encoding named `name`; `UNKNOWN_ENCODING` for other names and for an encoding this
+    /// build leaves out (Cargo features `o200k` / `cl100k`).
     pub fn from_name(name: &str) -> Result<Self> {
-        match name {
-            "o200k_base" => Ok(Encoding::O200kBase),
-            "cl100k_base" => Ok(Encoding::Cl100kBase),
-            other => Err(Error::new(
+        let encoding = match name {
+            "o200k_base" => Encoding::O200kBase,
+            "cl100k_base" => Encoding::Cl100kBase,
+            other => {
+                return Err(Error::new(
+                    ErrorCode::UnknownEncoding,
+                    format!("unknown encoding {other:?}; ctxguard ships \"o200k_base\" and \"cl100k_base\""),
+                ))
+            }
+        };
+        if !encoding.is_available() {
+            return Err(Error::new(
                 ErrorCode::UnknownEncoding,
-                format!("unknown encoding {other:?}; ctxguard ships \"o200k_base\" and \"cl100k_base\""),
-            )),
+                format!("this build of ctxguard leaves the {name} vocabulary out (Cargo feature)"),
+            ));
         }
+        Ok(encoding)
+    }
+
+    /// Whether this build embeds the encoding's vocabulary (both do by default).
+    pub fn is_available(self) -> bool {
+        data::file(self).is_some()
     }
 }
 
@@ -75,13 +95,10 @@ pub struct Tokenizer {
 static O200K: OnceLock<Result<Tokenizer>> = OnceLock::new();
 static CL100K: OnceLock<Result<Tokenizer>> = OnceLock::new();
 
-/// Ranks above the last ordinary token that are probed before concluding the table has ended
-/// (o200k has special tokens a few ranks past its last ordinary one).
-const RANK_PROBE_SLACK: usize = 4096;
-
 /// The tokenizer of `encoding`, built on first use (tens of milliseconds natively) and kept for
-/// the life of the process. Fails only if the vocabulary shipped in tiktoken-rs cannot be loaded,
-/// which would be a build defect (code `INTERNAL`).
+/// the life of the process. Fails only if the embedded vocabulary cannot be loaded, which would be
+/// a build defect (code `INTERNAL`), or if this build leaves the encoding out (code
+/// `UNKNOWN_ENCODING`; see the Cargo features `o200k` and `cl100k`).
 pub fn tokenizer(encoding: Encoding) -> Result<&'static Tokenizer> {
     let cell = match encoding {
         Encoding::O200kBase => &O200K,
@@ -97,36 +114,24 @@ fn internal(encoding: Encoding, what: impl std::fmt::Display) -> Error {
 impl Tokenizer {
     fn load(encoding: Encoding) -> Result<Tokenizer> {
         let classes = Classes::get()?;
-        let (core, pattern) = match encoding {
-            Encoding::O200kBase => (tiktoken_rs::o200k_base(), Pattern::O200k),
-            Encoding::Cl100kBase => (tiktoken_rs::cl100k_base(), Pattern::Cl100k),
+        let pattern = match encoding {
+            Encoding::O200kBase => Pattern::O200k,
+            Encoding::Cl100kBase => Pattern::Cl100k,
         };
-        let core = core.map_err(|e| internal(encoding, e))?;
-        let specials: Vec<Vec<u8>> = core.special_tokens().into_iter().map(|s| s.as_bytes().to_vec()).collect();
-        // Token bytes of every rank, concatenated; `decode_bytes` also knows the special tokens,
-        // which are not ordinary text: skip them (they stay empty, like unused ranks).
-        let mut bytes: Vec<u8> = Vec::with_capacity(4 << 20);
-        let mut starts: Vec<u32> = Vec::with_capacity(1 << 18);
+        let file = data::file(encoding).ok_or_else(|| {
+            Error::new(
+                ErrorCode::UnknownEncoding,
+                format!("this build of ctxguard leaves the {} vocabulary out (Cargo feature)", encoding.as_str()),
+            )
+        })?;
+        let (lengths, bytes) = data::parse(file).map_err(|e| internal(encoding, e))?;
+        let mut starts: Vec<u32> = Vec::with_capacity(lengths.len() + 1);
+        let mut at = 0u32;
         starts.push(0);
-        let mut last_ordinary = 0usize;
-        let mut misses = 0usize;
-        let mut rank = 0u32;
-        while misses < RANK_PROBE_SLACK && rank < u32::MAX && bytes.len() < u32::MAX as usize {
-            match core.decode_bytes(&[rank]) {
-                Ok(token) if !token.is_empty() && !specials.contains(&token) => {
-                    bytes.extend_from_slice(&token);
-                    misses = 0;
-                    last_ordinary = starts.len();
-                }
-                _ => misses += 1,
-            }
-            starts.push(bytes.len() as u32);
-            rank += 1;
+        for &len in lengths {
+            at = at.checked_add(len as u32).ok_or_else(|| internal(encoding, "vocabulary too large"))?;
+            starts.push(at);
         }
-        drop(core);
-        starts.truncate(last_ordinary + 1);
-        bytes.shrink_to_fit();
-        starts.shrink_to_fit();
         let vocab = Vocab::from_arena(bytes, starts).map_err(|e| internal(encoding, e))?;
         Ok(Tokenizer { encoding, pattern, vocab, classes })
     }

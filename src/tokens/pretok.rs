@@ -10,16 +10,17 @@
 //! bounded look-ahead, so splitting is linear in the input whatever the input is.
 //!
 //! Character classes (`\p{L}`, `\p{N}`, `\s`, and o200k's upper/lower letter classes) are not
-//! hand-written tables: they are computed lazily, 256 code points at a time, by running the
-//! regex engine itself over the block, so they agree with tiktoken-rs's regex by construction
-//! (same `regex` crate, same Unicode tables). ASCII is a fixed table (checked against the regex in
-//! the tests).
+//! hand-written tables: they were computed at build time, 256 code points at a time, by running
+//! the regex engine itself over each block (`data::CLASS_PATTERNS`), so they agree with
+//! tiktoken-rs's regex by construction (same `regex` crate, same Unicode tables); the committed
+//! `data/classes.bin` is checked against the regex by `tests/vocab_data.rs`. ASCII is a fixed
+//! table (checked against that file in the tests).
 
 use std::sync::OnceLock;
 
-use fancy_regex::Regex;
-
 use crate::error::{Error, ErrorCode, Result};
+
+use super::data;
 
 /// tiktoken-rs's `O200K_BASE_PAT_STR` (re-exported here so tests can compare against it).
 pub const O200K_PATTERN: &str = tiktoken_rs::O200K_BASE_PAT_STR;
@@ -38,18 +39,7 @@ const UP: u8 = 8;
 /// o200k's `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`
 const LO: u8 = 16;
 
-/// The regexes that define the class bits, in bit order.
-const CLASS_PATTERNS: [(&str, u8); 5] = [
-    (r"\p{L}+", L),
-    (r"\p{N}+", N),
-    (r"\s+", WS),
-    (r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+", UP),
-    (r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+", LO),
-];
-
-const BLOCKS: usize = 0x110000 >> 8;
-
-/// Class bits of ASCII characters (equal to what the regexes above give; asserted in the tests).
+/// Class bits of ASCII characters (equal to block 0 of the class file; asserted in the tests).
 fn ascii_class(b: u8) -> u8 {
     match b {
         b'A'..=b'Z' => L | UP,
@@ -60,53 +50,26 @@ fn ascii_class(b: u8) -> u8 {
     }
 }
 
-/// Lazily computed class bits for every code point.
+/// Class bits of every code point, read in place from the embedded class file (`data`).
 pub(crate) struct Classes {
-    regexes: Vec<(Regex, u8)>,
-    blocks: Vec<OnceLock<Box<[u8; 256]>>>,
+    /// The unique block of each 256-code-point block, u16 little-endian.
+    index: &'static [u8],
+    /// Unique blocks of 256 class bytes.
+    blocks: &'static [u8],
 }
 
 static CLASSES: OnceLock<Result<Classes>> = OnceLock::new();
 
 impl Classes {
-    /// The process-wide class table (the regexes are compiled once; blocks are filled on use).
+    /// The process-wide class table (checks the embedded file once; nothing is computed).
     pub(crate) fn get() -> Result<&'static Classes> {
         CLASSES.get_or_init(Classes::new).as_ref().map_err(Clone::clone)
     }
 
     fn new() -> Result<Classes> {
-        let mut regexes = Vec::with_capacity(CLASS_PATTERNS.len());
-        for (pattern, bit) in CLASS_PATTERNS {
-            let re = Regex::new(pattern).map_err(|e| {
-                Error::new(ErrorCode::Internal, format!("cannot compile character class {pattern}: {e}"))
-            })?;
-            regexes.push((re, bit));
-        }
-        let mut blocks = Vec::with_capacity(BLOCKS);
-        blocks.resize_with(BLOCKS, OnceLock::new);
-        Ok(Classes { regexes, blocks })
-    }
-
-    fn build_block(&self, block: u32) -> Box<[u8; 256]> {
-        let mut table = Box::new([0u8; 256]);
-        let mut s = String::with_capacity(256 * 4);
-        for low in 0..256u32 {
-            if let Some(c) = char::from_u32((block << 8) | low) {
-                s.push(c);
-            }
-        }
-        for (re, bit) in &self.regexes {
-            // The class regexes have no fancy features, so fancy_regex hands them to the `regex`
-            // crate, whose searches cannot fail.
-            for m in re.find_iter(&s).flatten() {
-                for c in m.as_str().chars() {
-                    if let Some(slot) = table.get_mut((c as u32 & 0xFF) as usize) {
-                        *slot |= bit;
-                    }
-                }
-            }
-        }
-        table
+        let (index, blocks) = data::parse_classes(data::class_file())
+            .map_err(|e| Error::new(ErrorCode::Internal, format!("cannot load the character classes: {e}")))?;
+        Ok(Classes { index, blocks })
     }
 
     #[inline]
@@ -115,13 +78,12 @@ impl Classes {
         if cp < 0x80 {
             return ascii_class(cp as u8);
         }
-        match self.blocks.get((cp >> 8) as usize) {
-            Some(cell) => {
-                let table = cell.get_or_init(|| self.build_block(cp >> 8));
-                table.get((cp & 0xFF) as usize).copied().unwrap_or(0)
-            }
-            None => 0,
-        }
+        let b = (cp >> 8) as usize * 2;
+        let id = match self.index.get(b..b + 2) {
+            Some(&[lo, hi]) => u16::from_le_bytes([lo, hi]) as usize,
+            _ => return 0,
+        };
+        self.blocks.get(id * 256 + (cp & 0xFF) as usize).copied().unwrap_or(0)
     }
 }
 
@@ -530,11 +492,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ascii_table_matches_regex() {
-        let classes = Classes::get().unwrap();
-        let table = classes.build_block(0);
+    fn ascii_table_matches_class_file() {
+        let (index, blocks) = data::parse_classes(data::class_file()).unwrap();
+        let block0 = u16::from_le_bytes([index[0], index[1]]) as usize * 256;
         for b in 0u8..0x80 {
-            assert_eq!(ascii_class(b), table[b as usize], "byte {b:#x}");
+            assert_eq!(ascii_class(b), blocks[block0 + b as usize], "byte {b:#x}");
         }
     }
 }

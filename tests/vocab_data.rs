@@ -1,0 +1,162 @@
+//! The committed vocabulary files (`src/tokens/data/*.bin`) are exactly what tiktoken-rs produces,
+//! and the character-class file what its regex engine gives.
+//!
+//! Regenerate them after upgrading tiktoken-rs with
+//!
+//! ```sh
+//! CTXGUARD_WRITE_VOCAB=1 cargo test --release --test vocab_data
+//! ```
+//!
+//! Without the variable this test fails when a committed file is stale.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use std::path::PathBuf;
+
+use ctxguard::tokens::{self, data, Encoding};
+
+/// Ranks above the last ordinary token probed before concluding the table has ended (o200k has
+/// special tokens a few ranks past its last ordinary one).
+const RANK_PROBE_SLACK: usize = 4096;
+
+/// Token bytes of every rank from tiktoken-rs (empty for special tokens and unused ranks), up to
+/// the last ordinary token.
+fn reference_tokens(enc: Encoding) -> Vec<Vec<u8>> {
+    let core = match enc {
+        Encoding::O200kBase => tiktoken_rs::o200k_base(),
+        Encoding::Cl100kBase => tiktoken_rs::cl100k_base(),
+    }
+    .unwrap();
+    let specials: Vec<Vec<u8>> = core.special_tokens().into_iter().map(|s| s.as_bytes().to_vec()).collect();
+    let mut tokens: Vec<Vec<u8>> = Vec::new();
+    let mut last_ordinary = 0usize;
+    let mut misses = 0usize;
+    let mut rank = 0u32;
+    while misses < RANK_PROBE_SLACK {
+        match core.decode_bytes(&[rank]) {
+            Ok(t) if !t.is_empty() && !specials.contains(&t) => {
+                tokens.push(t);
+                misses = 0;
+                last_ordinary = tokens.len();
+            }
+            _ => {
+                tokens.push(Vec::new());
+                misses += 1;
+            }
+        }
+        rank += 1;
+    }
+    tokens.truncate(last_ordinary);
+    tokens
+}
+
+fn data_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/tokens/data").join(name)
+}
+
+fn path(enc: Encoding) -> PathBuf {
+    data_path(&format!("{}.bin", enc.as_str()))
+}
+
+/// Class bits of every code point, block by block, computed with tiktoken-rs's regex engine:
+/// bit `i` is set when `data::CLASS_PATTERNS[i]` matches the character (the regexes run over the
+/// whole block as one string; none of them depends on context).
+fn reference_classes() -> Vec<[u8; 256]> {
+    let regexes: Vec<fancy_regex::Regex> =
+        data::CLASS_PATTERNS.iter().map(|p| fancy_regex::Regex::new(p).unwrap()).collect();
+    (0..data::CLASS_BLOCKS as u32)
+        .map(|block| {
+            let mut table = [0u8; 256];
+            let s: String = (0..256u32).filter_map(|low| char::from_u32((block << 8) | low)).collect();
+            for (bit, re) in regexes.iter().enumerate() {
+                for m in re.find_iter(&s) {
+                    for c in m.unwrap().as_str().chars() {
+                        table[(c as u32 & 0xFF) as usize] |= 1 << bit;
+                    }
+                }
+            }
+            table
+        })
+        .collect()
+}
+
+#[test]
+fn committed_class_file_equals_the_regex_engine() {
+    let expected = data::write_classes(&reference_classes()).unwrap();
+    let p = data_path("classes.bin");
+    if std::env::var_os("CTXGUARD_WRITE_VOCAB").is_some() {
+        std::fs::write(&p, &expected).unwrap();
+        println!("wrote {} ({} bytes)", p.display(), expected.len());
+        return;
+    }
+    let committed = std::fs::read(&p).unwrap();
+    assert!(
+        committed == expected,
+        "{} is stale; regenerate with CTXGUARD_WRITE_VOCAB=1 cargo test --release --test vocab_data",
+        p.display()
+    );
+    assert!(data::class_file() == &committed[..], "embedded class file differs");
+    let (index, blocks) = data::parse_classes(&committed).unwrap();
+    assert_eq!(index.len(), 2 * data::CLASS_BLOCKS);
+    assert!(data::parse_classes(&committed[..committed.len() - 1]).is_err());
+    let _ = blocks;
+}
+
+#[test]
+fn committed_vocabulary_files_equal_tiktoken_rs() {
+    let write = std::env::var_os("CTXGUARD_WRITE_VOCAB").is_some();
+    for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+        let expected = data::write(&reference_tokens(enc)).unwrap();
+        if write {
+            std::fs::write(path(enc), &expected).unwrap();
+            println!("wrote {} ({} bytes)", path(enc).display(), expected.len());
+            continue;
+        }
+        let committed = std::fs::read(path(enc)).unwrap();
+        assert!(
+            committed == expected,
+            "{} is stale ({} bytes, tiktoken-rs gives {}); regenerate with \
+             CTXGUARD_WRITE_VOCAB=1 cargo test --release --test vocab_data",
+            path(enc).display(),
+            committed.len(),
+            expected.len()
+        );
+        // And the library embeds that file (not an older copy).
+        assert!(data::file(enc) == Some(&committed[..]), "{} embedded differs", enc.as_str());
+    }
+}
+
+#[test]
+fn vocabulary_matches_tiktoken_rs_rank_by_rank() {
+    for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+        let ours = tokens::tokenizer(enc).unwrap();
+        let reference = reference_tokens(enc);
+        assert_eq!(ours.vocab_size(), reference.len());
+        let distinct: std::collections::HashSet<&Vec<u8>> = reference.iter().filter(|t| !t.is_empty()).collect();
+        assert_eq!(distinct.len(), reference.iter().filter(|t| !t.is_empty()).count(), "duplicate tokens");
+        for (rank, t) in reference.iter().enumerate() {
+            let got = ours.decode_bytes(&[rank as u32]);
+            if t.is_empty() {
+                assert_eq!(got, "\u{FFFD}".as_bytes(), "rank {rank}");
+            } else {
+                assert_eq!(&got, t, "rank {rank}");
+            }
+        }
+    }
+}
+
+#[test]
+fn vocabulary_files_reject_damage() {
+    let file = data::write(&[b"a".to_vec(), Vec::new(), b"bc".to_vec()]).unwrap();
+    let (lengths, bytes) = data::parse(&file).unwrap();
+    assert_eq!(lengths, &[1, 0, 2]);
+    assert_eq!(bytes, b"abc");
+    assert!(data::parse(&file[..file.len() - 1]).is_err());
+    assert!(data::parse(&file[..5]).is_err());
+    let mut bad = file.clone();
+    bad[0] = b'X';
+    assert!(data::parse(&bad).is_err());
+    let mut extra = file;
+    extra.push(0);
+    assert!(data::parse(&extra).is_err());
+    assert!(data::write(&[vec![0u8; 256]]).is_err());
+}
