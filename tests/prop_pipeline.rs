@@ -1,3 +1,4 @@
+#![cfg(not(target_arch = "wasm32"))] // proptest is a native-only dev-dependency
 //! Property tests of the guard pipeline (SPEC §6, §11) over generated conversations in both wire
 //! formats, driven through `prepare_start` / `prepare_finish` with scripted summarizers: one that
 //! succeeds (plain text or SessionState), one that fails with each `FailureReason`, and the
