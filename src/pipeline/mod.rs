@@ -167,6 +167,25 @@ impl Guard {
         crate::count_scale(crate::tokens::count(self.model.encoding, text), self.model.estimate_factor) as usize
     }
 
+    /// The newest messages of `messages` that fit `budget` tokens, in one pass from the newest
+    /// back with per-message counts from the cache (never a recount per removal), then sanitized
+    /// so the kept part does not start with orphaned tool results.
+    pub fn trim_newest(&mut self, messages: &[Message], budget: usize) -> Vec<Message> {
+        let counts = self.count(&Request { messages: messages.to_vec(), ..Default::default() }).per_message;
+        let mut keep_from = messages.len();
+        let mut acc = 0usize;
+        for (i, c) in counts.iter().enumerate().rev() {
+            if acc + c.total > budget {
+                break;
+            }
+            acc += c.total;
+            keep_from = i;
+        }
+        let mut kept = messages.get(keep_from..).unwrap_or(&[]).to_vec();
+        sanitize::sanitize(&mut kept);
+        kept
+    }
+
     /// A budget in the model's tokens, in the counting encoding's tokens (divided by the factor).
     pub fn raw_budget(&self, model_tokens: usize) -> usize {
         (model_tokens as f64 / self.model.estimate_factor.max(1.0)).floor() as usize
@@ -221,19 +240,7 @@ impl Guard {
         let input_budget = (self.budget.usable_limit as usize)
             .saturating_sub(max_tokens as usize)
             .saturating_sub(self.count_text(&instructions) + 512);
-        let counts = self.count(&Request { messages: removed.clone(), ..Default::default() }).per_message;
-        let mut keep_from = removed.len();
-        let mut acc = 0usize;
-        for (i, c) in counts.iter().enumerate().rev() {
-            if acc + c.total > input_budget {
-                break;
-            }
-            acc += c.total;
-            keep_from = i;
-        }
-        let mut source: Vec<Message> = removed.get(keep_from..).unwrap_or(&[]).to_vec();
-        // A trimmed source must not start with orphaned tool results.
-        sanitize::sanitize(&mut source);
+        let source = self.trim_newest(&removed, input_budget);
         Ok(Step::Summarize(Box::new(Pending {
             request: SummaryRequest { messages: source, instructions, schema: session_state::schema(), max_tokens },
             started_ms: started,

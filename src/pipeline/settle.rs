@@ -56,18 +56,7 @@ pub fn request(guard: &mut Guard, messages: &[Message]) -> SummaryRequest {
     let budget = (guard.budget.usable_limit as usize)
         .saturating_sub(max_tokens as usize)
         .saturating_sub(guard.count_text(&instructions) + 512);
-    let counts = guard.count(&crate::format::Request { messages: messages.to_vec(), ..Default::default() }).per_message;
-    let mut keep_from = messages.len();
-    let mut acc = 0usize;
-    for (i, c) in counts.iter().enumerate().rev() {
-        if acc + c.total > budget {
-            break;
-        }
-        acc += c.total;
-        keep_from = i;
-    }
-    let mut kept = messages.get(keep_from..).unwrap_or(&[]).to_vec();
-    super::sanitize::sanitize(&mut kept);
+    let kept = guard.trim_newest(messages, budget);
     SummaryRequest { messages: kept, instructions, schema: schema(), max_tokens }
 }
 
