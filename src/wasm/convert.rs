@@ -58,7 +58,41 @@ pub fn options<T: DeserializeOwned + Default>(value: &JsValue, what: &str) -> Re
     if !value.is_object() || js_sys::Array::is_array(value) {
         return Err(Error::options(format!("{what} must be an object")));
     }
+    check_option_values(value, what)?;
     decode(value, what, ErrorCode::InvalidOptions)
+}
+
+/// Option fields that are callbacks (read separately; JSON drops them).
+const CALLBACK_FIELDS: &[&str] = &["summarize", "onProgress", "onTrace", "logger", "signal"];
+
+/// Reject top-level option values that JSON would silently drop or change — a function, symbol
+/// or BigInt outside the callback fields, a NaN or infinite number, a Date — so a wrong type is
+/// an `INVALID_OPTIONS` error rather than a default.
+fn check_option_values(value: &JsValue, what: &str) -> Result<()> {
+    // Reflect.ownKeys catches a throwing Proxy trap (JSON.stringify then reports it).
+    let Ok(keys) = js_sys::Reflect::own_keys(value) else {
+        return Ok(());
+    };
+    for key in keys.iter() {
+        let Some(name) = key.as_string() else { continue };
+        if CALLBACK_FIELDS.contains(&name.as_str()) {
+            continue;
+        }
+        let v = js_sys::Reflect::get(value, &key).unwrap_or(JsValue::UNDEFINED);
+        let bad = if v.is_function() || v.is_symbol() || v.is_bigint() {
+            Some("a function, symbol or BigInt")
+        } else if v.as_f64().is_some_and(|n| !n.is_finite()) {
+            Some("not a finite number")
+        } else if v.is_instance_of::<js_sys::Date>() {
+            Some("a Date")
+        } else {
+            None
+        };
+        if let Some(kind) = bad {
+            return Err(Error::options(format!("{what}.{name} has the wrong type ({kind})")));
+        }
+    }
+    Ok(())
 }
 
 /// Encode a core value for JS: plain objects (not Maps), `null` for `None`.
