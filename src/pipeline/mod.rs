@@ -32,6 +32,8 @@ pub const RETAIN_USER_MESSAGES: usize = 4;
 pub const EVIDENCE_TOKENS: usize = 2_000;
 /// A compaction that saves less than this share of the tokens it started from is ineffective.
 pub const MIN_SAVED_SHARE: f64 = 0.1;
+/// Below this answer limit a summary is not asked for (the mechanical fallback is used).
+pub const MIN_SUMMARY_TOKENS: u32 = 32;
 /// Attempts at the summarizer before the mechanical fallback.
 pub const MAX_ATTEMPTS: u32 = 3;
 
@@ -97,6 +99,8 @@ pub struct Pending {
     tail: Vec<Message>,
     base: Request,
     options: PrepareOptions,
+    /// Tokens left under the usable limit by the system messages and the current turn.
+    room: usize,
 }
 
 /// The result of a `prepare` pass.
@@ -154,7 +158,8 @@ impl Pending {
             Invalid::Malformed => FailureReason::InvalidOutput,
         })?;
         let text = render(&a);
-        if guard.count_text(&text) > self.request.max_tokens as usize + 64 {
+        let n = guard.count_text(&text);
+        if n > self.request.max_tokens as usize + 64 || n > self.room {
             return Err(FailureReason::OverBudget);
         }
         Ok(a)
@@ -230,10 +235,16 @@ impl Guard {
             retained.push(if m.markers.checkpoint_retained { m.clone() } else { retain(m) });
         }
         retained.reverse();
+        // The rendered summary must fit next to what is kept anyway (system messages and the
+        // current turn): `room` caps the answer, leaving 64 tokens for the summary's own framing.
+        let fixed: Vec<Message> = system.iter().chain(tail.iter()).cloned().collect();
+        let fixed_tokens = self.count(&Request { messages: fixed, ..layer1.request.clone() }).total as usize;
+        let room = (self.budget.usable_limit as usize).saturating_sub(fixed_tokens);
         let max_tokens = options
             .summary_max_tokens
             .unwrap_or(DEFAULT_SUMMARY_MAX_TOKENS)
-            .min((self.budget.target_limit / 4).max(256));
+            .min((self.budget.target_limit / 4).max(256))
+            .min(u32::try_from(room.saturating_sub(64)).unwrap_or(u32::MAX));
         // The summary source, trimmed to the summarizer's input budget in one pass from the
         // newest message back, with per-message counts from the cache.
         let instructions = instructions(max_tokens);
@@ -241,7 +252,7 @@ impl Guard {
             .saturating_sub(max_tokens as usize)
             .saturating_sub(self.count_text(&instructions) + 512);
         let source = self.trim_newest(&removed, input_budget);
-        Ok(Step::Summarize(Box::new(Pending {
+        let pending = Pending {
             request: SummaryRequest { messages: source, instructions, schema: session_state::schema(), max_tokens },
             started_ms: started,
             before_tokens: used as usize,
@@ -252,7 +263,14 @@ impl Guard {
             tail: tail.to_vec(),
             base: layer1.request,
             options: options.clone(),
-        })))
+            room,
+        };
+        // No room for even a short summary next to the kept messages: the mechanical fallback
+        // (its note is sized to the room too) without asking the summarizer.
+        if max_tokens < MIN_SUMMARY_TOKENS {
+            return self.prepare_finish(pending, Err(FailureReason::OverBudget), 0, now).map(|o| Step::Done(Box::new(o)));
+        }
+        Ok(Step::Summarize(Box::new(pending)))
     }
 
     /// Build the checkpoint from the summary (or the mechanical fallback), then layer 3.
