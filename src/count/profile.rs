@@ -143,25 +143,12 @@ impl Profile {
     /// Claude: no public tokenizer. Text is counted with `o200k_base` times `factor`; images by
     /// pixel area; tools as JSON plus Anthropic's tool-use system prompt.
     pub fn anthropic_estimate(factor: f64) -> Self {
+        // Claude's turn markers are not published: the generic estimate's framing (the OpenAI
+        // shape plus one for the role; 12 per `tool_use` block) and pixel-area images.
         Profile {
             provider: Provider::Anthropic,
-            accuracy: Accuracy::Estimate,
-            encoding: Encoding::O200kBase,
-            estimate_factor: factor,
-            // Claude's turn markers are not published; 4 per message and 3 for the reply is the
-            // OpenAI shape plus one for the role, which the estimate does not tokenize.
-            framing: Framing {
-                per_message: 4,
-                count_role: false,
-                per_name: 0,
-                reply_priming: 3,
-                // A `tool_use` block carries a type, an id and the input object around the name.
-                per_tool_call: 12,
-            },
-            image_rule: ImageRule::AnthropicPixels,
             tool_rule: ToolRule::JsonSchema { system_prompt_tokens: ANTHROPIC_TOOL_SYSTEM_PROMPT },
-            opaque_file_tokens: OPAQUE_FILE_TOKENS,
-            opaque_audio_tokens: OPAQUE_AUDIO_TOKENS,
+            ..Profile::generic_estimate(factor)
         }
     }
 

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{decode, encode, options, run};
-use super::guard::ContextGuard;
+use super::guard::{busy, ContextGuard};
 use crate::calibration::{CalibrationState, ReportedUsage};
 use crate::error::{Error, ErrorCode, Result};
 use crate::guard::Guard;
@@ -22,10 +22,6 @@ impl Default for ObserveUsageArgs {
     fn default() -> Self {
         ObserveUsageArgs { messages: serde_json::Value::Null, system: None, tools: None, usage: ReportedUsage::default() }
     }
-}
-
-fn busy() -> Error {
-    Error::new(ErrorCode::Internal, "the guard is in use by another call on this thread")
 }
 
 #[wasm_bindgen(js_class = ContextGuard)]

@@ -194,6 +194,7 @@ impl ContextGuard {
     }
 }
 
-fn busy() -> crate::error::Error {
+/// The error when the guard's state is already borrowed (a re-entrant call on this thread).
+pub(super) fn busy() -> crate::error::Error {
     crate::error::Error::new(ErrorCode::Internal, "the guard is in use by another call on this thread")
 }

@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::convert::{callback, decode, encode, js_error, now_ms, options, run};
-use super::guard::{read_request, ContextGuard};
+use super::guard::{busy, read_request, ContextGuard};
 use crate::error::{Error, ErrorCode, Result};
 use crate::format::{write_request, Format, Request};
 use crate::guard::Guard;
@@ -135,7 +135,7 @@ fn log(cb: &Callbacks, line: String) {
 pub(super) fn borrow_mut(inner: &Rc<RefCell<Guard>>) -> Result<std::cell::RefMut<'_, Guard>> {
     inner
         .try_borrow_mut()
-        .map_err(|_| Error::new(ErrorCode::Internal, "the guard is in use by another call on this thread"))
+        .map_err(|_| busy())
 }
 
 impl Callbacks {
@@ -297,7 +297,7 @@ impl ContextGuard {
             let cb = Callbacks::read(&opts)?;
             let timeout = positive(o.timeout_ms, DEFAULT_TIMEOUT_MS, "timeoutMs")?;
             let heartbeat = positive(o.heartbeat_ms, DEFAULT_HEARTBEAT_MS, "heartbeatMs")?;
-            let format = inner.try_borrow().map(|g| g.format).map_err(|_| Error::new(ErrorCode::Internal, "the guard is in use"))?;
+            let format = inner.try_borrow().map(|g| g.format).map_err(|_| busy())?;
             let request = read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;
             let popts = PrepareOptions {
                 force: o.force,

@@ -7,9 +7,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use super::convert::{encode, js_error, now_ms, options, run};
-use super::guard::{read_request, ContextGuard};
+use super::guard::{busy, read_request, ContextGuard};
 use super::prepare::{ask, borrow_mut, positive, wire, Callbacks, SummarizeRequest, DEFAULT_HEARTBEAT_MS, DEFAULT_TIMEOUT_MS};
-use crate::error::{Error, ErrorCode};
 use crate::format::Request;
 use crate::pipeline::session_state::{render, Answer, SessionState};
 use crate::pipeline::{settle, FailureReason};
@@ -50,7 +49,7 @@ impl ContextGuard {
             let cb = Callbacks::read(&opts)?;
             let timeout = positive(o.timeout_ms, DEFAULT_TIMEOUT_MS, "timeoutMs")?;
             let heartbeat = positive(o.heartbeat_ms, DEFAULT_HEARTBEAT_MS, "heartbeatMs")?;
-            let format = inner.try_borrow().map(|g| g.format).map_err(|_| Error::new(ErrorCode::Internal, "the guard is in use"))?;
+            let format = inner.try_borrow().map(|g| g.format).map_err(|_| busy())?;
             let request = read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;
             Ok((request, cb, timeout, heartbeat, format))
         });
@@ -72,7 +71,7 @@ impl ContextGuard {
             })
             .map_err(js_error)?;
             let (result, attempts) = ask(&cb, &req, timeout, heartbeat, started, settle::validate).await;
-            let g = inner.try_borrow().map_err(|_| js_error(Error::new(ErrorCode::Internal, "the guard is in use")))?;
+            let g = inner.try_borrow().map_err(|_| js_error(busy()))?;
             let (settlement, reason) = match result {
                 Ok(s) => (s, None),
                 Err(r) => (settle::fallback(&g, &request.messages, r), Some(r)),
