@@ -400,13 +400,11 @@ impl Guard {
             let s = sanitize::sanitize(&mut request.messages);
             dropped += s.orphan_results + s.empty_messages;
         }
-        if self.count(&request).total as usize > usable {
+        let remaining = self.count(&request).total as usize;
+        if remaining > usable {
             return Err(Error::new(
                 ErrorCode::LatestMessageTooLarge,
-                format!(
-                    "the system messages and the latest user message alone need {} tokens; the usable limit is {usable}",
-                    self.count(&request).total
-                ),
+                format!("the system messages and the latest user message alone need {remaining} tokens; the usable limit is {usable}"),
             ));
         }
         Ok((request, dropped))
