@@ -48,6 +48,8 @@ pub struct GuardConfig {
     pub pricing: Option<Pricing>,
     /// A calibration state saved from `guard.calibration`.
     pub calibration: Option<CalibrationState>,
+    /// `summary` (default) or `session_state` (see `pipeline::Strategy`).
+    pub strategy: Option<crate::pipeline::Strategy>,
 }
 
 /// Resolve a model name plus an optional encoding override.
@@ -101,6 +103,7 @@ pub struct Guard {
     pub pricing: Option<(Pricing, bool)>,
     /// The last request sent (`observeUsage` or `prepare`): the cache reference point.
     sent: Option<Sent>,
+    pub strategy: crate::pipeline::Strategy,
 }
 
 /// Content keys of the last request sent, for the cached-prefix estimate.
@@ -171,6 +174,7 @@ impl Guard {
             calibration,
             pricing,
             sent: None,
+            strategy: config.strategy.unwrap_or_default(),
         })
     }
 

@@ -250,3 +250,83 @@ fn trimming_a_long_conversation_is_one_pass() {
     assert!(src <= g.budget.usable_limit as usize);
     assert!(p.request.messages.len() < 2_000);
 }
+
+fn session_guard(extra: Value) -> Guard {
+    let mut cfg = json!({ "model": "gpt-4o", "contextWindow": 128_000, "reservedOutputTokens": 1000, "strategy": "session_state" });
+    for (k, v) in extra.as_object().unwrap() {
+        cfg[k] = v.clone();
+    }
+    Guard::new(&serde_json::from_value::<GuardConfig>(cfg).unwrap()).unwrap()
+}
+
+/// A run: the latest user message followed by `steps` tool steps (call + result); the last
+/// step's result is the newest message.
+fn long_run(steps: usize) -> Value {
+    let mut v = conversation(40, 60).as_array().unwrap().clone();
+    for s in 0..steps {
+        v.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("r{s}"), "type": "function", "function": {"name": "grep", "arguments": format!("{{\"step\":{s}}}")}}]}));
+        v.push(json!({"role": "tool", "tool_call_id": format!("r{s}"), "content": format!("step {s} output\n{}", "match line\n".repeat(120))}));
+    }
+    Value::Array(v)
+}
+
+#[test]
+fn session_state_strategy_folds_the_run_into_the_state() {
+    // The economic budget (8000) rather than the 128k window triggers the compression.
+    let wire = long_run(8);
+    let req = parse(&wire);
+    let mut g = session_guard(json!({ "economicBudget": 8000 }));
+    assert_eq!(g.budget.trigger_limit, 6400);
+    let p = pending(&mut g, &req, &PrepareOptions::default());
+    // The source: the older history, the latest user message and the run's earlier steps.
+    let texts: Vec<String> = p.request.messages.iter().map(|m| m.content.text()).collect();
+    assert!(texts.iter().any(|t| t.contains("先修哪个")), "the run's user message gives the steps their meaning");
+    let calls: Vec<&str> = p.request.messages.iter().flat_map(|m| m.tool_calls.iter().map(|c| c.id.as_str())).collect();
+    assert!(calls.contains(&"r0") && calls.contains(&"r6"), "the run's earlier steps are folded: {calls:?}");
+    assert!(!calls.contains(&"r7"), "the last step stays verbatim");
+    let a = p.validate(&g, &json!("Fixing modules; steps 0-6 grepped, matches everywhere.")).unwrap();
+    let out = g.prepare_finish(*p, Ok(a), 1, &clock).unwrap();
+    let cp = out.checkpoint.clone().unwrap();
+    // system, the SessionState (a text answer becomes its summary), the user message, last step.
+    assert_eq!(cp.len(), 5, "{cp:#?}");
+    assert_eq!(cp[0].content.text(), "You are a build assistant.");
+    assert!(cp[1].markers.summary_compacted);
+    assert!(cp[1].content.text().contains("## Summary\nFixing modules"));
+    assert!(cp[2].content.text().contains("先修哪个"));
+    assert_eq!(cp[3].tool_calls[0].id, "r7");
+    assert_eq!(cp[4].tool_call_id.as_deref(), Some("r7"));
+    assert!(cp.iter().all(|m| !m.markers.checkpoint_retained), "no retained user clones");
+    assert_pairs_valid(&out.request.messages);
+    let state = out.session_state.clone().unwrap();
+    assert_eq!(state.summary, "Fixing modules; steps 0-6 grepped, matches everywhere.");
+    assert!(out.metrics.used_tokens <= g.budget.target_limit);
+}
+
+#[test]
+fn a_run_starts_from_the_settled_session_state() {
+    use ctxguard::pipeline::session_state::SessionState;
+    let wire = conversation(30, 20);
+    let req = parse(&wire);
+    let state = SessionState { summary: "Modules 0-29 fail at their own step.".into(), key_facts: vec!["module i fails at step i".into()], ..Default::default() };
+    let opts = PrepareOptions { session_state: Some(state.clone()), ..Default::default() };
+    let mut g = session_guard(json!({ "checkpointKey": "k" }));
+    let Step::Done(out) = g.prepare_start(&req, &opts, &clock).unwrap() else { panic!("no compaction expected") };
+    let m = &out.request.messages;
+    assert_eq!(m.len(), 3, "system, the state, the new user message");
+    assert_eq!(m[0].content.text(), "You are a build assistant.");
+    assert!(ctxguard::checkpoint::is_checkpoint_summary(&m[1], Some("k")), "sealed under the guard's key");
+    assert!(m[1].content.text().contains("- module i fails at step i"));
+    latest_user_is_last_user(&out, &wire);
+    assert!(out.compaction.is_none());
+    // The same call again, and a call on its own output, give the same model input.
+    let Step::Done(again) = g.prepare_start(&out.request, &opts, &clock).unwrap() else { panic!() };
+    assert_eq!(again.request.messages.len(), 3);
+    assert_eq!(again.request.messages[1].content, m[1].content);
+    // Misuse: a summary-strategy guard, an empty summary, no user message.
+    let mut plain = guard(128_000);
+    assert_eq!(plain.prepare_start(&req, &opts, &clock).err().unwrap().code, ctxguard::ErrorCode::InvalidOptions);
+    let empty = PrepareOptions { session_state: Some(SessionState { summary: " ".into(), ..Default::default() }), ..Default::default() };
+    assert_eq!(g.prepare_start(&req, &empty, &clock).err().unwrap().code, ctxguard::ErrorCode::InvalidOptions);
+    let no_user = parse(&json!([{"role": "system", "content": "s"}]));
+    assert_eq!(g.prepare_start(&no_user, &opts, &clock).err().unwrap().code, ctxguard::ErrorCode::InvalidMessages);
+}

@@ -166,3 +166,75 @@ fn prepare_moves_the_cache_reference_point() {
     let second = parse_request(Format::Openai, &conversation(7), None, None).unwrap();
     assert!(g.measure(&second).cost.unwrap().cached_input_tokens >= 1_024);
 }
+
+/// Conversations on claude-sonnet-4-5 (OpenAI shape), growing turn by turn.
+fn claude_guard(window: f64, economic: f64) -> Guard {
+    let cfg: GuardConfig = serde_json::from_value(json!({
+        "model": "claude-sonnet-4-5", "format": "openai", "contextWindow": window,
+        "reservedOutputTokens": 1000, "economicBudget": economic
+    }))
+    .unwrap();
+    Guard::new(&cfg).unwrap()
+}
+
+/// The smallest conversation whose measured size passes `tokens`.
+fn turns_over(g: &mut Guard, tokens: u32) -> usize {
+    (1..).find(|&n| g.measure(&parse_request(Format::Openai, &conversation(n), None, None).unwrap()).used_tokens > tokens).unwrap()
+}
+
+#[test]
+fn prepare_defers_an_economic_compaction_while_the_cache_is_cheaper() {
+    use ctxguard::pipeline::{PrepareOptions, Step};
+    // Economic budget 100k in a 200k window: trigger at 80k; the physical trigger is ~159k.
+    let mut g = claude_guard(200_000.0, 100_000.0);
+    let n = turns_over(&mut g, 80_000);
+    let under = parse_request(Format::Openai, &conversation(n - 1), None, None).unwrap();
+    let over = parse_request(Format::Openai, &conversation(n), None, None).unwrap();
+    // The previous request was sent (prepare moves the cache reference point).
+    let Step::Done(first) = g.prepare_start(&under, &PrepareOptions::default(), &|| 0.0).unwrap() else { panic!() };
+    assert!(first.cache_decision.is_none(), "under the trigger nothing is decided");
+    let Step::Done(out) = g.prepare_start(&over, &PrepareOptions::default(), &|| 0.0).unwrap() else {
+        panic!("continuing on the cached prefix is cheaper: no summary")
+    };
+    let d = out.cache_decision.unwrap();
+    assert_eq!((d.choice, d.reason), (Choice::Continue, DecisionReason::CheaperToContinue), "{d:?}");
+    assert!(d.continue_usd < d.compact_usd);
+    assert!(d.input.cached_tokens > 70_000, "{d:?}");
+    assert!(out.compaction.is_none());
+    let t = out.traces.iter().find(|t| t.operation == ctxguard::guards::Operation::SummaryCompact).unwrap();
+    assert_eq!(t.status, ctxguard::guards::Status::Noop);
+    assert_eq!(t.cache_decision, Some(d));
+
+    // The same request with nothing cached (a fresh guard): compacting is cheaper.
+    let mut fresh = claude_guard(200_000.0, 100_000.0);
+    let Step::Summarize(p) = fresh.prepare_start(&over, &PrepareOptions::default(), &|| 0.0).unwrap() else { panic!("compaction expected") };
+    let a = p.validate(&fresh, &json!("Questions and answers about a stale build cache.")).unwrap();
+    let done = fresh.prepare_finish(*p, Ok(a), 1, &|| 0.0).unwrap();
+    let d = done.cache_decision.unwrap();
+    assert_eq!((d.choice, d.reason), (Choice::Compact, DecisionReason::CheaperToCompact), "{d:?}");
+    assert_eq!(done.traces.last().unwrap().cache_decision, Some(d));
+    assert!(done.compaction.is_some());
+
+    // Forced (the provider reported an overflow): no decision, compaction.
+    let mut forced = claude_guard(200_000.0, 100_000.0);
+    let Step::Done(_) = forced.prepare_start(&under, &PrepareOptions::default(), &|| 0.0).unwrap() else { panic!() };
+    let force = PrepareOptions { force: true, ..Default::default() };
+    let Step::Summarize(p) = forced.prepare_start(&over, &force, &|| 0.0).unwrap() else { panic!("force compacts") };
+    let out = forced.prepare_finish(*p, Err(ctxguard::pipeline::FailureReason::NoCallback), 0, &|| 0.0).unwrap();
+    assert!(out.cache_decision.is_none());
+}
+
+#[test]
+fn the_physical_window_is_never_deferred() {
+    use ctxguard::pipeline::{PrepareOptions, Step};
+    // Economic 95k in a 100k window: the economic trigger (76k) sits under the physical one
+    // (79.2k); a request over both compacts even with its whole prefix cached.
+    let mut g = claude_guard(100_000.0, 95_000.0);
+    let n = turns_over(&mut g, 79_200);
+    let under = parse_request(Format::Openai, &conversation(n - 1), None, None).unwrap();
+    let over = parse_request(Format::Openai, &conversation(n), None, None).unwrap();
+    let _ = g.prepare_start(&under, &PrepareOptions::default(), &|| 0.0).unwrap();
+    let Step::Summarize(p) = g.prepare_start(&over, &PrepareOptions::default(), &|| 0.0).unwrap() else { panic!("never deferred") };
+    let out = g.prepare_finish(*p, Err(ctxguard::pipeline::FailureReason::NoCallback), 0, &|| 0.0).unwrap();
+    assert_eq!(out.cache_decision.unwrap().reason, DecisionReason::PhysicalWindow);
+}

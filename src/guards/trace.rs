@@ -40,6 +40,9 @@ pub struct Trace {
     /// summary_compact.
     pub removed_history_items: Option<u32>,
     pub failure_reason: Option<String>,
+    /// summary_compact: the cache-aware decision when the economic budget triggered it (a
+    /// `noop` summary_compact trace says compaction was deferred because continuing is cheaper).
+    pub cache_decision: Option<crate::pricing::CacheDecision>,
 }
 
 pub fn u32_of(n: usize) -> u32 {
@@ -61,6 +64,7 @@ impl Trace {
             attachment_blocks_truncated: None,
             removed_history_items: None,
             failure_reason: None,
+            cache_decision: None,
         }
     }
 }

@@ -116,6 +116,13 @@ export interface GuardConfig {
   pricing?: Pricing;
   /** A calibration state saved from `guard.calibration` (validated: `INVALID_OPTIONS`). */
   calibration?: CalibrationState;
+  /**
+   * `'summary'` (default): a summary replaces older messages, recent user messages are kept
+   * verbatim, the current turn is kept whole. `'session_state'`: the SessionState is the only
+   * history; mid-run compression also folds the run's earlier steps; `prepare(messages,
+   * { sessionState })` starts a run from the last settlement.
+   */
+  strategy?: 'summary' | 'session_state';
 }
 
 /** USD per million tokens. `cacheWrite`: price of writing input to the cache (Anthropic). */
@@ -288,6 +295,29 @@ export interface ProtectionTrace {
   attachmentBlocksTruncated: number | null;
   removedHistoryItems: number | null;
   failureReason: string | null;
+  /** summary_compact: the cache-aware decision when the economic budget triggered it (`noop` = deferred). */
+  cacheDecision: CacheDecision | null;
+}
+
+/** Continue on the provider's cached prefix, or compact now (economic trigger only). */
+export interface CacheDecision {
+  operation: 'cache_decision';
+  choice: 'continue' | 'compact';
+  reason: 'physical_window' | 'over_limit' | 'cheaper_to_continue' | 'cheaper_to_compact';
+  /** Estimated input cost over the horizon of continuing (compacting when the hard limit forces it). */
+  continueUsd: number;
+  /** Estimated input cost over the horizon of compacting now (summary call included). */
+  compactUsd: number;
+  turnsUntilForced: number;
+  prefixTokens: number;
+  cachedTokens: number;
+  compactedTokens: number;
+  summaryInputTokens: number;
+  summaryOutputTokens: number;
+  growthPerTurn: number;
+  hardLimit: number;
+  physicalTrigger: number;
+  horizonTurns: number;
 }
 
 export interface GuardSourcesOptions extends MeasureOptions {
@@ -412,6 +442,8 @@ export interface PrepareOptions extends MeasureOptions {
   summaryMaxTokens?: number;
   /** Recent user messages kept verbatim next to the summary, in tokens (default 8000, at most 4 messages). */
   retainUserTokens?: number;
+  /** Strategy `'session_state'` only: start the run from this SessionState (e.g. the last `settle` result's). */
+  sessionState?: SessionState;
 }
 
 export interface Checkpoint {
@@ -434,6 +466,10 @@ export interface PrepareResult {
   degradedReason: DegradedReason | null;
   /** Messages the emergency layer dropped. */
   droppedMessages: number;
+  /** The SessionState of this compaction (a text answer is its `summary`; the fallback's evidence likewise); `null` without one. */
+  sessionState: SessionState | null;
+  /** The cache-aware decision when the economic budget triggered compaction; `null` otherwise. */
+  cacheDecision: CacheDecision | null;
 }
 
 export interface SettleOptions extends MeasureOptions {

@@ -20,7 +20,22 @@ use crate::guards::{Operation, Status, Trace};
 use crate::message::{Message, Role};
 use crate::metrics::{CompactionRecord, ContextMetrics};
 
-use session_state::{parse_answer, render, Answer, Invalid};
+use session_state::{parse_answer, render, Answer, Invalid, SessionState};
+
+/// How history is compacted (`strategy` in the guard's config).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// A summary replaces the older messages; recent user messages are kept verbatim and the
+    /// current turn (the latest user message and everything after it) is kept whole.
+    #[default]
+    Summary,
+    /// The SessionState is the only history source (seed 004): no retained user messages, and a
+    /// mid-run compression also folds the current turn's earlier steps, keeping the latest user
+    /// message and the last assistant step. `prepare(messages, { sessionState })` starts a run
+    /// from the SessionState of the last settlement.
+    SessionState,
+}
 
 /// Summary answers are capped at this many tokens by default (and at a quarter of the target).
 pub const DEFAULT_SUMMARY_MAX_TOKENS: u32 = 4_096;
@@ -48,6 +63,9 @@ pub struct PrepareOptions {
     pub guidance: Option<String>,
     pub summary_max_tokens: Option<u32>,
     pub retain_user_tokens: Option<u32>,
+    /// `session_state` strategy: start the run from this SessionState (the last settlement's):
+    /// it replaces every message before the latest user message except the system messages.
+    pub session_state: Option<SessionState>,
 }
 
 /// Why a summary attempt failed (`degradedReason`).
@@ -101,6 +119,7 @@ pub struct Pending {
     options: PrepareOptions,
     /// Tokens left under the usable limit by the system messages and the current turn.
     room: usize,
+    cache_decision: Option<crate::pricing::CacheDecision>,
 }
 
 /// The result of a `prepare` pass.
@@ -117,6 +136,11 @@ pub struct Outcome {
     pub degraded_reason: Option<FailureReason>,
     /// Messages the emergency layer dropped.
     pub dropped_messages: u32,
+    /// The SessionState of this compaction (a text answer becomes its `summary`; the mechanical
+    /// fallback's evidence note likewise); `None` when nothing was compacted.
+    pub session_state: Option<SessionState>,
+    /// The cache-aware decision, when the economic budget (not the window) triggered compaction.
+    pub cache_decision: Option<crate::pricing::CacheDecision>,
 }
 
 pub enum Step {
@@ -199,6 +223,14 @@ impl Guard {
     /// Layer 1, then the decision: done (no summary needed) or a summary to ask for.
     pub fn prepare_start(&mut self, request: &Request, options: &PrepareOptions, now: &dyn Fn() -> f64) -> Result<Step> {
         let started = now();
+        let from_state;
+        let request = match &options.session_state {
+            Some(state) => {
+                from_state = self.start_from_state(request, state)?;
+                &from_state
+            }
+            None => request,
+        };
         let layer1 = self.guard_sources(request, false, now);
         let used = layer1.metrics.used_tokens;
         let skip = std::mem::take(&mut self.skip_next_compaction);
@@ -206,24 +238,39 @@ impl Guard {
         if !options.force && (!over || skip) {
             return self.finish_plain(layer1.request, layer1.traces, options, now).map(|o| Step::Done(Box::new(o)));
         }
+        let key = self.checkpoint_key.clone();
         let msgs = &layer1.request.messages;
         let latest = msgs.iter().rposition(|m| m.role == Role::User);
         let split = latest.unwrap_or(msgs.len());
-        let (older, tail) = msgs.split_at(split);
+        let (older, turn) = msgs.split_at(split);
         let mut system = Vec::new();
         let mut removed = Vec::new();
         for m in older {
-            if m.role == Role::System && !is_summary(m, self.checkpoint_key.as_deref()) {
+            if m.role == Role::System && !is_summary(m, key.as_deref()) {
                 system.push(m.clone());
             } else {
                 removed.push(m.clone());
             }
         }
+        // The current turn: kept whole, or (session_state) its user message and last step, the
+        // steps in between folded into the SessionState too.
+        let (tail, folded) = self.split_turn(turn);
+        let mut source_messages = removed.clone();
+        let folded_len = folded.len();
+        if !folded.is_empty() {
+            source_messages.extend(turn.first().cloned());
+            source_messages.extend(folded.iter().cloned());
+            removed.extend(folded);
+        }
         if removed.is_empty() {
             return self.finish_plain(layer1.request, layer1.traces, options, now).map(|o| Step::Done(Box::new(o)));
         }
-        // Recent user messages kept verbatim (a reloaded clone is not cloned twice).
-        let retain_budget = options.retain_user_tokens.unwrap_or(DEFAULT_RETAIN_USER_TOKENS) as usize;
+        // Recent user messages kept verbatim (a reloaded clone is not cloned twice); none under
+        // the session_state strategy, where the SessionState is the only history.
+        let retain_budget = match self.strategy {
+            Strategy::Summary => options.retain_user_tokens.unwrap_or(DEFAULT_RETAIN_USER_TOKENS) as usize,
+            Strategy::SessionState => 0,
+        };
         let mut retained = Vec::new();
         let mut retained_tokens = 0;
         for m in removed.iter().rev().filter(|m| m.role == Role::User) {
@@ -251,7 +298,37 @@ impl Guard {
         let input_budget = (self.budget.usable_limit as usize)
             .saturating_sub(max_tokens as usize)
             .saturating_sub(self.count_text(&instructions) + 512);
-        let source = self.trim_newest(&removed, input_budget);
+        let source = match (folded_len, turn.first()) {
+            // session_state: the run's user message gives the folded steps their meaning; it
+            // stays in the source even when the older history does not fit.
+            (n, Some(user)) if n > 0 => {
+                let user_tokens = self.count(&Request { messages: vec![user.clone()], ..Default::default() }).total as usize;
+                let mut kept = self.trim_newest(&source_messages, input_budget.saturating_sub(user_tokens));
+                if kept.len() <= n {
+                    kept.insert(0, user.clone());
+                }
+                kept
+            }
+            _ => self.trim_newest(&source_messages, input_budget),
+        };
+        // Over the economic trigger only: is continuing on the cached prefix cheaper? Never when
+        // forced (the provider reported an overflow) or over the physical window.
+        let cache_decision = if options.force {
+            None
+        } else {
+            let summary_input = self.count(&Request { messages: source.clone(), ..Default::default() }).total as usize + self.count_text(&instructions);
+            let turn_tokens = self.count(&Request { messages: turn.to_vec(), ..Default::default() }).total;
+            self.cache_decision(&layer1.request, used, fixed_tokens + retained_tokens + max_tokens as usize, summary_input, max_tokens, turn_tokens)
+        };
+        if let Some(d) = cache_decision.filter(|d| d.choice == crate::pricing::Choice::Continue) {
+            let mut traces = layer1.traces;
+            let mut t = Trace::new(Operation::SummaryCompact, Status::Noop, now() - started, used as usize, used as usize);
+            t.cache_decision = Some(d);
+            traces.push(t);
+            let mut out = self.finish_plain(layer1.request, traces, options, now)?;
+            out.cache_decision = Some(d);
+            return Ok(Step::Done(Box::new(out)));
+        }
         let pending = Pending {
             request: SummaryRequest { messages: source, instructions, schema: session_state::schema(), max_tokens },
             started_ms: started,
@@ -260,10 +337,11 @@ impl Guard {
             system,
             removed,
             retained,
-            tail: tail.to_vec(),
+            tail,
             base: layer1.request,
             options: options.clone(),
             room,
+            cache_decision,
         };
         // No room for even a short summary next to the kept messages: the mechanical fallback
         // (its note is sized to the room too) without asking the summarizer.
@@ -271,6 +349,79 @@ impl Guard {
             return self.prepare_finish(pending, Err(FailureReason::OverBudget), 0, now).map(|o| Step::Done(Box::new(o)));
         }
         Ok(Step::Summarize(Box::new(pending)))
+    }
+
+    /// The current turn (from the latest user message) split into what stays and what is folded
+    /// into the summary: under `summary`, nothing is folded; under `session_state`, the steps
+    /// between the user message and the last assistant message are.
+    fn split_turn(&self, turn: &[Message]) -> (Vec<Message>, Vec<Message>) {
+        if self.strategy == Strategy::SessionState {
+            if let Some(last_step) = turn.iter().rposition(|m| m.role == Role::Assistant).filter(|&i| i > 1) {
+                let mut tail: Vec<Message> = turn.iter().take(1).cloned().collect();
+                tail.extend(turn.iter().skip(last_step).cloned());
+                let folded = turn.get(1..last_step).unwrap_or(&[]).to_vec();
+                return (tail, folded);
+            }
+        }
+        (turn.to_vec(), Vec::new())
+    }
+
+    /// The summary message of an answer: rendered, sealed under the guard's key, marked.
+    fn summary_message(&self, answer: &Answer) -> Message {
+        let sealed = crate::checkpoint::seal(&render(answer), self.checkpoint_key.as_deref());
+        let mut m = Message::text(Role::System, sealed);
+        m.markers.summary_compacted = true;
+        m.id = Some(format!("ctxguard-summary-{:012x}", content_key(&m.content, 11) & 0xffff_ffff_ffff));
+        m
+    }
+
+    /// `prepare(messages, { sessionState })` under the `session_state` strategy: the history
+    /// before the latest user message is replaced by the rendered SessionState (system messages
+    /// other than earlier summaries and evidence notes stay).
+    pub fn start_from_state(&self, request: &Request, state: &SessionState) -> Result<Request> {
+        if self.strategy != Strategy::SessionState {
+            return Err(Error::options("sessionState is only read by a guard with strategy: 'session_state'"));
+        }
+        let state = state.clone().validated().map_err(|_| Error::options("sessionState.summary must not be empty"))?;
+        let latest = request.messages.iter().rposition(|m| m.role == Role::User).ok_or_else(|| {
+            Error::new(ErrorCode::InvalidMessages, "with sessionState, messages must contain the new user message")
+        })?;
+        let key = self.checkpoint_key.as_deref();
+        let (before, from_latest) = request.messages.split_at(latest);
+        let mut messages: Vec<Message> = before
+            .iter()
+            .filter(|m| m.role == Role::System && !is_summary(m, key) && !m.content.text().starts_with(evidence::EVIDENCE_MARKER))
+            .cloned()
+            .collect();
+        messages.push(self.summary_message(&Answer::State(state)));
+        messages.extend_from_slice(from_latest);
+        Ok(Request { messages, ..request.clone() })
+    }
+
+    /// The cache-aware decision when the guard has an economic budget and a price, and the
+    /// request is over the trigger; `None` otherwise.
+    fn cache_decision(&mut self, request: &Request, used: u32, compacted: usize, summary_input: usize, summary_output: u32, turn: u32) -> Option<crate::pricing::CacheDecision> {
+        self.budget.economic_budget?;
+        let (pricing, _) = self.pricing?;
+        let counted = self.count(request);
+        let rule = if self.model.provider == crate::models::Provider::Anthropic { crate::pricing::CacheRule::Breakpoint } else { crate::pricing::CacheRule::Automatic };
+        let cached = crate::pricing::cached_prefix(self.prefix_tokens(request, &counted), rule);
+        let physical = self.budget.context_window.saturating_sub(self.budget.reserved_output_tokens);
+        let to_u32 = crate::guards::trace_u32;
+        Some(crate::pricing::decide(
+            &pricing,
+            &crate::pricing::DecisionInput {
+                prefix_tokens: used,
+                cached_tokens: cached.min(used),
+                compacted_tokens: to_u32(compacted),
+                summary_input_tokens: to_u32(summary_input),
+                summary_output_tokens: summary_output,
+                growth_per_turn: self.growth_per_turn().or(Some(turn).filter(|t| *t > 0)).unwrap_or(crate::pricing::DEFAULT_GROWTH_PER_TURN),
+                hard_limit: self.budget.usable_limit,
+                physical_trigger: (f64::from(physical) * self.budget.trigger_ratio).floor() as u32,
+                horizon_turns: crate::pricing::DECISION_HORIZON_TURNS,
+            },
+        ))
     }
 
     /// Build the checkpoint from the summary (or the mechanical fallback), then layer 3.
@@ -281,16 +432,21 @@ impl Guard {
         attempts: u32,
         now: &dyn Fn() -> f64,
     ) -> Result<Outcome> {
-        let Pending { started_ms, before_tokens, mut traces, system, removed, retained, tail, base, options, .. } = pending;
+        let Pending { started_ms, before_tokens, mut traces, system, removed, retained, tail, base, options, cache_decision, .. } = pending;
         let mut chain = system;
-        let (status, failure) = match &result {
+        let (status, failure, state) = match result {
             Ok(answer) => {
-                let sealed = crate::checkpoint::seal(&render(answer), self.checkpoint_key.as_deref());
-                let mut m = Message::text(Role::System, sealed);
-                m.markers.summary_compacted = true;
-                m.id = Some(format!("ctxguard-summary-{:012x}", content_key(&m.content, 11) & 0xffff_ffff_ffff));
-                chain.push(m);
-                (Status::Completed, None)
+                // Under session_state a text answer becomes the SessionState's summary.
+                let state = match &answer {
+                    Answer::State(s) => s.clone(),
+                    Answer::Text(t) => SessionState { summary: t.clone(), ..Default::default() },
+                };
+                let answer = match self.strategy {
+                    Strategy::SessionState => Answer::State(state.clone()),
+                    Strategy::Summary => answer,
+                };
+                chain.push(self.summary_message(&answer));
+                (Status::Completed, None, Some(state))
             }
             Err(reason) => {
                 // The note gets at most EVIDENCE_TOKENS, and never more than the room the kept
@@ -300,8 +456,9 @@ impl Guard {
                 let room = (self.budget.usable_limit as usize).saturating_sub(kept_tokens);
                 let budget = EVIDENCE_TOKENS.min(self.raw_budget(room.saturating_sub(16)));
                 let note = evidence::evidence_message(&removed, reason.as_str(), self.model.encoding, budget);
+                let state = note.as_ref().map(|n| SessionState { summary: n.content.text(), ..Default::default() });
                 chain.extend(note);
-                (Status::Fallback, Some(*reason))
+                (Status::Fallback, Some(reason), state)
             }
         };
         chain.extend(retained);
@@ -326,6 +483,7 @@ impl Guard {
         let mut t = Trace::new(Operation::SummaryCompact, status, record.duration_ms, before_tokens, after_compaction);
         t.removed_history_items = Some(record.removed_items);
         t.failure_reason = record.failure_reason.clone();
+        t.cache_decision = cache_decision;
         traces.push(t);
         self.last_compaction = Some(record.clone());
         let mut out = self.finish_plain(Request { messages: chain, ..base }, traces, &options, now)?;
@@ -333,6 +491,8 @@ impl Guard {
         out.checkpoint = Some(checkpoint);
         out.degraded = failure.is_some();
         out.degraded_reason = failure;
+        out.session_state = state;
+        out.cache_decision = cache_decision;
         Ok(out)
     }
 
@@ -354,6 +514,8 @@ impl Guard {
             degraded: false,
             degraded_reason: None,
             dropped_messages: crate::guards::trace_u32(dropped),
+            session_state: None,
+            cache_decision: None,
         })
     }
 

@@ -94,14 +94,6 @@ pub fn fallback(guard: &Guard, messages: &[Message], reason: FailureReason) -> S
     Settlement { session_state: SessionState { summary, ..Default::default() }, ..Default::default() }
 }
 
-/// The next run's history under the `session_state` strategy: the rendered SessionState as one
-/// system message, then the new user message.
-pub fn next_history(state: &SessionState, new_user: Message) -> Vec<Message> {
-    let mut summary = Message::text(crate::message::Role::System, session_state::render(&session_state::Answer::State(state.clone())));
-    summary.markers.summary_compacted = true;
-    vec![summary, new_user]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,9 @@ use crate::format::{write_request, Format, Request};
 use crate::guard::Guard;
 use crate::guards::Trace;
 use crate::metrics::{CompactionRecord, ContextMetrics};
+use crate::pipeline::session_state::SessionState;
 use crate::pipeline::{FailureReason, Outcome, PrepareOptions, Step, MAX_ATTEMPTS};
+use crate::pricing::CacheDecision;
 
 #[wasm_bindgen(module = "/src/js/summarize.js")]
 extern "C" {
@@ -54,6 +56,7 @@ struct JsPrepareOptions {
     heartbeat_ms: Option<f64>,
     summary_max_tokens: Option<u32>,
     retain_user_tokens: Option<u32>,
+    session_state: Option<SessionState>,
     /// An AbortSignal serializes as `{}`; it is read separately.
     #[allow(dead_code)]
     signal: Option<Value>,
@@ -86,6 +89,8 @@ struct PrepareResult {
     degraded: bool,
     degraded_reason: Option<FailureReason>,
     dropped_messages: u32,
+    session_state: Option<SessionState>,
+    cache_decision: Option<CacheDecision>,
 }
 
 #[derive(Serialize)]
@@ -274,6 +279,8 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: Prepar
         degraded: outcome.degraded,
         degraded_reason: outcome.degraded_reason,
         dropped_messages: outcome.dropped_messages,
+        session_state: outcome.session_state,
+        cache_decision: outcome.cache_decision,
     })
 }
 
@@ -304,6 +311,7 @@ impl ContextGuard {
                 guidance: o.guidance,
                 summary_max_tokens: o.summary_max_tokens,
                 retain_user_tokens: o.retain_user_tokens,
+                session_state: o.session_state,
             };
             Ok((request, popts, cb, timeout, heartbeat))
         });

@@ -27,6 +27,7 @@ import {
   type PrepareResult,
   type ProgressEvent,
   type SessionState,
+  CacheDecision,
   type SummarizeRequest,
   type Budget,
   type CompactResult,
@@ -158,8 +159,15 @@ const prepared: Promise<PrepareResult> = guard.prepare(messages, {
 void prepared.then((r) => {
   const reason: DegradedReason | null = r.degradedReason;
   const cp: Checkpoint | null = r.checkpoint;
-  return [reason, cp];
+  const state: SessionState | null = r.sessionState;
+  const decision: CacheDecision | null = r.cacheDecision;
+  const deferred: boolean = decision?.choice === 'continue' && r.traces.some((t) => t.cacheDecision?.reason === 'cheaper_to_continue');
+  return [reason, cp, state, deferred];
 });
+const sessionGuard = new ContextGuard({ model: 'gpt-4o', strategy: 'session_state' });
+void sessionGuard.prepare(messages, { sessionState: { summary: 'Where the last run ended.', key_facts: [], decisions: [], plan: null, open_questions: [] } });
+// @ts-expect-error unknown strategy
+new ContextGuard({ strategy: 'sessionstate' });
 const overflowInput: ProviderErrorInput = { status: 400, message: "This model's maximum context length is 128000 tokens." };
 const classified: ProviderErrorClassification = classifyProviderError(overflowInput);
 const retry: boolean = classifyProviderError(new Error('boom')).compactAndRetry;
