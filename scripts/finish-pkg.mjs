@@ -37,11 +37,12 @@ if (!crate) fail('cargo metadata does not list the ctxguard crate');
 // Entries and types.
 copyFileSync(join(js, 'api.js'), join(pkg, 'api.js'));
 copyFileSync(join(js, 'hooks.js'), join(pkg, 'hooks.js'));
+copyFileSync(join(js, 'memo.js'), join(pkg, 'memo.js'));
 copyFileSync(join(js, 'node.js'), join(pkg, 'node.js'));
 copyFileSync(join(js, 'web.js'), join(pkg, 'index.js'));
 copyFileSync(join(js, 'index.d.ts'), join(pkg, 'index.d.ts'));
 
-const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'index.d.ts', 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
+const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'index.d.ts', 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
 // JS snippets the binding imports (#[wasm_bindgen(module = ...)]), e.g. the summarizer runtime.
 if (existsSync(join(pkg, 'snippets'))) files.push('snippets/');
 for (const doc of ['README.md', 'LICENSE', 'LICENSE-MIT', 'LICENSE.md']) {

@@ -76,6 +76,34 @@ pub fn resolve_model(model: Option<&str>, encoding: Option<Encoding>) -> ModelIn
     info
 }
 
+/// What `measure` needs of one message (see [`Guard::facts`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Facts {
+    pub key: u64,
+    pub raw: MessageCount,
+    pub role: Role,
+    pub is_summary: bool,
+    pub compacted: bool,
+}
+
+/// The tool definitions of a request: their content key and raw tokens (which depend on the
+/// first system message for OpenAI).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ToolsFacts {
+    pub key: u64,
+    pub tokens: usize,
+}
+
+impl ToolsFacts {
+    pub fn of(guard: &Guard, first_system: Option<&Message>, request: &Request) -> ToolsFacts {
+        let system = first_system.map(std::slice::from_ref).unwrap_or(&[]);
+        ToolsFacts {
+            key: content_key(&request.tools, guard.salt),
+            tokens: count::tool_definition_tokens(&guard.profile, system, &request.tools, &request.tool_choice),
+        }
+    }
+}
+
 /// The whole-request count with the per-message breakdown.
 #[derive(Debug, Clone)]
 pub struct Counted {
@@ -104,6 +132,8 @@ pub struct Guard {
     /// The last request sent (`observeUsage` or `prepare`): the cache reference point.
     sent: Option<Sent>,
     pub strategy: crate::pipeline::Strategy,
+    /// Messages already handed over, by id (the binding's fast path; see `store.rs`).
+    pub store: crate::store::MessageStore,
 }
 
 /// Content keys of the last request sent, for the cached-prefix estimate.
@@ -175,6 +205,7 @@ impl Guard {
             pricing,
             sent: None,
             strategy: config.strategy.unwrap_or_default(),
+            store: Default::default(),
         })
     }
 
@@ -218,29 +249,80 @@ impl Guard {
     }
 
     pub fn measure(&mut self, request: &Request) -> ContextMetrics {
-        let counted = self.count(request);
-        let cached_prefix = self.prefix_tokens(request, &counted);
-        let mut breakdown = SourceBreakdown { tool_definitions: counted.tool_definitions, framing: counted.priming, ..Default::default() };
-        let key = self.checkpoint_key.as_deref();
-        for (m, c) in request.messages.iter().zip(&counted.per_message) {
-            let mut cm = counted_message(m, c);
-            cm.is_summary = m.role == Role::System && (m.markers.summary_compacted || crate::checkpoint::is_checkpoint_summary(m, key));
-            breakdown.add(&cm);
-        }
-        let compacted = request.messages.iter().any(|m| {
-            m.markers.summary_compacted
-                || (m.role == Role::System && crate::checkpoint::is_checkpoint_summary(m, key))
+        self.cache.begin_pass();
+        let facts: Vec<Facts> = request.messages.iter().map(|m| self.facts(m)).collect();
+        self.cache.end_pass();
+        let first_system = request.messages.iter().find(|m| m.role == Role::System);
+        let tools = ToolsFacts::of(self, first_system, request);
+        self.measure_facts(&facts, &tools)
+    }
+
+    /// What `measure` needs of one message, computed once per content: its content key, raw
+    /// count (through the count cache), role and markers.
+    pub fn facts(&mut self, m: &Message) -> Facts {
+        let key = content_key(m, self.salt);
+        let profile = &self.profile;
+        let raw = self.cache.get_or_insert_with(key, || count::count_message(profile, m));
+        let summary_block = m.role == Role::System && crate::checkpoint::is_checkpoint_summary(m, self.checkpoint_key.as_deref());
+        Facts {
+            key,
+            raw,
+            role: m.role,
+            is_summary: m.role == Role::System && (m.markers.summary_compacted || summary_block),
+            compacted: m.markers.summary_compacted
+                || summary_block
                 || m.markers.compacted_tool_output
                 || m.markers.checkpoint_retained
-                || (matches!(m.role, Role::Tool | Role::User) && carries_guard_marker(&m.content))
-        });
+                || (matches!(m.role, Role::Tool | Role::User) && carries_guard_marker(&m.content)),
+        }
+    }
+
+    /// A pass of the count cache over facts already known (keeps their entries alive).
+    pub fn touch(&mut self, facts: &[Facts]) {
+        self.cache.begin_pass();
+        for f in facts {
+            self.cache.get_or_insert_with(f.key, || f.raw);
+        }
+        self.cache.end_pass();
+    }
+
+    /// The metrics of a request given its messages' facts and its tool definitions.
+    pub fn measure_facts(&mut self, facts: &[Facts], tools: &ToolsFacts) -> ContextMetrics {
+        let raw_total = facts
+            .iter()
+            .fold(0usize, |a, f| a.saturating_add(f.raw.total))
+            .saturating_add(tools.tokens)
+            .saturating_add(self.profile.framing.reply_priming);
+        let raw = Counted {
+            per_message: facts.iter().map(|f| f.raw).collect(),
+            tool_definitions: to_u32(tools.tokens),
+            priming: to_u32(self.profile.framing.reply_priming),
+            total: to_u32(raw_total),
+        };
+        let counted = match self.correction() {
+            Some(c) => calibrate(raw, c),
+            None => raw,
+        };
+        let cached_prefix = self.prefix_of(tools.key, facts.iter().map(|f| f.key), &counted);
+        let mut breakdown = SourceBreakdown { tool_definitions: counted.tool_definitions, framing: counted.priming, ..Default::default() };
+        for (f, c) in facts.iter().zip(&counted.per_message) {
+            breakdown.add(&CountedMessage {
+                role: f.role,
+                is_summary: f.is_summary,
+                body: to_u32(c.text + c.tool_calls),
+                attachments: to_u32(c.attachments),
+                images: to_u32(c.images),
+                framing: to_u32(c.framing),
+            });
+        }
+        let compacted = facts.iter().any(|f| f.compacted);
         let mut metrics = ContextMetrics::new(
             &self.model.model,
             self.model.encoding,
             self.model.kind,
             &self.budget,
             breakdown,
-            request.messages.len(),
+            facts.len(),
             compacted,
             self.last_compaction.clone(),
         );
@@ -300,13 +382,18 @@ impl Guard {
     /// Tokens of the prefix of `request` unchanged since the last request sent: the tool
     /// definitions (when unchanged) and the leading messages with the same content keys.
     pub fn prefix_tokens(&self, request: &Request, counted: &Counted) -> u32 {
+        self.prefix_of(content_key(&request.tools, self.salt), request.messages.iter().map(|m| content_key(m, self.salt)), counted)
+    }
+
+    /// [`Guard::prefix_tokens`] from the tools' and the messages' content keys.
+    fn prefix_of(&self, tools_key: u64, keys: impl Iterator<Item = u64>, counted: &Counted) -> u32 {
         let Some(sent) = &self.sent else { return 0 };
-        if content_key(&request.tools, self.salt) != sent.tools {
+        if tools_key != sent.tools {
             return 0;
         }
         let mut total = counted.tool_definitions;
-        for ((m, c), k) in request.messages.iter().zip(&counted.per_message).zip(&sent.messages) {
-            if content_key(m, self.salt) != *k {
+        for ((k, c), s) in keys.zip(&counted.per_message).zip(&sent.messages) {
+            if k != *s {
                 break;
             }
             total = total.saturating_add(to_u32(c.total));
@@ -352,7 +439,7 @@ impl Guard {
 
 /// Whether a message's text carries a source-guard marker (compacted output or preview).
 fn carries_guard_marker(content: &crate::message::Content) -> bool {
-    let has = |t: &str| t.contains(guards::tool_output::MARKER) || t.contains(guards::attachment::MARKER);
+    let has = |t: &str| crate::scan::contains_any(t, &[guards::tool_output::MARKER, guards::attachment::MARKER]);
     match content {
         crate::message::Content::Text(t) => has(t),
         crate::message::Content::Parts(parts) => parts.iter().any(|p| match p {

@@ -21,6 +21,8 @@ pub mod models;
 pub mod overflow;
 pub mod pipeline;
 pub mod pricing;
+pub mod scan;
+pub mod store;
 pub mod tokens;
 
 #[cfg(target_arch = "wasm32")]

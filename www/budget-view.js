@@ -92,7 +92,8 @@ export function renderBudget(root, m, raw = null) {
       fig('Usable limit', fmt(m.usableLimit), null, economicCap ? 'capped by the economic budget' : 'window − reserved output'),
       fig('Trigger limit', fmt(m.triggerLimit), 'swatch trigger'),
       fig('Target limit', fmt(m.targetLimit), 'swatch target'),
-      fig('Remaining', `${fmt(m.remainingTokens)}`, null, pct(m.remainingRatio), 'remaining-tokens')),
+      fig('Remaining', `${fmt(m.remainingTokens)}`, null, pct(m.remainingRatio), 'remaining-tokens'),
+      costFigure(m)),
   );
   layoutBar(root);
 }
@@ -144,11 +145,28 @@ function fig(label, value, swatch = null, note = null, id = null) {
     h('dd', { id }, value, note ? h('small', {}, note) : null));
 }
 
-/** Count kind line: "Exact · o200k_base" or "Estimate · o200k_base × 1.32 …". */
+/** Count kind line: "Exact · o200k_base", "Estimate · o200k_base × 1.32 …" or "Calibrated · …". */
 export function kindText(m, model) {
+  if (m.countSource === 'calibrated' && m.calibration) {
+    const c = m.calibration;
+    return { badge: 'Calibrated', detail: `${m.encoding} × ${c.correction.toFixed(3)} · learned from ${c.observations} provider report${c.observations === 1 ? '' : 's'}` };
+  }
   if (m.kind === 'exact') return { badge: 'Exact', detail: `${m.encoding} · the provider's own tokenizer` };
   const factor = model?.estimateFactor && model.estimateFactor !== 1 ? ` × ${model.estimateFactor.toFixed(2)}` : '';
   return { badge: 'Estimate', detail: `${m.encoding}${factor} · no public tokenizer, counted with a safety margin` };
+}
+
+/** "$0.0123" with enough digits for small figures. */
+export function usd(v) {
+  return `$${v >= 1 ? v.toFixed(2) : v >= 0.01 ? v.toFixed(4) : v.toPrecision(2)}`;
+}
+
+/** The estimated cost of the next request (metrics.cost), or why there is none. */
+function costFigure(m) {
+  const c = m.cost;
+  if (!c) return fig('Next request', '—', null, 'no price for this model', 'next-cost');
+  const note = `${fmt(c.cachedInputTokens)} cached + ${fmt(c.uncachedInputTokens)} uncached input, ${fmt(c.outputTokens)} output${c.pricesAsOf ? ` · prices of ${c.pricesAsOf}` : ''}`;
+  return fig('Next request', usd(c.totalUsd), null, note, 'next-cost');
 }
 
 /** @param raw metrics of the raw view (optional): sources the guards shrank show their raw size too */
@@ -160,7 +178,7 @@ export function renderBreakdown(root, m, model, raw = null) {
     h('div', { class: 'card-head' },
       h('h2', {}, 'Where the tokens go ', h('span', { class: 'muted' }, raw ? '(model-visible)' : '')),
       h('p', { class: 'kind' },
-        h('span', { id: 'count-kind', class: `badge kind-${m.kind}` }, kind.badge), ' ',
+        h('span', { id: 'count-kind', class: `badge kind-${m.kind}`, 'data-source': m.countSource }, kind.badge), ' ',
         h('span', { id: 'encoding', 'data-encoding': m.encoding }, kind.detail), ' · ',
         h('span', { id: 'message-count' }, `${fmt(m.messageCount)} message${m.messageCount === 1 ? '' : 's'}`))),
     h('table', { class: 'breakdown' },

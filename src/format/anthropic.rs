@@ -92,18 +92,24 @@ pub fn parse_messages(value: &Value, system: Option<&Value>) -> Result<Vec<Messa
         out.push(m);
     }
     for (i, item) in items.iter().enumerate() {
-        let mut pieces = parse_message(item, i)?;
-        let produced = {
-            let refs: Vec<&Message> = pieces.iter().collect();
-            run_to_wire(&refs)
-        };
-        let carrier = carrier_index(&pieces);
-        if let Some(m) = pieces.get_mut(carrier) {
-            wire::remember_order(&mut m.extra, "anthropic", &produced, item);
-        }
-        out.extend(pieces);
+        out.extend(parse_item(item, i)?);
     }
     Ok(out)
+}
+
+/// Parse one Anthropic message (the `i`-th of its conversation, for errors) into its internal
+/// pieces, remembering its key order for the round trip.
+pub fn parse_item(item: &Value, i: usize) -> Result<Vec<Message>> {
+    let mut pieces = parse_message(item, i)?;
+    let produced = {
+        let refs: Vec<&Message> = pieces.iter().collect();
+        run_to_wire(&refs)
+    };
+    let carrier = carrier_index(&pieces);
+    if let Some(m) = pieces.get_mut(carrier) {
+        wire::remember_order(&mut m.extra, "anthropic", &produced, item);
+    }
+    Ok(pieces)
 }
 
 /// Write internal messages back as `(system, messages)`.

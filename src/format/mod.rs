@@ -86,6 +86,16 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
     Ok(Request { messages, tools, tool_choice: crate::count::ToolChoice::Auto, prepended_system })
 }
 
+/// Parse one wire message of `format`, the `index`-th of its conversation (errors name it), into
+/// its internal pieces (one for OpenAI; one or more for Anthropic, whose user messages may carry
+/// several tool results).
+pub fn parse_message_at(format: Format, item: &Value, index: usize) -> Result<Vec<Message>> {
+    match format {
+        Format::Openai => openai::parse_item(item, index).map(|m| vec![m]),
+        Format::Anthropic => anthropic::parse_item(item, index),
+    }
+}
+
 /// Write a request's messages back in `format`: `(system, messages)`; `system` is `Some` only
 /// for Anthropic. A system prompt that came in through the `system` option is not repeated in
 /// the OpenAI messages.

@@ -61,14 +61,16 @@ pub fn parse_messages(value: &Value) -> Result<Vec<Message>> {
     let items = value.as_array().ok_or_else(|| {
         Error::new(ErrorCode::InvalidMessages, format!("messages must be an array, got {}", kind(value)))
     })?;
-    let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let mut m = parse_message(item, i)?;
-        let produced = message_to_wire(&m);
-        wire::remember_order(&mut m.extra, "openai", &produced, item);
-        out.push(m);
-    }
-    Ok(out)
+    items.iter().enumerate().map(|(i, item)| parse_item(item, i)).collect()
+}
+
+/// Parse one OpenAI message (the `i`-th of its conversation, for errors), remembering its key
+/// order for the round trip.
+pub fn parse_item(item: &Value, i: usize) -> Result<Message> {
+    let mut m = parse_message(item, i)?;
+    let produced = message_to_wire(&m);
+    wire::remember_order(&mut m.extra, "openai", &produced, item);
+    Ok(m)
 }
 
 /// Write internal messages back as OpenAI messages (unknown fields restored).

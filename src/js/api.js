@@ -5,8 +5,13 @@
 // instantiated the module.
 import * as wasm from './ctxguard_wasm.js';
 
+import { installMessageMemo } from './memo.js';
+
 export { chainPreModelHooks } from './hooks.js';
 
+// `measure` sends only new or changed messages into wasm (memo.js); patching the prototype does
+// not call into wasm.
+installMessageMemo(wasm.ContextGuard);
 export const ContextGuard = wasm.ContextGuard;
 export const classifyProviderError = wasm.classifyProviderError;
 export const compactToolOutput = wasm.compactToolOutput;

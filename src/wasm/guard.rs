@@ -13,6 +13,7 @@ use crate::guards::Trace;
 use crate::metrics::ContextMetrics;
 use crate::guard::{resolve_model, Guard, GuardConfig};
 use crate::models::CountKind;
+use crate::store::Fresh;
 use crate::tokens::Encoding;
 
 /// Messages as JS hands them over, read once through JSON, with the options' system and tools.
@@ -169,6 +170,31 @@ impl ContextGuard {
             }
         }
         Ok(value)
+    }
+
+    /// The fast path of `measure` behind `src/js/memo.js` (not public API): the conversation as
+    /// ids, with the messages the guard has not seen in full (`fresh`, at positions `fresh_at`,
+    /// under ids `fresh_ids`). `undefined` when an id is unknown (see `store.rs`).
+    #[wasm_bindgen(js_name = measureStored)]
+    pub fn measure_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
+        run(|| {
+            let o: MeasureOptions = options(&opts, "options")?;
+            let values: Vec<serde_json::Value> =
+                if fresh_ids.is_empty() { Vec::new() } else { decode(&fresh, "messages", ErrorCode::InvalidMessages)? };
+            if values.len() != fresh_ids.len() || fresh_at.len() != fresh_ids.len() {
+                return Err(crate::error::Error::new(ErrorCode::Internal, "measureStored: fresh messages and their ids differ in length"));
+            }
+            let fresh: Vec<Fresh> = values
+                .into_iter()
+                .zip(fresh_ids.iter().zip(&fresh_at))
+                .map(|(value, (&id, &at))| Fresh { id, index: at as usize, value })
+                .collect();
+            let call = if call.is_finite() && call >= 0.0 { call as u64 } else { 0 };
+            self.with_mut(|g| match g.measure_ids(&ids, &fresh, call, o.system.as_ref(), o.tools.as_ref())? {
+                Some(m) => encode(&m),
+                None => Ok(JsValue::UNDEFINED),
+            })
+        })
     }
 
     /// `guard.measure(messages, { tools?, system? }) -> ContextMetrics`.

@@ -1,0 +1,110 @@
+//! The id-keyed message store behind the binding's fast `measure`: the same metrics as the plain
+//! path in both formats, only new messages parsed, memory following the live conversation.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+use ctxguard::format::{parse_request, Format};
+use ctxguard::guard::{Guard, GuardConfig};
+use ctxguard::store::Fresh;
+use ctxguard::ErrorCode;
+use serde_json::{json, Value};
+
+fn guard(model: &str, format: &str) -> Guard {
+    let cfg: GuardConfig = serde_json::from_value(json!({ "model": model, "format": format, "checkpointKey": "k" })).unwrap();
+    Guard::new(&cfg).unwrap()
+}
+
+fn openai_chat(turns: usize) -> Vec<Value> {
+    let mut v = vec![json!({"role": "system", "content": "You are a build assistant."})];
+    for i in 0..turns {
+        v.push(json!({"role": "user", "content": format!("Q{i}: why does module {i} fail? 为什么失败？")}));
+        v.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{i}"), "type": "function", "function": {"name": "run_tests", "arguments": format!("{{\"module\":\"m{i}\"}}")}}]}));
+        v.push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": format!("{}FAILED at step {i}\n", "log line\n".repeat(40))}));
+        v.push(json!({"role": "assistant", "content": [{"type": "text", "text": format!("Module {i} fails at step {i}.")}]}));
+    }
+    v
+}
+
+fn anthropic_chat(turns: usize) -> Vec<Value> {
+    let mut v = Vec::new();
+    for i in 0..turns {
+        v.push(json!({"role": "user", "content": format!("Q{i}: what is in file {i}?")}));
+        v.push(json!({"role": "assistant", "content": [{"type": "text", "text": "Reading it."}, {"type": "tool_use", "id": format!("t{i}"), "name": "read", "input": {"path": format!("f{i}")}}]}));
+        v.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("t{i}"), "content": "line\n".repeat(30)}, {"type": "text", "text": "and?"}]}));
+    }
+    v
+}
+
+/// A client that keeps its message ids: ids 1..=n for the first n messages, fresh ones after.
+fn all_fresh(msgs: &[Value], first_id: u32) -> (Vec<u32>, Vec<Fresh>) {
+    let ids: Vec<u32> = (0..msgs.len() as u32).map(|i| first_id + i).collect();
+    let fresh = msgs.iter().enumerate().map(|(i, v)| Fresh { id: first_id + i as u32, index: i, value: v.clone() }).collect();
+    (ids, fresh)
+}
+
+fn plain(g: &mut Guard, format: Format, msgs: &[Value], system: Option<&Value>, tools: Option<&Value>) -> serde_json::Value {
+    let req = parse_request(format, &Value::Array(msgs.to_vec()), system, tools).unwrap();
+    serde_json::to_value(g.measure(&req)).unwrap()
+}
+
+#[test]
+fn same_metrics_as_the_plain_path_in_both_formats() {
+    let tools = json!([{"type": "function", "function": {"name": "run_tests", "description": "Run the tests", "parameters": {"type": "object", "properties": {"module": {"type": "string"}}}}}]);
+    for (model, format, fmt, msgs, system) in [
+        ("gpt-4o", "openai", Format::Openai, openai_chat(30), None),
+        ("gpt-4o", "openai", Format::Openai, openai_chat(30), Some(json!("Be brief."))),
+        ("claude-sonnet-4-5", "anthropic", Format::Anthropic, anthropic_chat(30), Some(json!("You read files."))),
+    ] {
+        let tools = if format == "openai" { Some(tools.clone()) } else { None };
+        let mut fast = guard(model, format);
+        let mut slow = guard(model, format);
+        let (ids, fresh) = all_fresh(&msgs, 1);
+        let a = fast.measure_ids(&ids, &fresh, 1, system.as_ref(), tools.as_ref()).unwrap().unwrap();
+        assert_eq!(serde_json::to_value(&a).unwrap(), plain(&mut slow, fmt, &msgs, system.as_ref(), tools.as_ref()), "{model} {format}");
+        // One more message: only it is new; the ids of the others are reused.
+        let mut grown = msgs.clone();
+        grown.push(json!({"role": "user", "content": "And now? 现在呢？"}));
+        let mut ids2 = ids.clone();
+        ids2.push(1000);
+        let fresh2 = [Fresh { id: 1000, index: grown.len() - 1, value: grown.last().unwrap().clone() }];
+        let b = fast.measure_ids(&ids2, &fresh2, 2, system.as_ref(), tools.as_ref()).unwrap().unwrap();
+        assert_eq!(serde_json::to_value(&b).unwrap(), plain(&mut slow, fmt, &grown, system.as_ref(), tools.as_ref()), "{model} {format} grown");
+        assert!(b.used_tokens > a.used_tokens);
+    }
+}
+
+#[test]
+fn edits_unknown_ids_errors_and_eviction() {
+    let msgs = openai_chat(5);
+    let mut g = guard("gpt-4o", "openai");
+    let (ids, fresh) = all_fresh(&msgs, 1);
+    g.measure_ids(&ids, &fresh, 1, None, None).unwrap().unwrap();
+    assert_eq!(g.store.len(), msgs.len());
+    // An id the store never saw: None (the binding falls back to the plain path).
+    assert!(g.measure_ids(&[1, 2, 999], &[], 2, None, None).unwrap().is_none());
+    // A bad new message is an error naming its index, and the store is unchanged.
+    let bad = [Fresh { id: 50, index: 3, value: json!({"role": "wizard", "content": "x"}) }];
+    let err = g.measure_ids(&[1, 2, 3, 50], &bad, 3, None, None).unwrap_err();
+    assert_eq!((err.code, err.index), (ErrorCode::InvalidRole, Some(3)));
+    assert_eq!(g.store.len(), msgs.len());
+    // A message edited in place comes back under a new id: the old entry is dropped once unused.
+    g.measure_ids(&ids, &[], 4, None, None).unwrap().unwrap();
+    let mut edited = msgs.clone();
+    edited[1] = json!({"role": "user", "content": "Q0, rephrased at length: ".repeat(20)});
+    let mut ids2 = ids.clone();
+    ids2[1] = 60;
+    let m = g.measure_ids(&ids2, &[Fresh { id: 60, index: 1, value: edited[1].clone() }], 5, None, None).unwrap().unwrap();
+    assert_eq!(serde_json::to_value(&m).unwrap(), plain(&mut guard("gpt-4o", "openai"), Format::Openai, &edited, None, None));
+    assert_eq!(g.store.len(), msgs.len() + 1, "the old entry survives one call");
+    g.measure_ids(&ids2, &[], 6, None, None).unwrap().unwrap();
+    assert_eq!(g.store.len(), msgs.len(), "and is dropped after two");
+    // A different conversation on the same guard: the first one's entries go.
+    let other = anthropic_like_openai();
+    let (ids3, fresh3) = all_fresh(&other, 100);
+    g.measure_ids(&ids3, &fresh3, 7, None, None).unwrap().unwrap();
+    g.measure_ids(&ids3, &[], 8, None, None).unwrap().unwrap();
+    assert_eq!(g.store.len(), other.len());
+}
+
+fn anthropic_like_openai() -> Vec<Value> {
+    vec![json!({"role": "user", "content": "hi"}), json!({"role": "assistant", "content": "hello"})]
+}
