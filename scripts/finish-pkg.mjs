@@ -6,7 +6,7 @@
 //   - package.json with `exports` conditions (types / node / browser / default).
 // Run by scripts/build-pkg.sh after `wasm-pack build`.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -43,6 +43,17 @@ copyFileSync(join(js, 'web.js'), join(pkg, 'index.js'));
 copyFileSync(join(js, 'index.d.ts'), join(pkg, 'index.d.ts'));
 
 const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'index.d.ts', 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
+
+// Single-encoding builds (scripts/build-pkg.sh): the same entries next to their own wasm.
+const variants = ['o200k', 'cl100k'].filter((enc) => existsSync(join(pkg, enc, 'ctxguard_wasm.js')));
+for (const enc of variants) {
+  const dir = join(pkg, enc);
+  for (const f of ['api.js', 'hooks.js', 'memo.js', 'node.js']) copyFileSync(join(js, f), join(dir, f));
+  copyFileSync(join(js, 'web.js'), join(dir, 'index.js'));
+  // wasm-pack's own manifest and readme are not part of the package.
+  for (const f of ['package.json', 'README.md', '.gitignore']) rmSync(join(dir, f), { force: true });
+  files.push(`${enc}/`);
+}
 // JS snippets the binding imports (#[wasm_bindgen(module = ...)]), e.g. the summarizer runtime.
 if (existsSync(join(pkg, 'snippets'))) files.push('snippets/');
 for (const doc of ['README.md', 'LICENSE', 'LICENSE-MIT', 'LICENSE.md']) {
@@ -69,12 +80,18 @@ const manifest = {
       browser: './index.js',
       default: './index.js',
     },
+    ...Object.fromEntries(
+      variants.map((enc) => [
+        `./${enc}`,
+        { types: './index.d.ts', node: `./${enc}/node.js`, browser: `./${enc}/index.js`, default: `./${enc}/index.js` },
+      ]),
+    ),
     './ctxguard_wasm_bg.wasm': './ctxguard_wasm_bg.wasm',
     './package.json': './package.json',
   },
   files,
   // Importing an entry instantiates the WebAssembly module: keep them, tree-shake the rest.
-  sideEffects: ['./index.js', './node.js'],
+  sideEffects: ['./index.js', './node.js', ...variants.flatMap((enc) => [`./${enc}/index.js`, `./${enc}/node.js`])],
   engines: { node: '>=18' },
   keywords: ['llm', 'tokens', 'tiktoken', 'context-window', 'chat', 'wasm', 'webassembly'],
 };
@@ -87,3 +104,7 @@ console.log(
     `ctxguard_wasm_bg.wasm ${mb(wasm.length)} raw, ${mb(gzipSync(wasm, { level: 9 }).length)} gzipped; ` +
     `glue ${statSync(join(pkg, 'ctxguard_wasm.js')).size} bytes`,
 );
+for (const enc of variants) {
+  const w = readFileSync(join(pkg, enc, 'ctxguard_wasm_bg.wasm'));
+  console.log(`[finish-pkg] pkg/${enc}/ (ctxguard/${enc}): ctxguard_wasm_bg.wasm ${mb(w.length)} raw, ${mb(gzipSync(w, { level: 9 }).length)} gzipped`);
+}

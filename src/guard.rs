@@ -157,6 +157,7 @@ pub struct SourcesOutcome {
 impl Guard {
     pub fn new(config: &GuardConfig) -> Result<Guard> {
         let model = resolve_model(config.model.as_deref(), config.encoding);
+        model.encoding.require()?;
         if let Some(p) = &config.pricing {
             p.validate()?;
         }

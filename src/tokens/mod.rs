@@ -77,6 +77,22 @@ impl Encoding {
         Ok(encoding)
     }
 
+    /// This encoding when this build embeds it, else `UNKNOWN_ENCODING` — never a silent byte
+    /// count. Every export that picks an encoding (from a name or from a model) goes through it.
+    pub fn require(self) -> Result<Self> {
+        if self.is_available() {
+            return Ok(self);
+        }
+        let entry = if Encoding::O200kBase.is_available() { "ctxguard/o200k" } else { "ctxguard/cl100k" };
+        Err(Error::new(
+            ErrorCode::UnknownEncoding,
+            format!(
+                "this build of ctxguard ({entry}) has no {} vocabulary; import 'ctxguard' for both encodings",
+                self.as_str()
+            ),
+        ))
+    }
+
     /// Whether this build embeds the encoding's vocabulary (both do by default).
     pub fn is_available(self) -> bool {
         data::file(self).is_some()

@@ -29,7 +29,7 @@ pub fn count_tokens(text: JsValue, opts: JsValue) -> Result<u32, JsValue> {
             }
             (None, None) => (Encoding::O200kBase, 1.0),
         };
-        let n = tokens::count(encoding, &text);
+        let n = tokens::count(encoding.require()?, &text);
         Ok(crate::count_scale(n, factor))
     })
 }

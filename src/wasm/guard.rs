@@ -50,6 +50,7 @@ pub fn count_messages(messages: JsValue, opts: JsValue) -> std::result::Result<J
     run(|| {
         let o: CountMessagesOptions = options(&opts, "options")?;
         let model = resolve_model(o.model.as_deref(), o.encoding);
+        model.encoding.require()?;
         let format = o.format.unwrap_or(model.format);
         let request = read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;
         let profile = crate::models::profile(&model);

@@ -44,7 +44,7 @@ pub fn compact_tool_output(text: JsValue, opts: JsValue) -> Result<JsValue, JsVa
     run(|| {
         let text = text_arg(&text, "text")?;
         let o: CompactToolOutputOptions = options(&opts, "options")?;
-        let enc = resolve_model(o.model.as_deref(), o.encoding).encoding;
+        let enc = resolve_model(o.model.as_deref(), o.encoding).encoding.require()?;
         let limit = o.limit.unwrap_or(crate::guards::sources::DEFAULT_TOOL_OUTPUT_LIMIT) as usize;
         let co = CompactOptions { limit, emergency: o.emergency, retrieval_tool: o.retrieval_tool, call_id: o.call_id };
         match tool_output::compact(enc, &text, &co) {
@@ -75,7 +75,7 @@ pub fn preview_attachment(text: JsValue, opts: JsValue) -> Result<JsValue, JsVal
     run(|| {
         let text = text_arg(&text, "text")?;
         let o: PreviewOptions = options(&opts, "options")?;
-        let enc = resolve_model(o.model.as_deref(), o.encoding).encoding;
+        let enc = resolve_model(o.model.as_deref(), o.encoding).encoding.require()?;
         let limit = o.limit.unwrap_or(crate::guards::sources::DEFAULT_ATTACHMENT_BUDGET) as usize;
         let n = tokens::count(enc, &text);
         let found = Found::standalone(o.id.unwrap_or_else(|| attachment::content_id(&text)), o.name, o.media_type, n, text.chars().count());
@@ -142,7 +142,7 @@ pub fn read_attachment(source: JsValue, opts: JsValue) -> Result<JsValue, JsValu
         } else {
             return Err(Error::options("source must be an object or Map of attachment texts, or a string"));
         };
-        let enc = resolve_model(o.model.as_deref(), o.encoding).encoding;
+        let enc = resolve_model(o.model.as_deref(), o.encoding).encoding.require()?;
         let page = reader::read(enc, &id, &text, whole(o.offset, "offset")?.unwrap_or(0), whole(o.limit, "limit")?)?;
         encode(&page)
     })

@@ -49,7 +49,10 @@ test('package.json: ESM, conditions in the right order, files, side effects', ()
   assert.equal(manifest.exports['.'].node, './node.js');
   assert.equal(manifest.exports['.'].browser, './index.js');
   assert.equal(manifest.exports['.'].default, './index.js');
-  assert.deepEqual(manifest.sideEffects, ['./index.js', './node.js']);
+  assert.deepEqual(manifest.sideEffects, ['./index.js', './node.js', './o200k/index.js', './o200k/node.js', './cl100k/index.js', './cl100k/node.js']);
+  for (const enc of ['o200k', 'cl100k']) {
+    assert.deepEqual(manifest.exports[`./${enc}`], { types: './index.d.ts', node: `./${enc}/node.js`, browser: `./${enc}/index.js`, default: `./${enc}/index.js` });
+  }
   for (const file of manifest.files) assert.ok(existsSync(join(pkg, file)), `files lists ${file}, which is missing`);
   // Every relative import of every shipped module is shipped too ('dir/' entries ship a folder).
   const shipped = (path) => manifest.files.some((f) => (f.endsWith('/') ? path.startsWith(f) : f === path));
@@ -81,11 +84,12 @@ test('the packed tarball installs and works in a fresh folder (Node ESM, sync af
         "import { countTokens, countMessages, ContextGuard, version } from 'ctxguard';",
         "const guard = new ContextGuard({ model: 'gpt-4o' });",
         "const m = guard.measure([{ role: 'user', content: 'hello world' }]);",
-        "console.log(JSON.stringify({ n: countTokens('hello world'), total: countMessages([{ role: 'user', content: 'hello world' }], { model: 'gpt-4o' }).total, used: m.usedTokens, version: version() }));",
+        "import * as cl100k from 'ctxguard/cl100k';",
+        "console.log(JSON.stringify({ n: countTokens('hello world'), total: countMessages([{ role: 'user', content: 'hello world' }], { model: 'gpt-4o' }).total, used: m.usedTokens, version: version(), cl100k: cl100k.countTokens('tiktoken is great!', { encoding: 'cl100k_base' }) }));",
       ].join('\n'),
     );
     const out = JSON.parse(execFileSync(process.execPath, ['check.mjs'], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
-    assert.deepEqual(out, { n: 2, total: 9, used: 9, version: cargoVersion });
+    assert.deepEqual(out, { n: 2, total: 9, used: 9, version: cargoVersion, cl100k: 6 });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
