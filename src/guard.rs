@@ -134,6 +134,8 @@ pub struct Guard {
     pub strategy: crate::pipeline::Strategy,
     /// Messages already handed over, by id (the binding's fast path; see `store.rs`).
     pub store: crate::store::MessageStore,
+    /// Layer 1's per-output work, remembered by content (see `guards/memo.rs`).
+    source_memo: guards::memo::SourceMemo,
 }
 
 /// Content keys of the last request sent, for the cached-prefix estimate.
@@ -207,6 +209,7 @@ impl Guard {
             sent: None,
             strategy: config.strategy.unwrap_or_default(),
             store: Default::default(),
+            source_memo: Default::default(),
         })
     }
 
@@ -411,6 +414,7 @@ impl Guard {
             self.budget.usable_limit,
             self.model.estimate_factor,
             &opts,
+            &mut self.source_memo,
             now,
         );
         // Traces speak the model's tokens, like the metrics (raw counts times the factor).

@@ -189,3 +189,37 @@ fn reader_pages_cover_the_text_exactly_with_non_ascii() {
     assert_eq!(def["input_schema"]["required"][0], "id");
     assert_eq!(reader::tool_definition(Format::Openai)["function"]["name"], "read_attachment");
 }
+
+#[test]
+fn older_outputs_stay_byte_identical_as_the_conversation_grows() {
+    // 150 long outputs share a per-request total far below their size: each gets a fair share.
+    // One more turn moves every share a little; the ladder keeps the older outputs as they were
+    // (the provider's prompt cache and the guard's memo stay valid).
+    let turn = |i: usize| {
+        vec![
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{i}"), "type": "function", "function": {"name": "sh", "arguments": "{}"}}]}),
+            json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": format!("run {i}\n{}", log(200))}),
+        ]
+    };
+    let mut g = guard(json!({"model": "gpt-4o", "toolOutputTotal": 60_000}));
+    let mut wire: Vec<Value> = vec![json!({"role": "user", "content": "go"})];
+    for i in 0..150 {
+        wire.extend(turn(i));
+    }
+    let mut before = g.guard_sources(&parse_request(Format::Openai, &Value::Array(wire.clone()), None, None).unwrap(), false, &clock);
+    let mut changed_turns = 0;
+    for extra in 150..160 {
+        wire.extend(turn(extra));
+        let after = g.guard_sources(&parse_request(Format::Openai, &Value::Array(wire.clone()), None, None).unwrap(), false, &clock);
+        let same = before.request.messages.iter().zip(&after.request.messages).filter(|(a, b)| a.content == b.content).count();
+        if same < before.request.messages.len() {
+            changed_turns += 1;
+        }
+        assert!(after.metrics.breakdown.tool_outputs <= 60_000);
+        before = after;
+    }
+    // Ten more outputs take 10/160 of the total away from the others (a share of 400 tokens
+    // becomes 375): it crosses one ladder step (384) on the way, so the older outputs are
+    // rewritten on one turn instead of on every turn.
+    assert_eq!(changed_turns, 1, "older outputs were rewritten on {changed_turns} of 10 turns");
+}

@@ -2,6 +2,7 @@
 
 pub mod attachment;
 mod cut;
+pub mod memo;
 pub mod reader;
 pub mod sources;
 pub mod tool_output;

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use crate::message::{Content, Message, Part, Role};
-use crate::tokens::{self, Encoding};
+use crate::tokens::Encoding;
 
 use super::attachment;
-use super::tool_output::{self, CompactOptions};
+use super::memo::{ladder, SourceMemo};
+use super::tool_output::CompactOptions;
 use super::trace::{u32_of, Operation, Status, Trace};
 
 /// Default limit for one tool output. Agents keep single outputs between ~2.5k tokens
@@ -128,6 +129,7 @@ pub fn guard_tool_outputs(
     enc: Encoding,
     limits: &Limits,
     opts: &SourceOptions,
+    memo: &mut SourceMemo,
     now: &dyn Fn() -> f64,
 ) -> Option<Trace> {
     let t0 = now();
@@ -141,7 +143,7 @@ pub fn guard_tool_outputs(
         let Some(text) = tool_text(m) else { continue };
         let name = names.get(i).cloned().flatten();
         let cap = name.as_ref().and_then(|n| limits.per_tool.get(n)).copied().unwrap_or(limits.tool_output);
-        let n = tokens::count(enc, &text);
+        let n = memo.count(enc, &text);
         outputs.push((i, text, n, cap));
     }
     let capped: Vec<usize> = outputs.iter().map(|(_, _, n, cap)| (*n).min(*cap)).collect();
@@ -150,7 +152,9 @@ pub fn guard_tool_outputs(
     let mut after = before;
     let mut truncated = 0usize;
     for ((i, text, n, cap), share) in outputs.into_iter().zip(shares) {
-        let limit = cap.min(share);
+        // An output that must give up room to the others gets its share rounded down to a
+        // stable step (see `memo::ladder`); one that fits its share keeps its cap.
+        let limit = if share < n.min(cap) { ladder(share) } else { cap };
         let Some(m) = messages.get_mut(i) else { continue };
         let o = CompactOptions {
             limit,
@@ -158,7 +162,7 @@ pub fn guard_tool_outputs(
             retrieval_tool: opts.retrieval_tool.clone(),
             call_id: m.tool_call_id.clone(),
         };
-        if let Some(c) = tool_output::compact(enc, &text, &o) {
+        if let Some(c) = memo.compact(enc, &text, &o) {
             if c.tokens < n {
                 after = after - n + c.tokens;
                 set_tool_text(m, c.text);
@@ -196,12 +200,15 @@ pub fn guard_sources(
     usable_limit: u32,
     scale: f64,
     opts: &SourceOptions,
+    memo: &mut SourceMemo,
     now: &dyn Fn() -> f64,
 ) -> (Vec<Message>, Vec<Trace>) {
     let limits = Limits::resolve(opts, usable_limit, scale);
     let mut out = messages.to_vec();
     let mut traces = Vec::new();
-    traces.extend(guard_tool_outputs(&mut out, enc, &limits, opts, now));
+    memo.begin();
+    traces.extend(guard_tool_outputs(&mut out, enc, &limits, opts, memo, now));
+    memo.end();
     traces.extend(guard_attachments(&mut out, enc, &limits, now));
     (out, traces)
 }
