@@ -146,3 +146,21 @@ test('the page needs no network: every request of a full session stays on its ow
     await page.close();
   }
 });
+
+test('a browser whose workers have no WebAssembly gets the same clear message as one without it at all', async () => {
+  const page = await env.openPage({
+    before: (p) => p.route('**/guard.worker.js', (route) => route.fulfill({
+      contentType: 'text/javascript',
+      body: "delete globalThis.WebAssembly;\nawait import('/guard.worker.js?without-wasm');\n",
+    })),
+  });
+  try {
+    await page.waitForFunction(() => document.documentElement.dataset.status === 'fatal', null, { timeout: PASS_TIMEOUT });
+    assert.match(await text(page, '#fatal'), /WebAssembly is not available/);
+    assert.ok(await page.locator('#app').isHidden());
+    await shot(page, 'no-webassembly-in-worker');
+    expectClean(page);
+  } finally {
+    await page.close();
+  }
+});
