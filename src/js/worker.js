@@ -155,50 +155,34 @@ export class GuardWorker {
     });
     state.ready.catch(() => {});
 
-    const onMessage = (data) => this.#receive(data);
-    const onError = (event) => {
-      // Before it serves, any error means the worker will never serve. After, an uncaught error
-      // in the worker's own code is the worker's business (it is still serving) — except in Node,
-      // where it ends the thread ('exit' follows).
-      const detail = event?.message ?? (event instanceof Error ? event.message : '');
-      const e = ctxguardError('WORKER_FAILED', `the worker failed${detail ? `: ${detail}` : ' to load or threw before serving (see the console)'}`);
-      if (state.version === null) {
-        state.onFatal(e);
-        state.fail(e);
-      }
+    const fatal = (message) => {
+      const e = ctxguardError('WORKER_FAILED', message);
+      state.onFatal(e);
+      state.fail(e);
     };
-    if (typeof worker.addEventListener === 'function' && typeof worker.on !== 'function') {
-      const m = (event) => onMessage(event.data);
-      const me = () => onError({ message: 'a message from the worker could not be deserialized' });
-      worker.addEventListener('message', m);
-      worker.addEventListener('error', onError);
-      worker.addEventListener('messageerror', me);
-      state.detach = () => {
-        worker.removeEventListener('message', m);
-        worker.removeEventListener('error', onError);
-        worker.removeEventListener('messageerror', me);
+    // Before it serves, any error means the worker will never serve. After, an uncaught error in
+    // a Web Worker's own code is the worker's business (it is still serving); in Node it ends the
+    // thread.
+    const early = (detail) => {
+      if (state.version === null) fatal(`the worker failed${detail ? `: ${detail}` : ' to load or threw before serving (see the console)'}`);
+    };
+    const node = typeof worker.on === 'function'; // a worker_threads Worker (an EventEmitter)
+    const handlers = node
+      ? {
+        message: (data) => this.#receive(data),
+        error: (error) => fatal(`the worker thread failed: ${error?.message ?? error}`),
+        exit: (code) => fatal(`the worker thread exited (code ${code})`),
+      }
+      : {
+        message: (event) => this.#receive(event.data),
+        error: (event) => early(event?.message),
+        messageerror: () => early('a message from the worker could not be deserialized'),
       };
-    } else {
-      // Node worker_threads
-      const exit = (code) => {
-        const e = ctxguardError('WORKER_FAILED', `the worker thread exited (code ${code})`);
-        state.onFatal(e);
-        state.fail(e);
-      };
-      const err = (error) => {
-        const e = ctxguardError('WORKER_FAILED', `the worker thread failed: ${error?.message ?? error}`);
-        state.onFatal(e);
-        state.fail(e);
-      };
-      worker.on('message', onMessage);
-      worker.on('error', err);
-      worker.on('exit', exit);
-      state.detach = () => {
-        worker.off('message', onMessage);
-        worker.off('error', err);
-        worker.off('exit', exit);
-      };
-    }
+    const [add, remove] = node ? ['on', 'off'] : ['addEventListener', 'removeEventListener'];
+    for (const [type, fn] of Object.entries(handlers)) worker[add](type, fn);
+    state.detach = () => {
+      for (const [type, fn] of Object.entries(handlers)) worker[remove](type, fn);
+    };
 
     state.fail = (error) => {
       if (state.closed) return;

@@ -9,21 +9,10 @@ import { Worker } from 'node:worker_threads';
 import { ContextGuard, countMessages } from 'ctxguard';
 import { connectGuardWorker, createWorkerGuard } from 'ctxguard/worker';
 import { generateInputs } from '../../benches/lib/inputs.mjs';
+import { buildConversation as conversation } from './helpers.mjs';
 
 const WORKER = new URL('./fixtures/guard-worker.mjs', import.meta.url);
 const CONFIG = { model: 'gpt-4o', contextWindow: 10000, reservedOutputTokens: 1000 };
-
-function conversation(turns = 40) {
-  const msgs = [{ role: 'system', content: 'You are a build assistant.' }];
-  for (let i = 0; i < turns; i++) {
-    msgs.push({ role: 'user', content: `Q${i}: why does module ${i} fail? ${'detail '.repeat(30)}` });
-    msgs.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'run_tests', arguments: `{"module":"m${i}"}` } }] });
-    msgs.push({ role: 'tool', tool_call_id: `c${i}`, content: `${'log line\n'.repeat(30)}result: module ${i} FAILED` });
-    msgs.push({ role: 'assistant', content: `Module ${i} fails. ${'because '.repeat(30)}` });
-  }
-  msgs.push({ role: 'user', content: 'Which one do I fix first? 先修哪个？' });
-  return msgs;
-}
 
 /** Times are not compared: durationMs anywhere, and "duration=...ms" in log lines. */
 function timeless(value) {
