@@ -3,6 +3,9 @@
 //   - entries from src/js/: node.js (sync init from disk) and index.js (top-level `await init()`),
 //     both re-exporting api.js (the public names);
 //   - the hand-written src/js/index.d.ts as the package's types (the generated ones have `any`);
+//   - the worker helper: `ctxguard/worker` (worker.js, main thread, no wasm) and
+//     `ctxguard/worker/serve` (worker-serve.js in browsers, worker-serve-node.js in Node), with
+//     their hand-written types;
 //   - package.json with `exports` conditions (types / node / browser / default).
 // Run by scripts/build-pkg.sh after `wasm-pack build`.
 import { execFileSync } from 'node:child_process';
@@ -41,8 +44,10 @@ copyFileSync(join(js, 'memo.js'), join(pkg, 'memo.js'));
 copyFileSync(join(js, 'node.js'), join(pkg, 'node.js'));
 copyFileSync(join(js, 'web.js'), join(pkg, 'index.js'));
 copyFileSync(join(js, 'index.d.ts'), join(pkg, 'index.d.ts'));
+const workerFiles = ['worker.js', 'worker-wire.js', 'worker-host.js', 'worker-serve.js', 'worker-serve-node.js', 'worker.d.ts', 'worker-serve.d.ts'];
+for (const file of workerFiles) copyFileSync(join(js, file), join(pkg, file));
 
-const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'index.d.ts', 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
+const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'index.d.ts', ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
 
 // Single-encoding builds (scripts/build-pkg.sh): the same entries next to their own wasm.
 const variants = ['o200k', 'cl100k'].filter((enc) => existsSync(join(pkg, enc, 'ctxguard_wasm.js')));
@@ -86,12 +91,23 @@ const manifest = {
         { types: './index.d.ts', node: `./${enc}/node.js`, browser: `./${enc}/index.js`, default: `./${enc}/index.js` },
       ]),
     ),
+    // Main thread: pure JS (the worker loads the wasm).
+    './worker': {
+      types: './worker.d.ts',
+      default: './worker.js',
+    },
+    // Worker side: serves as soon as it is loaded in a dedicated worker / worker thread.
+    './worker/serve': {
+      types: './worker-serve.d.ts',
+      node: './worker-serve-node.js',
+      default: './worker-serve.js',
+    },
     './ctxguard_wasm_bg.wasm': './ctxguard_wasm_bg.wasm',
     './package.json': './package.json',
   },
   files,
   // Importing an entry instantiates the WebAssembly module: keep them, tree-shake the rest.
-  sideEffects: ['./index.js', './node.js', ...variants.flatMap((enc) => [`./${enc}/index.js`, `./${enc}/node.js`])],
+  sideEffects: ['./index.js', './node.js', ...variants.flatMap((enc) => [`./${enc}/index.js`, `./${enc}/node.js`]), './worker-serve.js', './worker-serve-node.js'],
   engines: { node: '>=18' },
   keywords: ['llm', 'tokens', 'tiktoken', 'context-window', 'chat', 'wasm', 'webassembly'],
 };

@@ -91,14 +91,16 @@ step "build pkg (wasm-pack --release)" build scripts/build-pkg.sh
 if [ "$build_ok" -eq 1 ]; then
   step "node --test tests/js" tests node --test --test-reporter=spec tests/js/
   step "tsc --noEmit -p tests/ts" check node_modules/.bin/tsc --noEmit -p tests/ts/
-  step "browser ESM test (chromium)" tests node --test --test-reporter=spec tests/browser/
+  step "browser ESM + worker (chromium)" tests node --test --test-reporter=spec tests/browser/
+  # A Vite app (no Vite config) with the packed package: vite build + dev server, run in Chromium.
+  step "vite app (build, dev, chromium)" tests node --test --test-reporter=spec tests/vite-app/
   if [ -d tests/page ]; then
     step "demo page test (tests/page)" tests node --test --test-reporter=spec tests/page/
   else
     echo; echo "(no tests/page/ yet: demo page test not run)"
   fi
 else
-  for s in "node --test tests/js" "tsc --noEmit -p tests/ts" "browser ESM test (chromium)" "demo page test"; do
+  for s in "node --test tests/js" "tsc --noEmit -p tests/ts" "browser ESM + worker (chromium)" "vite app (build, dev, chromium)" "demo page test"; do
     skip "$s" "pkg did not build"
   done
 fi

@@ -1,6 +1,9 @@
-// The page: loads ctxguard, wires the controls, and redraws the views after every change.
-// Plain ES modules, no build step; the package is imported from /pkg/ at run time so that a
-// missing or broken build, or a browser without WebAssembly, gets a clear message.
+// The page: starts ctxguard in a Web Worker (guard.worker.js, through ctxguard/worker), wires the
+// controls, and redraws the views after every change. The main thread only parses small inputs
+// and renders; counting, the source guards and prepare() run in the worker, so the page stays
+// responsive on a 2,000-message conversation. Plain ES modules, no build step; the package is
+// imported from /pkg/ at run time so that a missing or broken build, or a browser without
+// WebAssembly, gets a clear message.
 
 import { findAttachments, previewOffsets } from './attachments.js';
 import { renderBreakdown, renderBudget } from './budget-view.js';
@@ -19,7 +22,10 @@ const LIMITS = ['contextWindow', 'maxOutputTokens', 'reservedOutputTokens', 'eco
 const BUDGET_CODES = new Set(['INVALID_BUDGET', 'UNKNOWN_MODEL', 'INVALID_OPTIONS']);
 const PROVIDERS = { openai: 'OpenAI', anthropic: 'Anthropic', google: 'Google', meta: 'Meta', alibaba: 'Alibaba (Qwen)', deepseek: 'DeepSeek', mistral: 'Mistral', other: 'Other' };
 const CUSTOM = '__custom__';
-const REQUIRED = ['ContextGuard', 'countMessages', 'knownModels', 'modelInfo', 'readAttachment', 'readAttachmentTool', 'version'];
+/** Conversations longer than this (JSON characters) are parsed in the worker and not put in the editor. */
+const EDITOR_LIMIT = 1_000_000;
+/** A pass that takes longer than this shows the progress indicator. */
+const PROGRESS_DELAY_MS = 120;
 /** Source-guard fields of the guard config that take a token count. */
 const GUARD_NUMBERS = ['toolOutputLimit', 'toolOutputTotal', 'attachmentBudget'];
 /**
@@ -29,12 +35,20 @@ const GUARD_NUMBERS = ['toolOutputLimit', 'toolOutputTotal', 'attachmentBudget']
  */
 const PAGE_GUARDS = { toolOutputLimit: 1000, attachmentBudget: 400 };
 
+/** The connection to the page's worker (ctxguard/worker's GuardWorker). */
 let api = null;
+/** The WorkerGuard of the current config. */
 let guard = null;
+/** A conversation too large for the editor: { conv, name, chars }, or null (the editor holds it). */
+let loaded = null;
+/** Model facts by model name (they do not change). */
+const factsCache = new Map();
 let guardKey = '';
 let measuredOnce = false;
-/** Passes so far; exposed as <html data-passes> so tests can wait for the next one. */
+/** Passes so far; exposed as <html data-passes> (once a pass and any queued after it are done) so tests can wait for the next one. */
 let passes = 0;
+/** Progress events seen (<html data-progress-events>), for tests. */
+let progressEvents = 0;
 let reader = null;
 let compaction = null;
 /** The last valid input, for the Compaction card: { cfg, conv, usedTokens }. */
@@ -52,23 +66,34 @@ function fatal(title, detail) {
   $('fatal').hidden = false;
 }
 
+function noWasm() {
+  fatal('WebAssembly is not available', 'ctxguard counts tokens with a WebAssembly module, and this browser has WebAssembly switched off or does not support it. Use a current browser, or allow WebAssembly for this page.');
+}
+
 async function boot() {
   if (typeof WebAssembly !== 'object' || typeof WebAssembly.instantiate !== 'function') {
-    fatal('WebAssembly is not available', 'ctxguard counts tokens with a WebAssembly module, and this browser has WebAssembly switched off or does not support it. Use a current browser, or allow WebAssembly for this page.');
+    noWasm();
+    return;
+  }
+  let helper;
+  try {
+    helper = await import('/pkg/worker.js');
+  } catch (e) {
+    fatal('ctxguard could not be loaded', `${e?.name ?? 'Error'}: ${e?.message ?? e}. The page expects the built package at /pkg/ (worker.js, worker-serve.js and the .wasm) — build it (make build) and serve the page with scripts/serve.mjs.`);
+    return;
+  }
+  if (typeof helper.connectGuardWorker !== 'function') {
+    fatal('This build of ctxguard is incomplete', 'The package at /pkg/ has no ctxguard/worker helper (worker.js). Rebuild it from a current checkout.');
     return;
   }
   try {
-    api = await import('/pkg/index.js');
+    api = await helper.connectGuardWorker(new Worker('/guard.worker.js', { type: 'module' }));
   } catch (e) {
-    fatal('ctxguard could not be loaded', `${e?.name ?? 'Error'}: ${e?.message ?? e}. The page expects the built package at /pkg/index.js — build it (make build) and serve the page with scripts/serve.mjs.`);
+    if (/WebAssembly/.test(e?.message ?? '')) noWasm();
+    else fatal('ctxguard could not be started in a Web Worker', `${e?.code ?? e?.name ?? 'Error'}: ${e?.message ?? e}. The page runs ctxguard in a module worker (guard.worker.js, which loads /pkg/worker-serve.js).`);
     return;
   }
-  const missing = REQUIRED.filter((name) => typeof api[name] !== 'function');
-  if (missing.length) {
-    fatal('This build of ctxguard is incomplete', `The package at /pkg/ does not export ${missing.join(', ')}. Rebuild it from a current checkout.`);
-    return;
-  }
-  populateModels();
+  populateModels(await api.knownModels());
   restoreSample();
   setPageGuards();
   $('guards-note').replaceChildren(
@@ -76,16 +101,15 @@ async function boot() {
     h('strong', {}, `${fmt(PAGE_GUARDS.toolOutputLimit)} and ${fmt(PAGE_GUARDS.attachmentBudget)}`),
     `, below ctxguard's defaults (${fmt(8000)}; min(16,000, usable ÷ 8)), so that the sample's ~5,000-token outputs and its PDF report show the effect. Blank fields use the defaults (greyed).`);
   reader = createReader($('reader-card'), api);
-  if (typeof api.resolveHistory === 'function') compaction = createCompaction($('compaction-card'), api, () => lastValid);
-  else $('compaction-card').hidden = true;
+  compaction = createCompaction($('compaction-card'), api, () => lastValid);
   wire();
   $('app').removeAttribute('aria-busy');
-  update();
+  await update();
 }
 
-function populateModels() {
+function populateModels(models) {
   const groups = new Map();
-  for (const m of api.knownModels()) {
+  for (const m of models) {
     if (!groups.has(m.provider)) groups.set(m.provider, []);
     groups.get(m.provider).push(m);
   }
@@ -137,18 +161,18 @@ function showGuardDefaults(usable) {
 }
 
 /**
- * A new guard for `cfg`. When ctxguard rejects the options and the same config without the
- * source-guard fields is accepted, the error is marked as being about those fields.
+ * A new guard (in the worker) for `cfg`. When ctxguard rejects the options and the same config
+ * without the source-guard fields is accepted, the error is marked as being about those fields.
  */
-function makeGuard(cfg) {
+async function makeGuard(cfg) {
   try {
-    return new api.ContextGuard(cfg);
+    return await api.createGuard(cfg);
   } catch (e) {
     const guardKeys = Object.keys(guardConfig());
     if (e?.code === 'INVALID_OPTIONS' && guardKeys.length) {
       const rest = Object.fromEntries(Object.entries(cfg).filter(([k]) => !guardKeys.includes(k)));
       try {
-        new api.ContextGuard(rest).free();
+        (await api.createGuard(rest)).free();
         e.aboutGuards = true;
       } catch {
         // Not (only) the guard fields: reported as it is.
@@ -158,8 +182,13 @@ function makeGuard(cfg) {
   }
 }
 
-function showModelFacts() {
-  const info = api.modelInfo(modelName());
+/** The model's facts and the budgets blank fields resolve to, from the worker (cached by name). */
+async function modelFacts(name) {
+  if (!factsCache.has(name)) factsCache.set(name, await api.call('facts', { model: name }));
+  return factsCache.get(name);
+}
+
+function showModelFacts({ info, known, ratios }) {
   const fact = (k, v, id) => [h('dt', {}, k), h('dd', { id }, v)];
   fill($('model-facts'),
     fact('Provider', PROVIDERS[info.provider] ?? info.provider),
@@ -168,19 +197,7 @@ function showModelFacts() {
     fact('Max output', info.maxOutputTokens ? fmt(info.maxOutputTokens) : 'unknown'),
     info.known ? null : fact('Note', 'Not in the table: defaults for unknown models.'));
   // Greyed placeholders show what a blank field resolves to.
-  const budget = (cfg) => {
-    try {
-      const g = new api.ContextGuard(cfg);
-      const b = g.budget;
-      g.free();
-      return b;
-    } catch {
-      return null;
-    }
-  };
   // An unknown model has no window: only that field is required; the ratios have their defaults.
-  const known = budget({ model: info.model });
-  const ratios = known ?? budget({ model: info.model, contextWindow: 1_000_000 });
   const placeholders = known
     ? { ...known, economicBudget: 'none' }
     : { contextWindow: 'required', maxOutputTokens: 'window', reservedOutputTokens: 'auto', economicBudget: 'none', triggerRatio: ratios?.triggerRatio ?? '', targetRatio: ratios?.targetRatio ?? '' };
@@ -200,8 +217,10 @@ function clearError() {
 
 function showError(e) {
   const ours = e?.name === 'CtxguardError';
-  const code = e?.code ?? (e instanceof PageError ? 'PAGE' : 'UNEXPECTED');
-  const where = ours ? 'ctxguard' : e instanceof PageError ? 'page' : e?.name ?? 'error';
+  // A PageError raised in the worker (parsing a loaded file) arrives as an Error named PageError.
+  const pageError = e instanceof PageError || e?.name === 'PageError';
+  const code = e?.code ?? (pageError ? 'PAGE' : 'UNEXPECTED');
+  const where = ours ? 'ctxguard' : pageError ? 'page' : e?.name ?? 'error';
   const aboutGuards = e?.aboutGuards === true;
   const aboutBudget = !aboutGuards && BUDGET_CODES.has(code);
   fill($('error'),
@@ -226,51 +245,121 @@ function showError(e) {
   setStatus(`Error: ${code}`);
 }
 
-function update() {
-  document.documentElement.dataset.passes = String(++passes);
-  clearError();
+/** The conversation to measure: the loaded one, or the editor's text parsed here. */
+function currentConversation() {
+  return loaded ? loaded.conv : parseConversation($('conversation').value);
+}
+
+/** Marks the results busy (a pass or a compaction is running in the worker). */
+function setBusy(on) {
+  $('results').setAttribute('aria-busy', String(on));
+}
+
+let progressTimer = 0;
+/** The progress indicator: `event` = { label, done?, of? }, or null to hide it. */
+function progress(event) {
+  const box = $('pass-progress');
+  if (event === null) {
+    clearTimeout(progressTimer);
+    progressTimer = 0;
+    box.hidden = true;
+    return;
+  }
+  document.documentElement.dataset.progressEvents = String(++progressEvents);
+  $('pass-progress-text').textContent = event.label ?? 'Working…';
+  const bar = $('pass-progress-bar');
+  if (typeof event.done === 'number' && typeof event.of === 'number') {
+    bar.max = event.of;
+    bar.value = event.done;
+  } else bar.removeAttribute('value');
+  // Shown only when the work takes a while, so a quick pass does not flash it.
+  if (box.hidden && !progressTimer) {
+    progressTimer = setTimeout(() => {
+      progressTimer = 0;
+      box.hidden = false;
+    }, PROGRESS_DELAY_MS);
+  }
+}
+
+/** One pass: measure, guard and count in the worker, then render. */
+async function pass() {
   try {
-    showModelFacts();
+    showModelFacts(await modelFacts(modelName()));
     const cfg = config();
     const key = JSON.stringify(cfg);
     if (key !== guardKey) {
       guard?.free();
       guard = null;
       guardKey = '';
-      guard = makeGuard(cfg);
+      guard = await makeGuard(cfg);
       guardKey = key;
     }
     showGuardDefaults(guard.budget.usableLimit);
-    const conv = parseConversation($('conversation').value);
+    const conv = currentConversation();
     const opts = {};
     if (conv.tools !== undefined) opts.tools = conv.tools;
     if (conv.system !== undefined) opts.system = conv.system;
+    const count = Array.isArray(conv.messages) ? conv.messages.length : 0;
+    progress({ label: `Measuring ${fmt(count)} messages in the worker…`, done: 0, of: 4 });
     const t0 = performance.now();
-    const raw = guard.measure(conv.messages, opts);
+    // User Timing marks (DevTools' performance panel; the page test prints them next to long tasks).
+    performance.mark('ctxguard:pass-start');
+    const r = await api.call('pass', { guard: guard.id, format: cfg.format, model: cfg.model, emergency: $('guard-emergency').checked, ...opts }, {
+      messages: conv.messages,
+      onProgress: (e) => progress({ ...e, label: `${e.label} (${fmt(count)} messages, in the worker)…` }),
+    });
     const t1 = performance.now();
-    let delivered = 0;
-    const result = guard.guardSources(conv.messages, { ...opts, emergency: $('guard-emergency').checked, onTrace: () => delivered++ });
-    const t2 = performance.now();
-    // The model-visible request: Anthropic's system comes back from the guard; OpenAI's is unchanged.
-    const visible = { messages: result.messages, tools: conv.tools, system: cfg.format === 'anthropic' ? result.system ?? undefined : conv.system };
-    const counts = api.countMessages(conv.messages, { model: cfg.model, format: cfg.format, ...opts });
-    const vcounts = api.countMessages(visible.messages, { model: cfg.model, format: cfg.format, ...opts, ...(visible.system === undefined ? {} : { system: visible.system }) });
-    renderBudget($('budget'), result.metrics, raw);
-    renderBreakdown($('breakdown'), result.metrics, guard.model, raw);
-    renderTraces($('traces-card'), result.traces, delivered);
-    renderMessages($('messages-card'), rowsOf(cfg.format, conv), counts, { rows: rowsOf(cfg.format, visible), counts: vcounts });
-    reader.update(findAttachments(conv), previewOffsets(result.messages), { encoding: guard.model.encoding, format: cfg.format });
-    lastValid = { cfg, conv, usedTokens: result.metrics.usedTokens };
+    performance.mark('ctxguard:pass-result');
+    progress({ label: `Drawing ${fmt(count)} messages…`, done: 4, of: 4 });
+    // The model-visible request: the raw messages with the ones the guards changed replaced;
+    // Anthropic's system comes back from the guard, OpenAI's is unchanged.
+    const visibleMessages = r.visible ?? conv.messages.map((m, i) => r.changed[i] ?? m);
+    const visible = { messages: visibleMessages, tools: conv.tools, system: cfg.format === 'anthropic' ? r.system ?? undefined : conv.system };
+    clearError();
+    renderBudget($('budget'), r.metrics, r.raw);
+    renderBreakdown($('breakdown'), r.metrics, guard.model, r.raw);
+    renderTraces($('traces-card'), r.traces, r.delivered);
+    renderMessages($('messages-card'), rowsOf(cfg.format, conv), r.counts, { rows: rowsOf(cfg.format, visible), counts: r.vcounts });
+    reader.update(r.attachments, new Map(r.previews), { encoding: guard.model.encoding, format: cfg.format });
+    lastValid = { cfg, conv, usedTokens: r.metrics.usedTokens };
     compaction?.update();
     measuredOnce = true;
+    performance.mark('ctxguard:pass-drawn');
     document.documentElement.dataset.status = 'ready';
     const ms = (t) => (t < 10 ? t.toFixed(1) : String(Math.round(t)));
-    setStatus(`ctxguard ${api.version()} · measured in ${ms(t1 - t0)} ms · guarded in ${ms(t2 - t1)} ms`);
+    setStatus(`ctxguard ${api.version} in a Web Worker · measured in ${ms(r.ms.measure)} ms · guarded in ${ms(r.ms.guard)} ms · pass ${ms(t1 - t0)} ms`);
   } catch (e) {
     lastValid = null;
     compaction?.update();
+    clearError();
     showError(e);
   }
+}
+
+let running = null;
+let queued = false;
+/**
+ * Runs a pass; a change during a pass queues one more (the latest input wins). <html data-passes>
+ * counts when no pass is left to run, so a test that waits for it sees the final state.
+ */
+function update() {
+  if (running) {
+    queued = true;
+    return running;
+  }
+  setBusy(true);
+  running = (async () => {
+    do {
+      queued = false;
+      await pass();
+    } while (queued);
+  })().finally(() => {
+    running = null;
+    progress(null);
+    setBusy(false);
+    document.documentElement.dataset.passes = String(++passes);
+  });
+  return running;
 }
 
 function debounce(fn, ms) {
@@ -281,22 +370,35 @@ function debounce(fn, ms) {
   };
 }
 
+/** Puts text back in the editor (a loaded large conversation is dropped). */
+function useEditor(text) {
+  loaded = null;
+  const editor = $('conversation');
+  editor.readOnly = false;
+  editor.placeholder = '';
+  editor.value = text;
+}
+
 function restoreSample() {
-  $('conversation').value = JSON.stringify({ messages: sample.messages, tools: sample.tools }, null, 2);
+  useEditor(JSON.stringify({ messages: sample.messages, tools: sample.tools }, null, 2));
   $('format').value = sample.format;
   $('source-note').textContent = 'The built-in sample: a coding assistant debugging a failing build. Edit it, paste your own, or load a file.';
 }
 
 async function loadFile(file) {
+  if (file.size > EDITOR_LIMIT) {
+    await loadLarge(file);
+    return;
+  }
   try {
     let text = await file.text();
     // Pretty-print what parses, so the editor is readable; anything else is shown as it is.
     try {
-      if (text.length < 8_000_000) text = JSON.stringify(JSON.parse(text), null, 2);
+      text = JSON.stringify(JSON.parse(text), null, 2);
     } catch {
       // update() reports the parse error.
     }
-    $('conversation').value = text;
+    useEditor(text);
     $('source-note').textContent = `Loaded ${file.name} (${fmt(file.size)} bytes).`;
     try {
       const format = guessFormat(parseConversation(text));
@@ -308,6 +410,44 @@ async function loadFile(file) {
     showError(new PageError('FILE_READ', `Could not read ${file.name}: ${e?.message ?? e}`));
     return;
   }
+  update();
+}
+
+/**
+ * A large file is read and parsed in the worker, and kept out of the editor (a textarea with
+ * megabytes of text makes every keystroke and layout slow).
+ */
+async function loadLarge(file) {
+  setBusy(true);
+  let parsed;
+  try {
+    parsed = await api.call('parse', { file }, { onProgress: (e) => progress({ label: `${e.label} in the worker…` }) });
+  } catch (e) {
+    progress(null);
+    setBusy(false);
+    showError(e?.code ? e : new PageError('FILE_READ', `Could not read ${file.name}: ${e?.message ?? e}`));
+    document.documentElement.dataset.passes = String(++passes);
+    return;
+  }
+  performance.mark('ctxguard:parsed');
+  loaded = { conv: parsed.conv, name: file.name, chars: parsed.chars };
+  const editor = $('conversation');
+  editor.value = '';
+  editor.readOnly = true;
+  const n = Array.isArray(parsed.conv.messages) ? parsed.conv.messages.length : 0;
+  editor.placeholder = [
+    file.name,
+    `${fmt(n)} messages, ${(file.size / 1e6).toFixed(1)} MB`,
+    '',
+    'Too large for the editor: it is measured',
+    'as loaded (parsed in the worker).',
+    '',
+    'Restore the sample, or load a smaller',
+    'file, to edit a conversation here.',
+  ].join('\n');
+  $('source-note').textContent = `Loaded ${file.name} (${fmt(file.size)} bytes, ${fmt(n)} messages) — not shown in the editor.`;
+  const format = guessFormat(parsed.conv);
+  if (format) $('format').value = format;
   update();
 }
 

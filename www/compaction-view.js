@@ -1,7 +1,8 @@
 // The Compaction card: runs guard.prepare() on the conversation with a summarizer (built-in or an
 // OpenAI-compatible endpoint), shows the heartbeats live, the [SummaryCompact] log lines, the
 // compaction record, the model-visible messages and the checkpoint; downloads the stored turns and
-// reloads a saved conversation with resolveHistory().
+// reloads a saved conversation with resolveHistory(). `api` is the page's worker (ctxguard/worker):
+// prepare() runs there, while the summarizer, the heartbeats and the log lines arrive here.
 
 import { rowsOf } from './conversation.js';
 import { fill, fmt, h } from './dom.js';
@@ -11,6 +12,8 @@ import { builtinSummarizer, endpointSummarizer } from './summarizers.js';
 /** The compaction record's fields in display order (index.d.ts: CompactionRecord). */
 const RECORD_FIELDS = ['status', 'attempts', 'failureReason', 'beforeTokens', 'afterTokens', 'tokensSaved', 'removedItems', 'durationMs'];
 const STORAGE_KEY = 'ctxguard-demo:conversation';
+/** Stored-turns files longer than this (characters) are offered as a download only, not kept in localStorage. */
+const STORAGE_LIMIT = 2_000_000;
 const SUGGESTED_WINDOW = 12000;
 const HEARTBEAT_MS = 250;
 
@@ -29,12 +32,12 @@ function fields(obj, keys, id) {
 }
 
 /** The message list of messages-view.js for one message list, without its page-level ids. */
-function messageList(api, title, { messages, system, format, model, tools }) {
+async function messageList(api, title, { messages, system, format, model, tools }) {
   const box = h('div', { class: 'cmp-messages' });
   const conv = { messages, system: format === 'anthropic' ? system ?? undefined : undefined };
   let counts = null;
   try {
-    counts = api.countMessages(messages, { model, format, ...(tools ? { tools } : {}), ...(conv.system !== undefined ? { system: conv.system } : {}) });
+    counts = await api.countMessages(messages, { model, format, ...(tools ? { tools } : {}), ...(conv.system !== undefined ? { system: conv.system } : {}) });
   } catch {
     // Shown without counts.
   }
@@ -130,20 +133,16 @@ export function createCompaction(root, api, current) {
   $('#cmp-window').addEventListener('input', hint);
   $('#run-prepare').addEventListener('click', () => run());
   $('#cancel-prepare').addEventListener('click', () => running?.abort(new Error('cancelled by the user')));
-  $('#reload-file').addEventListener('change', async () => {
+  $('#reload-file').addEventListener('change', () => {
     const file = $('#reload-file').files?.[0];
     $('#reload-file').value = '';
-    if (!file) return;
-    try {
-      reload(await file.text(), `file ${file.name}`);
-    } catch (e) {
-      reloadError(e);
-    }
+    // The file is read and parsed in the worker.
+    if (file) reload({ file }, `file ${file.name}`);
   });
   $('#reload-storage').addEventListener('click', () => {
     const text = localStorage.getItem(STORAGE_KEY);
     if (text === null) reloadError(new Error('Nothing saved in localStorage yet: run a compaction first.'));
-    else reload(text, 'localStorage');
+    else reload({ text }, 'localStorage');
   });
 
   function runConfig(cfg) {
@@ -175,7 +174,7 @@ export function createCompaction(root, api, current) {
     const config = runConfig(cfg);
     try {
       chosen = summarizer();
-      guard = new api.ContextGuard(config);
+      guard = await api.createGuard(config);
     } catch (e) {
       fill(out, h('p', { class: 'cmp-error', id: 'cmp-error' }, e?.code ? [h('code', {}, e.code), ' '] : null, e?.message ?? String(e)));
       return;
@@ -234,7 +233,7 @@ export function createCompaction(root, api, current) {
       const total = Math.round(performance.now() - started);
       fill(live, h('span', { class: 'done-icon', 'aria-hidden': 'true' }, '✓'), `prepare() finished in ${fmt(total)} ms · ${beats.length} heartbeat${beats.length === 1 ? '' : 's'} while the summarizer ran`);
       if (!logs.length) logBox.textContent = '(no [SummaryCompact] lines: nothing was compacted)';
-      showResult(out, logBox, result, { cfg: config, conv, traces });
+      await showResult(out, logBox, result, { cfg: config, conv, traces });
     } catch (e) {
       clearInterval(tick);
       fill(live, '✕ prepare() rejected');
@@ -248,7 +247,7 @@ export function createCompaction(root, api, current) {
     }
   }
 
-  function showResult(out, logBox, result, { cfg, conv, traces }) {
+  async function showResult(out, logBox, result, { cfg, conv, traces }) {
     const c = result.compaction;
     const format = cfg.format;
     const m = result.metrics;
@@ -264,34 +263,35 @@ export function createCompaction(root, api, current) {
       h('h3', {}, 'Compaction record'),
       c ? fields(c, [...RECORD_FIELDS, ...Object.keys(c).filter((k) => !RECORD_FIELDS.includes(k))], 'compaction-record')
         : h('p', { class: 'muted', id: 'no-compaction' }, 'compaction: null — the conversation is under the trigger. Tick force, or use a smaller window.'),
-      messageList(api, 'Model-visible messages after prepare()', { messages: result.messages, system: result.system, format, model: cfg.model, tools: conv.tools }));
+      await messageList(api, 'Model-visible messages after prepare()', { messages: result.messages, system: result.system, format, model: cfg.model, tools: conv.tools }));
 
     if (!result.checkpoint) return;
     // The stored turns: the earlier turn (everything before the latest user message) and the
     // compacting turn, whose persisted chain is the checkpoint.
     const lastUser = conv.messages.findLastIndex((msg) => msg?.role === 'user' && !(Array.isArray(msg.content) && msg.content.some((b) => b?.type === 'tool_result')));
     const earlier = conv.messages.slice(0, Math.max(0, lastUser));
-    const turns = [
-      ...(earlier.length ? [{ id: 'turn-1', status: 'completed', messages: earlier, ...(conv.system !== undefined ? { system: conv.system } : {}) }] : []),
-      { id: `turn-${earlier.length ? 2 : 1}`, status: 'completed', messages: result.checkpoint.messages, ...(result.checkpoint.system != null ? { system: result.checkpoint.system } : {}) },
-    ];
-    const json = JSON.stringify({ format, model: cfg.model, savedAt: new Date().toISOString(), ...(conv.tools !== undefined ? { tools: conv.tools } : {}), turns }, null, 2);
+    // Built in the worker, which already has the earlier messages (only their ids travel).
+    const head = { format, model: cfg.model, savedAt: new Date().toISOString(), ...(conv.tools !== undefined ? { tools: conv.tools } : {}) };
+    const { json, turns } = await api.call('turnsFile', { head, checkpoint: result.checkpoint, system: conv.system }, { messages: earlier });
     let savedNote = 'Saved to localStorage — reload it below.';
-    try {
-      localStorage.setItem(STORAGE_KEY, json);
-    } catch (e) {
-      savedNote = `Not saved to localStorage (${e?.message ?? e}); download it instead.`;
+    if (json.length > STORAGE_LIMIT) savedNote = `Not saved to localStorage (${fmt(json.length)} characters is more than this page keeps there); download it instead.`;
+    else {
+      try {
+        localStorage.setItem(STORAGE_KEY, json);
+      } catch (e) {
+        savedNote = `Not saved to localStorage (${e?.message ?? e}); download it instead.`;
+      }
     }
     const dl = h('button', { type: 'button', class: 'button primary', id: 'download-checkpoint' }, 'Download checkpoint');
     dl.addEventListener('click', () => download('ctxguard-checkpoint.json', json));
     out.append(
       h('h3', {}, 'Checkpoint'),
       h('p', { class: 'hint' },
-        `result.checkpoint: ${fmt(result.checkpoint.messages.length)} messages to persist now (system, summary, retained user messages, the current turn). The stored conversation has ${turns.length} turns; the last one's chain is the checkpoint. `,
+        `result.checkpoint: ${fmt(result.checkpoint.messages.length)} messages to persist now (system, summary, retained user messages, the current turn). The stored conversation has ${turns} turns; the last one's chain is the checkpoint. `,
         h('span', { id: 'cmp-saved' }, savedNote)),
       h('div', { class: 'cmp-buttons' }, dl),
       h('details', { class: 'cmp-chain' }, h('summary', {}, `The checkpoint chain (${fmt(result.checkpoint.messages.length)} messages, with ctxguard's markers under the ctxguard key)`),
-        messageList(api, 'Checkpoint chain', { messages: result.checkpoint.messages, system: result.checkpoint.system, format, model: cfg.model, tools: conv.tools })),
+        await messageList(api, 'Checkpoint chain', { messages: result.checkpoint.messages, system: result.checkpoint.system, format, model: cfg.model, tools: conv.tools })),
       h('details', { class: 'raw' }, h('summary', {}, 'checkpoint JSON'), h('pre', { id: 'checkpoint-json' }, JSON.stringify(result.checkpoint, null, 2))));
   }
 
@@ -299,36 +299,25 @@ export function createCompaction(root, api, current) {
     fill($('#reload-output'), h('p', { class: 'cmp-error', id: 'reload-error' }, e?.code ? [h('code', {}, e.code), ' '] : null, e?.message ?? String(e)));
   }
 
-  function reload(text, from) {
+  async function reload(input, from) {
     try {
-      const data = JSON.parse(text);
-      const turns = Array.isArray(data) ? data : data?.turns;
-      if (!Array.isArray(turns)) throw new Error('Expected { turns: [...] } or an array of turns.');
       const state = current();
-      const format = data?.format ?? state?.cfg.format ?? 'openai';
-      const model = data?.model ?? state?.cfg.model ?? 'gpt-4o';
-      const resolved = api.resolveHistory(turns, { format });
-      const cfg = runConfig({ ...(state?.cfg ?? {}), model, format });
-      const guard = new api.ContextGuard(cfg);
-      let metrics;
-      try {
-        const opts = format === 'anthropic' && resolved.system != null ? { system: resolved.system } : {};
-        if (Array.isArray(data?.tools)) opts.tools = data.tools;
-        metrics = guard.measure(resolved.messages, opts);
-      } finally {
-        guard.free();
-      }
-      const storedCount = turns.reduce((n, t) => n + (Array.isArray(t?.messages) ? t.messages.length : 0), 0);
+      const { resolved, metrics, storedCount, turns, format, model, tools } = await api.call('reload', {
+        ...input,
+        config: runConfig({ ...(state?.cfg ?? {}) }),
+        format: state?.cfg.format ?? 'openai',
+        model: state?.cfg.model ?? 'gpt-4o',
+      });
       fill($('#reload-output'),
         h('p', { class: `cmp-status ${resolved.fromCheckpoint ? 'ok' : 'degraded'}`, id: 'reload-status', 'data-from-checkpoint': String(resolved.fromCheckpoint), 'data-checkpoint-index': JSON.stringify(resolved.checkpointIndex) },
           resolved.fromCheckpoint
-            ? [h('strong', {}, `Resumed from checkpoint`), ` in turn ${resolved.checkpointIndex} of ${turns.length}`]
+            ? [h('strong', {}, `Resumed from checkpoint`), ` in turn ${resolved.checkpointIndex} of ${turns}`]
             : [h('strong', {}, 'No checkpoint'), ': the whole history is replayed'],
           ` (from ${from}).`),
         fields({ fromCheckpoint: resolved.fromCheckpoint, checkpointIndex: resolved.checkpointIndex, messages: resolved.messages.length, storedMessages: storedCount, usedTokens: metrics.usedTokens, state: metrics.state },
           ['fromCheckpoint', 'checkpointIndex', 'messages', 'storedMessages', 'usedTokens', 'state'], 'reload-fields'),
         h('p', { class: 'muted small' }, `${fmt(resolved.messages.length)} messages to continue with instead of the ${fmt(storedCount)} stored; measured with ${model}: ${fmt(metrics.usedTokens)} of ${fmt(metrics.usableLimit)} usable tokens.`),
-        messageList(api, 'Resolved history', { messages: resolved.messages, system: resolved.system, format, model, tools: Array.isArray(data?.tools) ? data.tools : undefined }));
+        await messageList(api, 'Resolved history', { messages: resolved.messages, system: resolved.system, format, model, tools }));
     } catch (e) {
       reloadError(e);
     }

@@ -45,6 +45,16 @@ export function guessFormat({ messages, system }) {
 const refOf = (id, names) => (id === undefined || id === null ? null : names.get(id) ? `${names.get(id)} · ${id}` : String(id));
 const clip = (s, n) => (s.length > n ? `${s.slice(0, n)}…` : s);
 const oneLine = (s) => s.replace(/\s+/g, ' ').trim();
+/** The preview line of a text: only its head is read (a tool output can be megabytes). */
+const previewOf = (text, n) => clip(oneLine(text.length > n * 8 ? text.slice(0, n * 8) : text), n);
+
+/** Lines of a text, counted without splitting it. */
+function lineCount(text) {
+  if (text === '') return 0;
+  let n = 1;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
 
 function imageSize(url) {
   // Read the pixel size from a PNG data URL header (enough for the chip); other images show no size.
@@ -94,13 +104,12 @@ function describe(m, wireIndex, role = m?.role, names = new Map()) {
   const { text, chips } = describeParts(m?.content);
   for (const c of m?.tool_calls ?? []) chips.push({ kind: 'tool', label: `${c.function?.name}(${clip(c.function?.arguments ?? '', 60)})` });
   if (m?.function_call) chips.push({ kind: 'tool', label: `${m.function_call.name}(${clip(m.function_call.arguments ?? '', 60)})` });
-  const lines = text === '' ? 0 : text.split('\n').length;
   return {
     wireIndex,
     role: role ?? '?',
     ref: refOf(m?.tool_call_id ?? m?.tool_use_id, names),
-    preview: clip(oneLine(text), 220),
-    lines,
+    preview: previewOf(text, 220),
+    lines: lineCount(text),
     chars: text.length,
     chips,
     raw: m,

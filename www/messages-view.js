@@ -8,6 +8,12 @@ import { changeKinds, comparePanes, messageText } from './sources-view.js';
 const RAW_LIMIT = 20_000;
 /** Comparisons open at first; later changed messages start closed (they render when opened). */
 const OPEN_COMPARISONS = 12;
+/**
+ * Rows drawn at first and per "Show more": a 2,000-message conversation is drawn in pages, so no
+ * single task builds thousands of rows. Shorter lists are drawn whole (and their first
+ * comparisons open).
+ */
+const PAGE_ROWS = 100;
 const KIND_LABEL = { compacted: 'tool output compacted', preview: 'attachment preview' };
 
 function jsonText(m) {
@@ -50,16 +56,20 @@ export function renderMessages(root, rows, counts, visible) {
   const vper = visible?.counts?.perMessage ?? [];
   const aligned = per.length === rows.length;
   const paired = visible?.rows?.length === rows.length && vper.length === rows.length;
-  const max = Math.max(1, ...per);
+  const max = per.reduce((a, b) => Math.max(a, b), 1);
+  const paged = rows.length > PAGE_ROWS;
   let opened = 0;
-  let changedCount = 0;
-  const items = rows.map((r, i) => {
-    const tokens = aligned ? per[i] : null;
+  // What each row is (cheap), before any element: a message the guards left alone is the same
+  // object in both views.
+  const data = rows.map((r, i) => {
     const v = paired ? visible.rows[i] : null;
-    const changed = v !== null && JSON.stringify(r.raw) !== JSON.stringify(v.raw);
+    return { r, i, v, changed: v !== null && r.raw !== v.raw && JSON.stringify(r.raw) !== JSON.stringify(v.raw) };
+  });
+  const changedCount = data.reduce((n, d) => n + (d.changed ? 1 : 0), 0);
+  const item = ({ r, i, v, changed }) => {
+    const tokens = aligned ? per[i] : null;
     const vtokens = paired ? vper[i] : null;
     const kinds = changed ? changeKinds(messageText(v.raw)) : [];
-    if (changed) changedCount++;
     return h('li', { class: `msg role-${r.role}${changed ? ' changed' : ' unchanged'}`, 'data-changed': changed ? kinds.join(' ') || 'other' : null },
       h('div', { class: 'msg-line' },
         typeof r.wireIndex === 'number'
@@ -87,20 +97,44 @@ export function renderMessages(root, rows, counts, visible) {
               h('span', { class: 'vnum', 'data-value': vtokens }, fmt(vtokens)), h('span', { class: 'unit' }, ' tok'),
               h('span', { class: 'saved' }, `−${fmt(Math.max(0, (tokens ?? 0) - vtokens))}`))
             : h('span', { class: 'msg-visible same', title: 'Sent as it is' }, h('span', { class: 'vnum', 'data-value': vtokens }, `= ${fmt(vtokens)}`))),
-      changed ? compareDetails(r.raw, v.raw, tokens ?? 0, vtokens ?? 0, opened++ < OPEN_COMPARISONS) : null,
+      changed ? compareDetails(r.raw, v.raw, tokens ?? 0, vtokens ?? 0, !paged && opened++ < OPEN_COMPARISONS) : null,
       h('div', { class: 'json-links' },
         jsonDetails('raw JSON', r.raw),
         changed ? jsonDetails('model-visible JSON', v.raw) : null));
-  });
+  };
 
   const overhead = counts
     ? `Counts include each message's framing. Also in the request: tool definitions ${fmt(counts.toolDefinitions)}, reply priming ${fmt(counts.priming)}; raw total ${fmt(counts.total)}${visible?.counts ? `, model-visible ${fmt(visible.counts.total)}` : ''}.`
     : '';
   const onlyChanged = h('input', { type: 'checkbox', id: 'only-changed' });
   const list = h('ol', { class: `messages${paired && changedCount === 0 ? ' none-changed' : ''}`, id: 'messages' },
-    paired ? h('li', { class: 'msg-cols', 'aria-hidden': 'true' }, h('span', {}), h('span', {}), h('span', {}, `${fmt(changedCount)} of ${fmt(rows.length)} changed by the source guards`), h('span', {}, 'Raw'), h('span', {}, 'Model-visible')) : null,
-    items);
-  onlyChanged.addEventListener('change', () => list.classList.toggle('only-changed', onlyChanged.checked));
+    paired ? h('li', { class: 'msg-cols', 'aria-hidden': 'true' }, h('span', {}), h('span', {}), h('span', {}, `${fmt(changedCount)} of ${fmt(rows.length)} changed by the source guards`), h('span', {}, 'Raw'), h('span', {}, 'Model-visible')) : null);
+  // Paged drawing: the rows of `pool` from `shown` on, PAGE_ROWS at a time.
+  let pool = data;
+  let shown = 0;
+  const moreButton = h('button', { type: 'button', class: 'button', id: 'messages-more' });
+  const more = h('li', { class: 'msg-more' }, moreButton);
+  const drawMore = () => {
+    more.remove();
+    const next = pool.slice(shown, paged ? shown + PAGE_ROWS : pool.length);
+    list.append(...next.map(item));
+    shown += next.length;
+    if (shown < pool.length) {
+      moreButton.textContent = `Show ${fmt(Math.min(PAGE_ROWS, pool.length - shown))} more (${fmt(pool.length - shown)} not drawn yet)`;
+      list.append(more);
+    }
+  };
+  moreButton.addEventListener('click', drawMore);
+  drawMore();
+  onlyChanged.addEventListener('change', () => {
+    list.classList.toggle('only-changed', onlyChanged.checked);
+    if (!paged) return;
+    // Paged: draw the changed rows (or all) from the start.
+    for (const li of [...list.querySelectorAll(':scope > li.msg, :scope > li.msg-more')]) li.remove();
+    pool = onlyChanged.checked ? data.filter((d) => d.changed) : data;
+    shown = 0;
+    drawMore();
+  });
   fill(
     root,
     h('div', { class: 'card-head' },

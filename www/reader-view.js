@@ -1,6 +1,6 @@
 // The on-demand reader: pages through an attachment's full text (kept by the page, the raw view)
 // with readAttachment(source, { id, offset, limit }), the call that answers the model's
-// read_attachment tool.
+// read_attachment tool. `api` is the page's worker (ctxguard/worker): the calls are asynchronous.
 
 import { fill, fmt, h, pct } from './dom.js';
 
@@ -40,7 +40,9 @@ export function createReader(root, api) {
     out,
     h('details', { class: 'reader-def' }, h('summary', {}, 'The read_attachment tool definition for the model (readAttachmentTool)'), tool));
 
-  function read() {
+  let reads = 0;
+  async function read() {
+    const mine = ++reads;
     const att = attachments.find((a) => a.id === state.id);
     if (!att) {
       fill(out, h('p', { class: 'muted' }, 'This conversation has no attachment text to read.'));
@@ -54,8 +56,10 @@ export function createReader(root, api) {
     const call = `readAttachment(source, ${JSON.stringify(options).replace(/"(\w+)":/g, '$1: ').replace(/,/g, ', ')})`;
     let page;
     try {
-      page = api.readAttachment(source, options);
+      page = await api.readAttachment(source, options);
+      if (mine !== reads) return;
     } catch (e) {
+      if (mine !== reads) return;
       fill(out,
         h('p', { class: 'reader-call' }, h('code', {}, call)),
         h('p', { class: 'reader-error', id: 'reader-error' }, '✕ ', h('code', {}, e?.code ?? e?.name ?? 'Error'), ' ', e?.message ?? String(e)));
@@ -137,7 +141,11 @@ export function createReader(root, api) {
         state.offset = 0;
       } else if (before && before.text !== source.get(state.id)) state.offset = 0;
       if (state.id) select.value = state.id;
-      tool.textContent = JSON.stringify(api.readAttachmentTool({ format }), null, 2);
+      api.readAttachmentTool({ format }).then((t) => {
+        tool.textContent = JSON.stringify(t, null, 2);
+      }, (e) => {
+        tool.textContent = `${e?.code ?? e?.name}: ${e?.message}`;
+      });
       showContinue();
       read();
     },

@@ -2,35 +2,18 @@
 // (Debian's, driven by playwright-core) loads tests/browser/fixture/index.html, which imports
 // 'ctxguard' through an import map pointing at /pkg/index.js (the `browser` entry).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { startServer } from '../../scripts/serve.mjs';
+import { launchChromium, watchedPage } from './chromium.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 
-// Flags from TOOLCHAIN.md: root needs --no-sandbox; the networking flags stop Chromium from
-// trying to reach hosts this machine cannot reach.
-export const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--headless=new',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-quic',
-  '--no-first-run',
-];
-
 let server;
 let base;
-let context;
-let profile;
+let browser;
 
 before(async () => {
   ({ server, url: base } = await startServer({
@@ -38,18 +21,12 @@ before(async () => {
     quiet: true,
     mounts: { '/pkg/': join(root, 'pkg'), '/': join(here, 'fixture') },
   }));
-  profile = mkdtempSync(join(tmpdir(), 'ctxguard-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    headless: true,
-    args: CHROMIUM_ARGS,
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
-  await context?.close();
+  await browser?.close();
   server?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 test('the server sends the module as JavaScript and the .wasm as application/wasm', async () => {
@@ -71,20 +48,14 @@ test('the server sends the module as JavaScript and the .wasm as application/was
 });
 
 test('import { countTokens, ContextGuard } from "ctxguard" works in a plain page', async () => {
-  const page = await context.newPage();
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error' || m.type() === 'warning') problems.push(`console.${m.type()}: ${m.text()}`);
-  });
-  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+  const page = await watchedPage(browser.context);
   await page.goto(base);
   await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
   const r = await page.evaluate(() => window.__result);
   await page.close();
 
   assert.equal(r.failed, undefined, r.failed);
-  assert.deepEqual(problems, []);
+  assert.deepEqual(page.problems, []);
   assert.deepEqual(r.hello, { o200k: 2, cl100k: 2 });
   assert.equal(r.great, 6);
   assert.equal(r.japanese, 2);

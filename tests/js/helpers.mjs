@@ -148,3 +148,19 @@ export const calculatorTool = {
 
 /** Sum of an array of numbers. */
 export const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+
+/**
+ * A build-assistant conversation of `turns` rounds (question, tool call, tool output, answer) and
+ * a last question: long enough to compact in a 10,000-token window at 40 turns.
+ */
+export function buildConversation(turns = 40) {
+  const msgs = [{ role: 'system', content: 'You are a build assistant.' }];
+  for (let i = 0; i < turns; i++) {
+    msgs.push({ role: 'user', content: `Q${i}: why does module ${i} fail? ${'detail '.repeat(30)}` });
+    msgs.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'run_tests', arguments: `{"module":"m${i}"}` } }] });
+    msgs.push({ role: 'tool', tool_call_id: `c${i}`, content: `${'log line\n'.repeat(30)}result: module ${i} FAILED` });
+    msgs.push({ role: 'assistant', content: `Module ${i} fails. ${'because '.repeat(30)}` });
+  }
+  msgs.push({ role: 'user', content: 'Which one do I fix first? 先修哪个？' });
+  return msgs;
+}

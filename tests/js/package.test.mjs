@@ -49,10 +49,12 @@ test('package.json: ESM, conditions in the right order, files, side effects', ()
   assert.equal(manifest.exports['.'].node, './node.js');
   assert.equal(manifest.exports['.'].browser, './index.js');
   assert.equal(manifest.exports['.'].default, './index.js');
-  assert.deepEqual(manifest.sideEffects, ['./index.js', './node.js', './o200k/index.js', './o200k/node.js', './cl100k/index.js', './cl100k/node.js']);
+  assert.deepEqual(manifest.sideEffects, ['./index.js', './node.js', './o200k/index.js', './o200k/node.js', './cl100k/index.js', './cl100k/node.js', './worker-serve.js', './worker-serve-node.js']);
   for (const enc of ['o200k', 'cl100k']) {
     assert.deepEqual(manifest.exports[`./${enc}`], { types: './index.d.ts', node: `./${enc}/node.js`, browser: `./${enc}/index.js`, default: `./${enc}/index.js` });
   }
+  assert.deepEqual(manifest.exports['./worker'], { types: './worker.d.ts', default: './worker.js' });
+  assert.deepEqual(manifest.exports['./worker/serve'], { types: './worker-serve.d.ts', node: './worker-serve-node.js', default: './worker-serve.js' });
   for (const file of manifest.files) assert.ok(existsSync(join(pkg, file)), `files lists ${file}, which is missing`);
   // Every relative import of every shipped module is shipped too ('dir/' entries ship a folder).
   const shipped = (path) => manifest.files.some((f) => (f.endsWith('/') ? path.startsWith(f) : f === path));
@@ -68,7 +70,7 @@ test('package.json: ESM, conditions in the right order, files, side effects', ()
   }
 });
 
-test('the packed tarball installs and works in a fresh folder (Node ESM, sync after import)', () => {
+test('the packed tarball installs and works in a fresh folder (Node ESM, sync after import; ctxguard/worker in a worker thread)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ctxguard-pack-'));
   try {
     const [{ filename }] = JSON.parse(
@@ -90,6 +92,23 @@ test('the packed tarball installs and works in a fresh folder (Node ESM, sync af
     );
     const out = JSON.parse(execFileSync(process.execPath, ['check.mjs'], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
     assert.deepEqual(out, { n: 2, total: 9, used: 9, version: cargoVersion, cl100k: 6 });
+
+    // ctxguard/worker from the tarball: a worker thread serving, the main thread asking.
+    writeFileSync(join(dir, 'guard-worker.mjs'), "import 'ctxguard/worker/serve';\n");
+    writeFileSync(
+      join(dir, 'check-worker.mjs'),
+      [
+        "import { Worker } from 'node:worker_threads';",
+        "import { createWorkerGuard } from 'ctxguard/worker';",
+        "const guard = await createWorkerGuard(new Worker(new URL('./guard-worker.mjs', import.meta.url)), { model: 'gpt-4o' });",
+        "const m = await guard.measure([{ role: 'user', content: 'hello world' }]);",
+        "const n = await guard.worker.countTokens('hello world');",
+        "console.log(JSON.stringify({ n, used: m.usedTokens, version: guard.worker.version }));",
+        'await guard.terminate();',
+      ].join('\n'),
+    );
+    const viaWorker = JSON.parse(execFileSync(process.execPath, ['check-worker.mjs'], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+    assert.deepEqual(viaWorker, { n: 2, used: 9, version: cargoVersion });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

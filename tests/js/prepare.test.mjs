@@ -3,21 +3,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ContextGuard } from 'ctxguard';
-import { withFrozen } from './helpers.mjs';
+import { buildConversation as conversation, withFrozen } from './helpers.mjs';
 
 const CONFIG = { model: 'gpt-4o', contextWindow: 10000, reservedOutputTokens: 1000 };
-
-function conversation(turns = 40) {
-  const msgs = [{ role: 'system', content: 'You are a build assistant.' }];
-  for (let i = 0; i < turns; i++) {
-    msgs.push({ role: 'user', content: `Q${i}: why does module ${i} fail? ${'detail '.repeat(30)}` });
-    msgs.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'run_tests', arguments: `{"module":"m${i}"}` } }] });
-    msgs.push({ role: 'tool', tool_call_id: `c${i}`, content: `${'log line\n'.repeat(30)}result: module ${i} FAILED` });
-    msgs.push({ role: 'assistant', content: `Module ${i} fails. ${'because '.repeat(30)}` });
-  }
-  msgs.push({ role: 'user', content: 'Which one do I fix first? 先修哪个？' });
-  return msgs;
-}
 
 function assertPairs(messages) {
   const issued = new Set();

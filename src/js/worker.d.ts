@@ -1,0 +1,146 @@
+// Types of `ctxguard/worker`: ContextGuard in a Web Worker (or a Node worker thread), with the
+// host's callbacks on the calling thread. Hand-written, checked by `tsc --noEmit -p tests/ts`.
+import type {
+  AttachmentPage,
+  Budget,
+  CacheStats,
+  CalibrationState,
+  CalibrationSummary,
+  CompactResult,
+  CompactToolOutputOptions,
+  ContextMetrics,
+  CountMessagesOptions,
+  CountMessagesResult,
+  CountTokensOptions,
+  ErrorCode,
+  Format,
+  GuardConfig,
+  GuardSourcesOptions,
+  GuardSourcesResult,
+  MeasureOptions,
+  ModelInfo,
+  ObserveUsageArgs,
+  PrepareOptions,
+  PrepareResult,
+  PreviewAttachmentOptions,
+  ProviderErrorClassification,
+  ReadAttachmentOptions,
+  ResolveHistoryOptions,
+  ResolvedHistory,
+  Settlement,
+  SettleOptions,
+  StoredTurn,
+  WireMessage,
+  WireTool,
+} from './index.js';
+
+/** Codes of the worker helper's own errors, next to ctxguard's. */
+export type WorkerErrorCode =
+  /** The worker did not start serving: its script failed, it has no WebAssembly, or it does not import ctxguard/worker/serve. Also: the worker died. */
+  | 'WORKER_FAILED'
+  /** `terminate()` was called: pending and later calls reject with it. */
+  | 'WORKER_TERMINATED'
+  /** The guard was freed. */
+  | 'GUARD_FREED';
+
+/** Errors from the worker keep their `name`, `message`, `code` and `index`. */
+export interface WorkerError extends Error {
+  code?: ErrorCode | WorkerErrorCode;
+  index?: number;
+}
+
+/** Something that runs a module serving ctxguard: a Web Worker, or a Node `worker_threads` Worker. */
+export interface WorkerLike {
+  postMessage(message: unknown): void;
+  terminate(): unknown;
+}
+
+export interface WorkerOptions {
+  /** How long to wait for the worker to load ctxguard and answer (default 60000 ms). */
+  readyTimeoutMs?: number;
+  /**
+   * String characters of messages the worker keeps beyond those of the latest call, for
+   * conversations the page alternates between (default 16,000,000, about 32 MB of strings).
+   */
+  cacheChars?: number;
+}
+
+export interface TransferStats {
+  calls: number;
+  /** Messages sent in full so far (new or changed). */
+  messagesSent: number;
+  /** Messages sent as a reference to the copy the worker has. */
+  messagesReused: number;
+  /** String characters of the messages sent in full. */
+  charsSent: number;
+  /** The last call that carried messages: what was sent, and the time spent on this thread. */
+  lastCall: { messages: number; sent: number; reused: number; chars: number; encodeMs: number; postMs: number } | null;
+  /** Messages the worker keeps, and their string characters. */
+  storedMessages: number;
+  storedChars: number;
+}
+
+/** What a method added with `serveGuard({ methods })` gets next to its argument. */
+export interface CallOptions {
+  /** A conversation for the method (`ctx.messages`), sent like a guard call's. */
+  messages?: WireMessage[];
+  /** Aborts `ctx.signal` in the worker. */
+  signal?: AbortSignal;
+  /** Receives what the method passes to `ctx.progress(event)`. */
+  onProgress?: (event: unknown) => void;
+}
+
+/** A connection to a worker serving ctxguard: guards, the free functions, custom methods. */
+export declare class GuardWorker {
+  private constructor();
+  /** The ctxguard version the worker runs. */
+  readonly version: string | null;
+  readonly worker: WorkerLike;
+  readonly transferStats: TransferStats;
+  /** A ContextGuard in the worker; rejects with ctxguard's error for an invalid config. */
+  createGuard(config?: GuardConfig): Promise<WorkerGuard>;
+  countMessages(messages: WireMessage[], options?: CountMessagesOptions): Promise<CountMessagesResult>;
+  countTokens(text: string, options?: CountTokensOptions): Promise<number>;
+  modelInfo(model: string): Promise<ModelInfo>;
+  knownModels(): Promise<ModelInfo[]>;
+  compactToolOutput(text: string, options?: CompactToolOutputOptions): Promise<CompactResult>;
+  previewAttachment(text: string, options?: PreviewAttachmentOptions): Promise<CompactResult>;
+  readAttachment(source: string | { [id: string]: string } | Map<string, string>, options: ReadAttachmentOptions): Promise<AttachmentPage>;
+  readAttachmentTool(options?: { format?: Format }): Promise<WireTool>;
+  resolveHistory(turns: StoredTurn[], options?: ResolveHistoryOptions): Promise<ResolvedHistory>;
+  classifyProviderError(error: unknown): Promise<ProviderErrorClassification>;
+  /** Calls a method the worker added with `serveGuard({ methods })`. */
+  call<T = unknown>(name: string, arg?: unknown, options?: CallOptions): Promise<T>;
+  /** Stops the worker; pending and later calls reject with `WORKER_TERMINATED`. */
+  terminate(): unknown;
+}
+
+/** A ContextGuard living in a worker: the same methods and options, asynchronous. */
+export declare class WorkerGuard {
+  private constructor();
+  readonly budget: Budget;
+  readonly model: ModelInfo;
+  /** The guard's id in its worker (for custom methods: `ctx.guard(id)`). */
+  readonly id: number;
+  readonly worker: GuardWorker;
+  measure(messages: WireMessage[], options?: MeasureOptions): Promise<ContextMetrics>;
+  guardSources(messages: WireMessage[], options?: GuardSourcesOptions): Promise<GuardSourcesResult>;
+  /** `summarize`, `onProgress`, `onTrace` and `logger` run on this thread; the pipeline (timeout, retries, fallback) in the worker. */
+  prepare(messages: WireMessage[], options?: PrepareOptions): Promise<PrepareResult>;
+  settle(messages: WireMessage[], options?: SettleOptions): Promise<Settlement>;
+  countMessages(messages: WireMessage[], options?: CountMessagesOptions): Promise<CountMessagesResult>;
+  observeUsage(args: ObserveUsageArgs): Promise<CalibrationSummary | null>;
+  cacheStats(): Promise<CacheStats>;
+  calibration(): Promise<CalibrationState>;
+  setCalibration(state: CalibrationState): Promise<void>;
+  /** Frees the guard in the worker once its pending calls are done; later calls reject with `GUARD_FREED`. */
+  free(): void;
+  /** Stops the worker (every guard on it). */
+  terminate(): unknown;
+}
+
+/** Connects to a worker that imports `ctxguard/worker/serve` (a URL starts a module worker). Reused for the same Worker. */
+export function connectGuardWorker(worker: WorkerLike | URL | string | GuardWorker, options?: WorkerOptions): Promise<GuardWorker>;
+
+/** `connectGuardWorker(worker).then((w) => w.createGuard(config))`. */
+export function createWorkerGuard(worker: WorkerLike | URL | string | GuardWorker, config?: GuardConfig, options?: WorkerOptions): Promise<WorkerGuard>;

@@ -1,0 +1,632 @@
+// Main-thread side of `ctxguard/worker`: ContextGuard in a Web Worker (or a Node worker thread),
+// with the host's summarize / onProgress / onTrace / logger callbacks on the calling thread.
+// Pure JS: this module does not load the WebAssembly module (the worker does).
+//
+//   // guard.worker.js holds one line: import 'ctxguard/worker/serve';
+//   const worker = new Worker(<URL of guard.worker.js>, { type: 'module' });
+//   const guard = await createWorkerGuard(worker, { model: 'gpt-4o' });
+//   const metrics = await guard.measure(messages);
+//   const result = await guard.prepare(messages, { summarize, onProgress, signal });
+//
+// Transfer: a conversation is sent once. The connection remembers each message object it sent
+// (WeakMap) with a structural snapshot of its content; later calls send only new or changed
+// messages and refer to the others by id. The worker keeps what the main side tells it to keep
+// (the messages of the latest call, plus older ones up to `cacheChars`).
+
+import {
+  PROTOCOL,
+  ctxguardError,
+  errorFrom,
+  jsonPayload,
+  payloadOf,
+  reasonData,
+  reasonFrom,
+  sameSnapshot,
+  snapshot,
+  thrownData,
+} from './worker-wire.js';
+
+const CALLBACKS = { summarize: 'summarize', onProgress: 'progress', onTrace: 'trace', logger: 'log' };
+const EVENT_CALLBACK = { progress: 'onProgress', trace: 'onTrace', log: 'logger' };
+const DEFAULT_READY_TIMEOUT_MS = 60_000;
+/** String characters of messages the worker keeps beyond those of the latest call (~2 bytes each). */
+const DEFAULT_CACHE_CHARS = 16_000_000;
+
+const connections = new WeakMap();
+const INTERNAL = Symbol('ctxguard.worker');
+
+const now = () => (globalThis.performance?.now ? globalThis.performance.now() : Date.now());
+const isSignal = (v) => v !== null && typeof v === 'object' && typeof v.aborted === 'boolean' && typeof v.addEventListener === 'function';
+
+function notify(fn, arg) {
+  try {
+    fn(arg);
+  } catch {
+    // Observer callbacks must not break the call (as on the main thread).
+  }
+}
+
+/** A top-level option value: a Date stays a Date (ctxguard rejects it as such), the rest as JSON reads it. */
+const optionPayload = (v) => (v instanceof Date ? { o: v } : payloadOf(v));
+
+/** The fields classifyProviderError reads, as plain data (SDK errors are class instances). */
+function providerErrorData(error) {
+  if (error === null || typeof error !== 'object') return payloadOf(error);
+  const out = {};
+  for (const key of ['status', 'statusCode', 'status_code', 'message', 'code', 'body', 'error']) {
+    let v;
+    try {
+      v = error[key];
+    } catch {
+      continue;
+    }
+    if (v !== undefined) out[key] = v;
+  }
+  return payloadOf(out);
+}
+
+/** The Worker for a target: a Worker (or worker_threads Worker) as is, a URL or string as a new module worker. */
+function workerOf(target) {
+  if (target !== null && typeof target === 'object' && typeof target.postMessage === 'function') return { worker: target, owns: false };
+  if (typeof target === 'string' || target instanceof URL) {
+    if (typeof globalThis.Worker !== 'function') {
+      throw ctxguardError('WORKER_FAILED', 'this environment has no Web Worker: pass a started worker (in Node, a worker_threads Worker)');
+    }
+    return { worker: new globalThis.Worker(target, { type: 'module' }), owns: true };
+  }
+  throw ctxguardError('INVALID_OPTIONS', 'createWorkerGuard expects a Worker, or the URL of a module that imports ctxguard/worker/serve');
+}
+
+/**
+ * A connection to a worker serving ctxguard. Reused for the same Worker object.
+ * @param {Worker | URL | string | GuardWorker} target
+ * @param {{ readyTimeoutMs?: number, cacheChars?: number }} [options]
+ * @returns {Promise<GuardWorker>}
+ */
+export function connectGuardWorker(target, options = {}) {
+  if (target instanceof GuardWorker) return target[INTERNAL].ready.then(() => target);
+  let worker;
+  let owns;
+  try {
+    ({ worker, owns } = workerOf(target));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  let connection = connections.get(worker);
+  if (!connection) {
+    connection = new GuardWorker(worker, owns, options);
+    connections.set(worker, connection);
+  }
+  return connection[INTERNAL].ready.then(() => connection);
+}
+
+/**
+ * A ContextGuard in a worker: `await createWorkerGuard(worker, config)`.
+ * @returns {Promise<WorkerGuard>}
+ */
+export async function createWorkerGuard(target, config, options) {
+  const connection = await connectGuardWorker(target, options);
+  return connection.createGuard(config);
+}
+
+export class GuardWorker {
+  constructor(worker, owns, { readyTimeoutMs = DEFAULT_READY_TIMEOUT_MS, cacheChars = DEFAULT_CACHE_CHARS } = {}) {
+    const state = {
+      worker,
+      owns,
+      cacheChars,
+      closed: null, // the error every call gets once the worker is gone
+      pending: new Map(), // call id -> { resolve, reject, callbacks, signal, onAbort, summaries }
+      summaries: new Map(), // summary id -> { controller, call }
+      known: new WeakMap(), // message object -> { id, snap }
+      live: new Map(), // message id -> { chars, use }
+      liveChars: 0,
+      ids: { call: 0, message: 0, guard: 0 },
+      use: 0,
+      stats: { calls: 0, messagesSent: 0, messagesReused: 0, charsSent: 0, lastCall: null },
+      version: null,
+      detach: () => {},
+    };
+    this[INTERNAL] = state;
+    const self = this;
+    state.ready = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(ctxguardError('WORKER_FAILED', `the worker did not start serving within ${readyTimeoutMs} ms: does its module import ctxguard/worker/serve?`));
+      }, readyTimeoutMs);
+      state.onReady = (message) => {
+        clearTimeout(timer);
+        if (message.error) {
+          const cause = errorFrom(message.error);
+          const e = ctxguardError('WORKER_FAILED', `ctxguard could not start in the worker: ${cause.name}: ${cause.message}`);
+          e.cause = cause;
+          self[INTERNAL].fail(e);
+          reject(e);
+        } else if (message.protocol !== PROTOCOL) {
+          reject(ctxguardError('WORKER_FAILED', `the worker speaks protocol ${message.protocol}, this page ${PROTOCOL}: load ctxguard/worker and ctxguard/worker/serve from the same package`));
+        } else {
+          state.version = message.version;
+          resolve();
+        }
+      };
+      state.onFatal = (e) => {
+        clearTimeout(timer);
+        reject(e);
+      };
+    });
+    state.ready.catch(() => {});
+
+    const fatal = (message) => {
+      const e = ctxguardError('WORKER_FAILED', message);
+      state.onFatal(e);
+      state.fail(e);
+    };
+    // Before it serves, any error means the worker will never serve. After, an uncaught error in
+    // a Web Worker's own code is the worker's business (it is still serving); in Node it ends the
+    // thread.
+    const early = (detail) => {
+      if (state.version === null) fatal(`the worker failed${detail ? `: ${detail}` : ' to load or threw before serving (see the console)'}`);
+    };
+    const node = typeof worker.on === 'function'; // a worker_threads Worker (an EventEmitter)
+    const handlers = node
+      ? {
+        message: (data) => this.#receive(data),
+        error: (error) => fatal(`the worker thread failed: ${error?.message ?? error}`),
+        exit: (code) => fatal(`the worker thread exited (code ${code})`),
+      }
+      : {
+        message: (event) => this.#receive(event.data),
+        error: (event) => early(event?.message),
+        messageerror: () => early('a message from the worker could not be deserialized'),
+      };
+    const [add, remove] = node ? ['on', 'off'] : ['addEventListener', 'removeEventListener'];
+    for (const [type, fn] of Object.entries(handlers)) worker[add](type, fn);
+    state.detach = () => {
+      for (const [type, fn] of Object.entries(handlers)) worker[remove](type, fn);
+    };
+
+    state.fail = (error) => {
+      if (state.closed) return;
+      state.closed = error;
+      state.detach();
+      connections.delete(worker);
+      for (const call of state.pending.values()) call.reject(error);
+      state.pending.clear();
+      for (const s of state.summaries.values()) s.controller.abort(error);
+      state.summaries.clear();
+    };
+    state.call = (request, extra) => this.#call(request, extra);
+  }
+
+  /** The ctxguard version the worker runs. */
+  get version() {
+    return this[INTERNAL].version;
+  }
+
+  /** The Worker this connection talks to. */
+  get worker() {
+    return this[INTERNAL].worker;
+  }
+
+  /** What the transfers cost so far, and what the worker keeps. */
+  get transferStats() {
+    const s = this[INTERNAL];
+    return { ...s.stats, storedMessages: s.live.size, storedChars: s.liveChars };
+  }
+
+  /** A ContextGuard in the worker. Rejects with ctxguard's error for an invalid config. */
+  async createGuard(config) {
+    const s = this[INTERNAL];
+    const gid = ++s.ids.guard;
+    const { budget, model } = await this.#call({ t: 'guard', gid }, { config });
+    return new WorkerGuard(this, gid, budget, model);
+  }
+
+  countMessages(messages, options) {
+    return this.#call({ t: 'call', method: 'countMessages' }, { messages, options });
+  }
+
+  countTokens(text, options) {
+    return this.#fn('countTokens', [payloadOf(text)], options);
+  }
+
+  modelInfo(model) {
+    return this.#fn('modelInfo', [payloadOf(model)]);
+  }
+
+  knownModels() {
+    return this.#fn('knownModels', []);
+  }
+
+  compactToolOutput(text, options) {
+    return this.#fn('compactToolOutput', [payloadOf(text)], options);
+  }
+
+  previewAttachment(text, options) {
+    return this.#fn('previewAttachment', [payloadOf(text)], options);
+  }
+
+  readAttachment(source, options) {
+    // A Map is read as a Map: structured clone keeps it.
+    return this.#fn('readAttachment', [source instanceof Map ? { o: source } : payloadOf(source)], options);
+  }
+
+  readAttachmentTool(options) {
+    return this.#fn('readAttachmentTool', [], options);
+  }
+
+  resolveHistory(turns, options) {
+    return this.#fn('resolveHistory', [payloadOf(turns)], options);
+  }
+
+  classifyProviderError(error) {
+    return this.#fn('classifyProviderError', [providerErrorData(error)]);
+  }
+
+  /**
+   * A method the worker added with serveGuard({ methods }): `fn(arg, { api, messages, guard,
+   * progress, signal })`. `messages` travels like a guard call's (only what the worker has not seen).
+   */
+  call(name, arg, { messages, signal, onProgress } = {}) {
+    return this.#call(
+      { t: 'call', method: String(name), custom: true },
+      { args: [payloadOf(arg)], messages, options: undefined, signal, callbacks: onProgress ? { onProgress } : {} },
+    );
+  }
+
+  /** Stops the worker. Pending calls reject with WORKER_TERMINATED; so does every later call. */
+  terminate() {
+    const s = this[INTERNAL];
+    s.fail(ctxguardError('WORKER_TERMINATED', 'the worker was terminated'));
+    return s.worker.terminate();
+  }
+
+  #fn(method, args, options) {
+    return this.#call({ t: 'call', method }, options === undefined ? { args } : { args, fnOptions: options });
+  }
+
+  /**
+   * Sends one request. `extra`: messages (delta-encoded), options (with callbacks), config,
+   * args (payloads), fnOptions (a free function's options, after args), signal, callbacks.
+   */
+  #call(request, extra = {}) {
+    const s = this[INTERNAL];
+    if (s.closed) return Promise.reject(s.closed);
+    const id = ++s.ids.call;
+    const slots = []; // payloads sent by structured clone, to re-encode as JSON if cloning fails
+    const t0 = now();
+    const message = { ...request, id };
+    const callbacks = { ...(extra.callbacks ?? {}) };
+    let signal = extra.signal;
+    let undo = () => {};
+    if ('config' in extra) message.config = this.#options(extra.config, slots, {}).wire;
+    if ('options' in extra) {
+      const o = this.#options(extra.options, slots, callbacks, extra.messagesKey);
+      message.options = o.wire;
+      signal ??= o.signal;
+    }
+    if ('messages' in extra && extra.messages !== undefined) {
+      const m = this.#messages(extra.messages, slots);
+      message.messages = m.wire;
+      undo = m.undo;
+      s.stats.lastCall = { messages: m.count, sent: m.sent, reused: m.reused, chars: m.chars, encodeMs: 0, postMs: 0 };
+    }
+    if (extra.args) message.args = extra.args;
+    if ('fnOptions' in extra) message.args = [...message.args, { opts: this.#options(extra.fnOptions, slots, {}).wire }];
+    if (signal) message.signal = { aborted: signal.aborted, reason: signal.aborted ? reasonData(signal.reason) : undefined };
+
+    return new Promise((resolve, reject) => {
+      const call = { resolve, reject, callbacks, signal, summaries: new Set(), onAbort: null };
+      const t1 = now();
+      try {
+        post(s.worker, message, slots);
+      } catch (e) {
+        undo();
+        reject(e?.name === 'DataCloneError' ? ctxguardError('INVALID_OPTIONS', `a value cannot be sent to the worker: ${e.message}`) : e);
+        return;
+      }
+      if (message.messages && s.stats.lastCall) {
+        s.stats.lastCall.encodeMs = t1 - t0;
+        s.stats.lastCall.postMs = now() - t1;
+      }
+      s.stats.calls++;
+      s.pending.set(id, call);
+      if (signal && !signal.aborted) {
+        call.onAbort = () => {
+          // The caller's reason, as is, for the summarizer running here; the worker aborts its call.
+          for (const sid of call.summaries) s.summaries.get(sid)?.controller.abort(signal.reason);
+          try {
+            s.worker.postMessage({ t: 'abort', id, reason: reasonData(signal.reason) });
+          } catch {
+            // The worker is gone: the call has already been rejected.
+          }
+        };
+        signal.addEventListener('abort', call.onAbort, { once: true });
+      }
+    });
+  }
+
+  /** The options wire: plain fields as payloads, callbacks as flags (kept here), an AbortSignal as a flag. */
+  #options(opts, slots, callbacks, skipKey) {
+    if (opts === undefined) return { wire: undefined };
+    if (opts === null || typeof opts !== 'object' || Array.isArray(opts)) return { wire: { raw: optionPayload(opts) } };
+    const fields = [];
+    const flags = {};
+    let signal;
+    for (const key of Object.keys(opts)) {
+      if (key === skipKey) continue;
+      const v = opts[key];
+      if (key in CALLBACKS && typeof v === 'function') {
+        flags[key] = true;
+        callbacks[key] = v;
+      } else if (key === 'signal' && isSignal(v)) {
+        flags.signal = true;
+        signal = v;
+      } else {
+        const payload = optionPayload(v);
+        if ('o' in payload || 'c' in payload) slots.push([payload, v]);
+        fields.push([key, payload]);
+      }
+    }
+    return { wire: { fields, callbacks: flags }, signal };
+  }
+
+  /** The messages wire: ids of messages the worker has, payloads of the others, ids it may forget. */
+  #messages(messages, slots) {
+    const s = this[INTERNAL];
+    if (!Array.isArray(messages)) {
+      const whole = payloadOf(messages);
+      if ('o' in whole || 'c' in whole) slots.push([whole, messages]);
+      return { wire: { whole }, count: 0, sent: 1, reused: 0, chars: 0, undo: () => {} };
+    }
+    const use = ++s.use;
+    const items = new Array(messages.length);
+    const fresh = [];
+    const drop = [];
+    let sent = 0;
+    let reused = 0;
+    let chars = 0;
+    let callChars = 0;
+    for (let i = 0; i < messages.length; i++) {
+      const m = messages[i];
+      if (m === null || typeof m !== 'object') {
+        items[i] = payloadOf(m);
+        continue;
+      }
+      const snap = [];
+      const n = snapshot(m, snap);
+      if (n < 0) {
+        // Not plain data: a faithful copy, every time (not remembered).
+        items[i] = payloadOf(m);
+        slots.push([items[i], m]);
+        sent++;
+        continue;
+      }
+      callChars += n;
+      const known = s.known.get(m);
+      const entry = known && s.live.get(known.id);
+      if (entry && sameSnapshot(known.snap, snap)) {
+        entry.use = use;
+        items[i] = known.id;
+        reused++;
+        continue;
+      }
+      if (entry) {
+        // Changed since it was sent: the worker forgets the old version.
+        s.live.delete(known.id);
+        s.liveChars -= entry.chars;
+        drop.push(known.id);
+      }
+      const id = ++s.ids.message;
+      s.known.set(m, { id, snap });
+      s.live.set(id, { chars: n, use });
+      s.liveChars += n;
+      fresh.push([m, known]);
+      items[i] = { id, o: m };
+      slots.push([items[i], m]);
+      sent++;
+      chars += n;
+    }
+    // Keep the latest call's messages, and older ones while they fit in cacheChars.
+    const budget = Math.max(s.cacheChars, callChars);
+    if (s.liveChars > budget) {
+      const old = [...s.live].filter(([, e]) => e.use !== use).sort((a, b) => a[1].use - b[1].use);
+      for (const [id, e] of old) {
+        if (s.liveChars <= budget) break;
+        s.live.delete(id);
+        s.liveChars -= e.chars;
+        drop.push(id);
+      }
+    }
+    s.stats.messagesSent += sent;
+    s.stats.messagesReused += reused;
+    s.stats.charsSent += chars;
+    const undo = () => {
+      // The worker never got this call: forget what it would have stored.
+      for (const [m, previous] of fresh) {
+        const k = s.known.get(m);
+        if (k && s.live.has(k.id)) {
+          s.liveChars -= s.live.get(k.id).chars;
+          s.live.delete(k.id);
+        }
+        if (previous) s.known.set(m, previous);
+        else s.known.delete(m);
+      }
+    };
+    return { wire: { items, drop }, count: messages.length, sent, reused, chars, undo };
+  }
+
+  #receive(message) {
+    const s = this[INTERNAL];
+    if (!message || typeof message !== 'object') return;
+    switch (message.t) {
+      case 'ready':
+        s.onReady(message);
+        return;
+      case 'res': {
+        const call = s.pending.get(message.id);
+        if (!call) return;
+        s.pending.delete(message.id);
+        if (call.onAbort) call.signal.removeEventListener('abort', call.onAbort);
+        for (const sid of call.summaries) s.summaries.delete(sid);
+        if (message.ok) call.resolve(message.value);
+        else call.reject(errorFrom(message.error));
+        return;
+      }
+      case 'ev': {
+        const fn = s.pending.get(message.id)?.callbacks[EVENT_CALLBACK[message.k]];
+        if (typeof fn === 'function') notify(fn, message.a);
+        return;
+      }
+      case 'sum':
+        this.#summarize(message);
+        return;
+      case 'sumabort': {
+        const entry = s.summaries.get(message.sid);
+        if (entry) {
+          s.summaries.delete(message.sid);
+          entry.controller.abort(reasonFrom(message.reason));
+        }
+        return;
+      }
+      default:
+    }
+  }
+
+  /** Runs the host's summarizer here for the worker's pipeline, and sends its answer back. */
+  #summarize({ id, sid, request }) {
+    const s = this[INTERNAL];
+    const call = s.pending.get(id);
+    const reply = (body, value) => {
+      if (!s.summaries.has(sid)) return; // the worker gave up on it (timeout, abort)
+      s.summaries.delete(sid);
+      const message = { t: 'sumres', sid, ...body };
+      try {
+        post(s.worker, message, body.ok ? [[body.value, value]] : []);
+      } catch {
+        // The worker is gone: the call has already been rejected.
+      }
+    };
+    const controller = new AbortController();
+    s.summaries.set(sid, { controller, call });
+    if (!call || typeof call.callbacks.summarize !== 'function') {
+      reply({ ok: false, thrown: thrownData(new Error('no summarizer for this call')) });
+      return;
+    }
+    call.summaries.add(sid);
+    if (call.signal?.aborted) controller.abort(call.signal.reason);
+    let pending;
+    try {
+      pending = Promise.resolve(call.callbacks.summarize({ ...request, signal: controller.signal }));
+    } catch (e) {
+      pending = Promise.reject(e);
+    }
+    pending.then(
+      (value) => reply({ ok: true, value: payloadOf(value) }, value),
+      (error) => reply({ ok: false, thrown: thrownData(error) }),
+    );
+  }
+}
+
+/** postMessage; when structured clone refuses a value, its payloads are re-sent as JSON text. */
+function post(worker, message, slots) {
+  try {
+    worker.postMessage(message);
+  } catch (e) {
+    if (e?.name !== 'DataCloneError' || slots.length === 0) throw e;
+    for (const [payload, value] of slots) {
+      delete payload.o;
+      delete payload.c;
+      delete payload.m;
+      Object.assign(payload, jsonPayload(value));
+    }
+    worker.postMessage(message);
+  }
+}
+
+/** A ContextGuard living in a worker: the same methods, asynchronous. */
+export class WorkerGuard {
+  #connection;
+  #gid;
+  #freed = false;
+
+  constructor(connection, gid, budget, model) {
+    this.#connection = connection;
+    this.#gid = gid;
+    /** The budget (as `ContextGuard.budget`). */
+    this.budget = budget;
+    /** What the model name resolved to (as `ContextGuard.model`). */
+    this.model = model;
+  }
+
+  /** The guard's id in its worker (for methods added with serveGuard: `guard(id)`). */
+  get id() {
+    return this.#gid;
+  }
+
+  /** The connection to the worker (GuardWorker): free functions, custom methods, transfer stats. */
+  get worker() {
+    return this.#connection;
+  }
+
+  #call(method, extra) {
+    if (this.#freed) return Promise.reject(ctxguardError('GUARD_FREED', 'this guard was freed'));
+    return this.#connection[INTERNAL].call({ t: 'call', gid: this.#gid, method }, extra);
+  }
+
+  measure(messages, options) {
+    return this.#call('measure', { messages, options });
+  }
+
+  guardSources(messages, options) {
+    return this.#call('guardSources', { messages, options });
+  }
+
+  prepare(messages, options) {
+    return this.#call('prepare', { messages, options });
+  }
+
+  settle(messages, options) {
+    return this.#call('settle', { messages, options });
+  }
+
+  countMessages(messages, options) {
+    return this.#connection.countMessages(messages, options);
+  }
+
+  observeUsage(args) {
+    const plain = args !== null && typeof args === 'object' && !Array.isArray(args);
+    return this.#call('observeUsage', plain ? { messages: args.messages, options: args, messagesKey: 'messages' } : { options: args });
+  }
+
+  /** `guard.cacheStats`, asynchronously. */
+  cacheStats() {
+    return this.#call('cacheStats', {});
+  }
+
+  /** `guard.calibration`, asynchronously. */
+  calibration() {
+    return this.#call('calibration', {});
+  }
+
+  /** `guard.calibration = state`; rejects with INVALID_OPTIONS as the setter throws. */
+  setCalibration(state) {
+    return this.#call('setCalibration', { args: [payloadOf(state)] });
+  }
+
+  /** Frees the guard in the worker (after its pending calls). Later calls reject with GUARD_FREED. */
+  free() {
+    if (this.#freed) return;
+    this.#freed = true;
+    try {
+      this.#connection.worker.postMessage({ t: 'free', gid: this.#gid });
+    } catch {
+      // The worker is gone already.
+    }
+  }
+
+  /** Stops the worker (every guard on it). */
+  terminate() {
+    this.#freed = true;
+    return this.#connection.terminate();
+  }
+}

@@ -1,0 +1,2 @@
+// A worker that never imports ctxguard/worker/serve.
+setInterval(() => {}, 1000);

@@ -1,0 +1,51 @@
+// Uses ctxguard/worker and ctxguard/worker/serve with the declared types (tsc --noEmit -p tests/ts/).
+import type { PrepareResult, ProgressEvent, WireMessage } from 'ctxguard';
+import { connectGuardWorker, createWorkerGuard, type GuardWorker, type TransferStats, type WorkerGuard } from 'ctxguard/worker';
+import { serveGuard, type MethodContext } from 'ctxguard/worker/serve';
+
+declare const worker: Worker;
+
+export async function mainThread(messages: WireMessage[]): Promise<PrepareResult> {
+  const guard: WorkerGuard = await createWorkerGuard(worker, { model: 'gpt-4o' });
+  const usable: number = guard.budget.usableLimit;
+  const m = await guard.measure(messages, { tools: [] });
+  const state: 'ok' | 'near_trigger' | 'over_trigger' | 'over_limit' = m.state;
+  const g = await guard.guardSources(messages, { onTrace: (t) => t.operation });
+  const visible: WireMessage[] = g.messages;
+  const controller = new AbortController();
+  const result = await guard.prepare(messages, {
+    summarize: async ({ messages: source, signal }) => (signal.aborted ? '' : `${source.length} messages`),
+    onProgress: (e: ProgressEvent) => e.elapsedMs,
+    signal: controller.signal,
+    timeoutMs: 30_000,
+  });
+  const settled = await guard.settle(messages, { summarize: async () => ({ summary: 's' }) });
+  const rendered: string = settled.rendered;
+  const w: GuardWorker = await connectGuardWorker(new URL('./guard.worker.js', 'https://example.invalid/'), { readyTimeoutMs: 5000 });
+  const n: number = await w.countTokens('hello', { encoding: 'cl100k_base' });
+  const total: number = (await w.countMessages(messages, { model: 'gpt-4o' })).total;
+  const custom = await w.call<{ rows: number }>('rows', { from: 0 }, { messages, onProgress: (e) => e });
+  const rows: number = custom.rows;
+  const stats: TransferStats = w.transferStats;
+  const sent: number = stats.messagesSent;
+  // @ts-expect-error measure is asynchronous in a worker
+  const sync: number = guard.measure(messages).usedTokens;
+  // @ts-expect-error the options are ContextGuard's
+  await guard.measure(messages, { emergency: 'yes' });
+  guard.free();
+  await w.terminate();
+  void [usable, state, visible, rendered, n, total, rows, sent, sync];
+  return result;
+}
+
+export function workerThread(): Promise<void> {
+  return serveGuard({
+    methods: {
+      rows(arg: { from: number }, ctx: MethodContext) {
+        const guard = ctx.guard(1);
+        ctx.progress({ from: arg.from });
+        return { rows: ctx.messages?.length ?? 0, used: guard.measure(ctx.messages ?? []).usedTokens, n: ctx.api.countTokens('x') };
+      },
+    },
+  });
+}

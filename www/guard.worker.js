@@ -1,0 +1,125 @@
+// The page's Web Worker: ctxguard runs here (ctxguard/worker/serve), next to a few methods of the
+// page's own, so that the main thread only renders — even on a 2,000-message conversation. The
+// summarizer of prepare() still runs on the main thread (ctxguard/worker forwards it).
+// Import maps do not reach workers: the package is imported by URL.
+
+import { serveGuard } from '/pkg/worker-serve.js';
+import { findAttachments, previewOffsets } from './attachments.js';
+import { parseConversation } from './conversation.js';
+
+const now = () => performance.now();
+
+serveGuard({
+  methods: {
+    /** The model's facts and the budgets that blank limit fields resolve to (greyed placeholders). */
+    facts({ model }, { api }) {
+      const info = api.modelInfo(model);
+      const budget = (cfg) => {
+        try {
+          const g = new api.ContextGuard(cfg);
+          const b = g.budget;
+          g.free();
+          return b;
+        } catch {
+          return null;
+        }
+      };
+      const known = budget({ model: info.model });
+      return { info, known, ratios: known ?? budget({ model: info.model, contextWindow: 1_000_000 }) };
+    },
+
+    /** A loaded file (or a long text) read and parsed here; the page gets the parsed conversation. */
+    async parse({ file, text }, { progress }) {
+      progress({ step: 'read', label: `Reading ${file?.name ?? 'the text'}` });
+      const source = file ? await file.text() : text;
+      progress({ step: 'parse', label: `Parsing ${(source.length / 1e6).toFixed(1)} MB of JSON` });
+      return { conv: parseConversation(source), chars: source.length };
+    },
+
+    /**
+     * One pass of the page on the conversation (`messages`): the raw metrics, the source guards,
+     * per-message counts of both views. Only the model-visible messages that differ from the raw
+     * ones travel back (the page already has the others), plus the attachments and the offsets
+     * their previews suggest.
+     */
+    pass(arg, { api, messages, guard, progress }) {
+      const g = guard(arg.guard);
+      const opts = {};
+      if (arg.tools !== undefined) opts.tools = arg.tools;
+      if (arg.system !== undefined) opts.system = arg.system;
+      const steps = 4;
+      progress({ step: 'measure', done: 0, of: steps, label: 'Counting the raw request' });
+      const t0 = now();
+      const raw = g.measure(messages, opts);
+      progress({ step: 'guard', done: 1, of: steps, label: 'Running the source guards' });
+      const t1 = now();
+      let delivered = 0;
+      const result = g.guardSources(messages, { ...opts, emergency: arg.emergency, onTrace: () => delivered++ });
+      const t2 = now();
+      progress({ step: 'count', done: 2, of: steps, label: 'Counting every message' });
+      const counts = api.countMessages(messages, { model: arg.model, format: arg.format, ...opts });
+      const system = arg.format === 'anthropic' ? result.system ?? undefined : arg.system;
+      const vcounts = api.countMessages(result.messages, { model: arg.model, format: arg.format, ...opts, ...(system === undefined ? {} : { system }) });
+      progress({ step: 'compare', done: 3, of: steps, label: 'Comparing raw and model-visible' });
+      const aligned = result.messages.length === messages.length;
+      const changed = {};
+      if (aligned) {
+        result.messages.forEach((m, i) => {
+          if (JSON.stringify(m) !== JSON.stringify(messages[i])) changed[i] = m;
+        });
+      }
+      return {
+        raw,
+        metrics: result.metrics,
+        traces: result.traces,
+        system: result.system,
+        delivered,
+        counts,
+        vcounts,
+        changed,
+        visible: aligned ? null : result.messages,
+        attachments: findAttachments({ messages, system: arg.system }),
+        previews: [...previewOffsets(result.messages)],
+        ms: { measure: t1 - t0, guard: t2 - t1 },
+      };
+    },
+
+    /**
+     * The stored-turns file of a compaction: the earlier turn (`messages`, which the worker
+     * already has) and the checkpoint, as the JSON text to download and keep.
+     */
+    turnsFile({ head, checkpoint, system }, { messages }) {
+      const turns = [
+        ...(messages.length ? [{ id: 'turn-1', status: 'completed', messages, ...(system !== undefined ? { system } : {}) }] : []),
+        { id: `turn-${messages.length ? 2 : 1}`, status: 'completed', messages: checkpoint.messages, ...(checkpoint.system != null ? { system: checkpoint.system } : {}) },
+      ];
+      return { json: JSON.stringify({ ...head, turns }, null, 2), turns: turns.length };
+    },
+
+    /** Reloads a stored-turns file: parse, resolveHistory, and the metrics of what resumes. */
+    async reload({ file, text, config, format: fallbackFormat, model: fallbackModel }, { api }) {
+      const data = JSON.parse(file ? await file.text() : text);
+      const turns = Array.isArray(data) ? data : data?.turns;
+      if (!Array.isArray(turns)) throw new Error('Expected { turns: [...] } or an array of turns.');
+      const format = data?.format ?? fallbackFormat;
+      const model = data?.model ?? fallbackModel;
+      const resolved = api.resolveHistory(turns, { format });
+      const guard = new api.ContextGuard({ ...config, model, format });
+      try {
+        const opts = format === 'anthropic' && resolved.system != null ? { system: resolved.system } : {};
+        if (Array.isArray(data?.tools)) opts.tools = data.tools;
+        return {
+          resolved,
+          metrics: guard.measure(resolved.messages, opts),
+          storedCount: turns.reduce((n, t) => n + (Array.isArray(t?.messages) ? t.messages.length : 0), 0),
+          turns: turns.length,
+          format,
+          model,
+          tools: Array.isArray(data?.tools) ? data.tools : undefined,
+        };
+      } finally {
+        guard.free();
+      }
+    },
+  },
+});
