@@ -1,5 +1,6 @@
 //! Adapters between wire formats and the internal message model.
 
+pub mod ai_sdk;
 pub mod anthropic;
 pub mod image_header;
 pub mod openai;
@@ -17,6 +18,9 @@ pub enum Format {
     #[default]
     Openai,
     Anthropic,
+    /// Vercel AI SDK model messages (`ModelMessage`).
+    #[serde(rename = "ai-sdk")]
+    AiSdk,
 }
 
 impl Format {
@@ -24,9 +28,10 @@ impl Format {
         match name {
             "openai" => Ok(Format::Openai),
             "anthropic" => Ok(Format::Anthropic),
+            "ai-sdk" => Ok(Format::AiSdk),
             other => Err(Error::new(
                 ErrorCode::UnknownFormat,
-                format!("unknown format {other:?}; expected \"openai\" or \"anthropic\""),
+                format!("unknown format {other:?}; expected \"openai\", \"anthropic\" or \"ai-sdk\""),
             )),
         }
     }
@@ -52,6 +57,7 @@ pub struct Request {
 ///
 /// OpenAI: `system` (a string or text parts) is prepended as a system message.
 /// Anthropic: `system` is the request's top-level `system`.
+/// AI SDK: `system` (a string or a system message, as `generateText` takes it) is prepended.
 pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, tools: Option<&Value>) -> Result<Request> {
     let system = system.filter(|v| !v.is_null());
     let tools = tools.filter(|v| !v.is_null());
@@ -75,12 +81,21 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
             parsed
         }
         Format::Anthropic => anthropic::parse_messages(messages, system)?,
+        Format::AiSdk => {
+            let mut parsed = ai_sdk::parse_messages(messages)?;
+            if let Some(sys) = system {
+                parsed.insert(0, ai_sdk::parse_system(sys)?);
+                prepended_system = true;
+            }
+            parsed
+        }
     };
     let tools = match tools {
         None => Vec::new(),
         Some(t) => match format {
             Format::Openai => openai::parse_tools(t)?,
             Format::Anthropic => anthropic::parse_tools(t)?,
+            Format::AiSdk => ai_sdk::parse_tools(t)?,
         },
     };
     Ok(Request { messages, tools, tool_choice: crate::count::ToolChoice::Auto, prepended_system })
@@ -88,13 +103,13 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
 
 /// Write a request's messages back in `format`: `(system, messages)`; `system` is `Some` only
 /// for Anthropic. A system prompt that came in through the `system` option is not repeated in
-/// the OpenAI messages.
+/// the OpenAI or AI SDK messages.
 pub fn write_request(format: Format, request: &Request) -> (Option<Value>, Vec<Value>) {
+    let skip = usize::from(request.prepended_system);
+    let rest = request.messages.get(skip..).unwrap_or(&[]);
     match format {
-        Format::Openai => {
-            let skip = usize::from(request.prepended_system);
-            (None, openai::to_wire(request.messages.get(skip..).unwrap_or(&[])))
-        }
+        Format::Openai => (None, openai::to_wire(rest)),
         Format::Anthropic => anthropic::to_wire(&request.messages),
+        Format::AiSdk => (None, ai_sdk::to_wire(rest)),
     }
 }
