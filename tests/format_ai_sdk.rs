@@ -18,10 +18,19 @@ fn text_of(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap()
 }
 
-/// parse → to_wire gives back the same messages (values and key order).
+/// Written back as one list (the system messages, then the others).
+fn written(m: &[Message]) -> Vec<Value> {
+    let (system, messages) = to_wire(m);
+    let mut all = system.and_then(|s| s.as_array().cloned()).unwrap_or_default();
+    all.extend(messages);
+    all
+}
+
+/// parse → to_wire gives back the same messages (values and key order; the inputs have their
+/// system messages first).
 fn roundtrip(input: &Value) -> Vec<Message> {
     let parsed = parse_messages(input).unwrap_or_else(|e| panic!("parse failed: {e}"));
-    assert_eq!(text_of(&Value::Array(to_wire(&parsed))), text_of(input), "messages changed");
+    assert_eq!(text_of(&Value::Array(written(&parsed))), text_of(input), "messages changed");
     parsed
 }
 
@@ -177,6 +186,38 @@ fn ai_sdk_4_core_messages_round_trip() {
 }
 
 #[test]
+fn ai_sdk_7_file_data_round_trips() {
+    let m = roundtrip(&json!([
+      {"role": "user", "content": [
+        {"type": "file", "data": {"type": "text", "text": "Inline notes 📝"}, "mediaType": "text", "filename": "n.txt"},
+        {"type": "file", "data": {"type": "url", "url": "https://example.com/a.pdf"}, "mediaType": "application/pdf"},
+        {"type": "file", "data": {"type": "reference", "reference": {"openai": "file-1"}}, "mediaType": "application/pdf"},
+        {"type": "file", "data": {"openai": "file-2"}, "mediaType": "application/pdf"},
+        {"type": "file", "data": {"type": "data", "data": ONE_PX_PNG_B64}, "mediaType": "image"},
+        {"type": "image", "image": {"anthropic": "file-3"}}
+      ]},
+      {"role": "assistant", "content": [{"type": "custom", "kind": "x"}, {"type": "reasoning-file", "data": "AA==", "mediaType": "image/png"}, {"type": "text", "text": "ok"}]}
+    ]));
+    let Content::Parts(parts) = &m[0].content else { panic!("parts") };
+    assert!(matches!(&parts[0], Part::File { text: Some(t), .. } if t == "Inline notes 📝"));
+    assert!(matches!(&parts[1], Part::File { text: None, .. }));
+    assert!(matches!(&parts[3], Part::File { text: None, .. }));
+    assert!(matches!(&parts[4], Part::Image { width: Some(1), .. }));
+    assert!(matches!(&parts[5], Part::Image { source: ImageSource::Other, .. }));
+    let Content::Parts(parts) = &m[1].content else { panic!("parts") };
+    assert_eq!(parts.len(), 2, "the reasoning file is kept out of the content");
+
+    // A preview of an inline text file stays inline text.
+    let mut m = m;
+    if let Content::Parts(parts) = &mut m[0].content {
+        if let Part::File { text, .. } = &mut parts[0] {
+            *text = Some("Inline [preview]".into());
+        }
+    }
+    assert_eq!(written(&m)[0]["content"][0]["data"], json!({"type": "text", "text": "Inline [preview]"}));
+}
+
+#[test]
 fn changed_outputs_and_files_stay_valid() {
     let mut m = parse_messages(&travel()).unwrap();
     // A JSON output compacted to other JSON stays a json output; one cut as lines becomes text.
@@ -188,7 +229,7 @@ fn changed_outputs_and_files_stay_valid() {
             *text = Some("Reiseplan [preview]".into());
         }
     }
-    let out = to_wire(&m);
+    let out = written(&m);
     assert_eq!(out[3]["content"][0]["output"], json!({"type": "json", "value": {"temp_c": 18, "_ctxguard": "cut"}}));
     assert_eq!(out[3]["content"][1]["output"], json!({"type": "text", "value": "LH 714 [cut]"}));
     let data = out[1]["content"][2]["data"].as_str().unwrap();
@@ -197,7 +238,7 @@ fn changed_outputs_and_files_stay_valid() {
     assert_eq!(String::from_utf8(decoded).unwrap(), "Reiseplan [preview]");
 
     m[3].content = Content::Text("not json any more".into());
-    let out = to_wire(&m);
+    let out = written(&m);
     assert_eq!(out[3]["content"][0]["output"], json!({"type": "text", "value": "not json any more"}));
 }
 
@@ -208,7 +249,7 @@ fn dropped_calls_take_their_approval_request_and_pieces_merge() {
     m[7].tool_calls.clear();
     m[7].content = Content::Parts(vec![Part::Text { text: "ok".into(), extra: Default::default() }]);
     m.truncate(8);
-    let out = to_wire(&m);
+    let out = written(&m);
     assert_eq!(out.len(), 7);
     assert_eq!(out[6]["content"], json!([{"type": "text", "text": "ok"}]));
 
@@ -217,10 +258,11 @@ fn dropped_calls_take_their_approval_request_and_pieces_merge() {
     created[0].markers.summary_compacted = true;
     created.push(Message { role: Role::Tool, tool_call_id: Some("a".into()), name: Some("t".into()), ..Message::text(Role::Tool, "1") });
     created.push(Message { role: Role::Tool, tool_call_id: Some("b".into()), ..Message::text(Role::Tool, "2") });
+    let (system, messages) = to_wire(&created);
+    assert_eq!(system, Some(json!([{"role": "system", "content": "[ctxguard:summary] x", "ctxguard": {"summaryCompacted": true}}])));
     assert_eq!(
-        Value::Array(to_wire(&created)),
+        Value::Array(messages),
         json!([
-          {"role": "system", "content": "[ctxguard:summary] x", "ctxguard": {"summaryCompacted": true}},
           {"role": "tool", "content": [
             {"type": "tool-result", "toolCallId": "a", "toolName": "t", "output": {"type": "text", "value": "1"}},
             {"type": "tool-result", "toolCallId": "b", "output": {"type": "text", "value": "2"}}
@@ -232,13 +274,25 @@ fn dropped_calls_take_their_approval_request_and_pieces_merge() {
 #[test]
 fn system_option_and_request_round_trip() {
     let msgs = json!([{"role": "user", "content": "Hi"}]);
-    for sys in [json!("Be brief."), json!({"role": "system", "content": "Be brief.", "providerOptions": {"a": {}}})] {
+    let with_options = json!({"role": "system", "content": "Be brief.", "providerOptions": {"a": {}}});
+    for (sys, back) in [
+        (json!("Be brief."), json!([{"role": "system", "content": "Be brief."}])),
+        (with_options.clone(), json!([with_options])),
+        (json!([with_options, {"role": "system", "content": "Zwei"}]), json!([with_options, {"role": "system", "content": "Zwei"}])),
+    ] {
         let r = parse_request(Format::AiSdk, &msgs, Some(&sys), None).unwrap();
-        assert_eq!(r.messages.len(), 2);
         assert_eq!(r.messages[0].content.text(), "Be brief.");
-        assert_eq!(write_request(Format::AiSdk, &r), (None, vec![msgs[0].clone()]));
+        assert_eq!(write_request(Format::AiSdk, &r), (Some(back), vec![msgs[0].clone()]));
     }
+    // System messages in `messages` (AI SDK 5/6 style) are written into `system` too, in order.
+    let inline = json!([{"role": "system", "content": "A"}, {"role": "user", "content": "Hi"}, {"role": "system", "content": "B"}]);
+    let r = parse_request(Format::AiSdk, &inline, None, None).unwrap();
+    assert_eq!(
+        write_request(Format::AiSdk, &r),
+        (Some(json!([{"role": "system", "content": "A"}, {"role": "system", "content": "B"}])), vec![inline[1].clone()])
+    );
     assert_eq!(parse_system(&json!(["x"])).unwrap_err().code, ErrorCode::InvalidOptions);
+    assert_eq!(parse_system(&json!(1)).unwrap_err().code, ErrorCode::InvalidOptions);
     assert_eq!(parse_system(&json!({"role": "user", "content": "x"})).unwrap_err().code, ErrorCode::InvalidOptions);
     assert_eq!(Format::from_name("ai-sdk").unwrap(), Format::AiSdk);
     assert_eq!(serde_json::to_value(Format::AiSdk).unwrap(), json!("ai-sdk"));

@@ -9,11 +9,11 @@
 //!
 //! | wire | internal |
 //! |---|---|
-//! | `system` (`content` a string) | `Role::System`, `Content::Text` |
+//! | `system` (`content` a string), in `messages` or the `system` option | `Role::System`, `Content::Text` |
 //! | `user` / `assistant` with a string `content` | same role, `Content::Text` |
 //! | `user` / `assistant` parts | `Content::Parts` |
 //! | `text` part | `Part::Text` |
-//! | `image` part, `file` part with an `image/*` `mediaType` | `Part::Image`: a URL string (`https:`, `data:`...) → `ImageSource::Url`, other strings (base64) → `ImageSource::Base64`; pixel size read from the header of base64 / data-URL PNG, JPEG, GIF, WebP (or from non-standard `width` / `height` hints); OpenAI's `providerOptions.openai.imageDetail` is the `detail` |
+//! | `image` part, `file` part with an `image/*` (or `image`) `mediaType` | `Part::Image`: a URL string (`https:`, `data:`...) → `ImageSource::Url`, other strings (base64) → `ImageSource::Base64`; pixel size read from the header of base64 / data-URL PNG, JPEG, GIF, WebP (or from non-standard `width` / `height` hints); OpenAI's `providerOptions.openai.imageDetail` is the `detail` |
 //! | other `file` part | `Part::File`: `name` = `filename`, `media_type` = `mediaType`; `text` = the decoded file when the media type is textual (`text/*`, JSON, XML, YAML...) and the data is base64 or a base64 `data:` URL; otherwise no text (counted as an opaque file) |
 //! | `tool-call` part (assistant) | a `ToolCall` (`arguments` = compact JSON of `input`) plus `Part::ToolCallRef` at its position |
 //! | `tool-call` with `providerExecuted: true`, `tool-result` in an assistant message | `Part::Unknown` (provider-executed tools: call and result live in the assistant message and are not paired) |
@@ -43,7 +43,9 @@
 //! # Binary data
 //!
 //! Messages cross into ctxguard as JSON. Strings (base64 or URLs) do; a `URL` object does as its
-//! `href` (and comes back as that string, which the AI SDK accepts). Raw bytes (`Uint8Array`,
+//! `href` (and comes back as that string, which the AI SDK accepts); so do AI SDK 7's tagged file
+//! data (`{type: "data" | "url" | "reference" | "text", ...}`, inline `text` read as the file's
+//! text) and provider references (`{openai: "file-..."}`, opaque). Raw bytes (`Uint8Array`,
 //! `Buffer`, `ArrayBuffer`) do not survive `JSON.stringify`, so an `image` / `data` that is not
 //! a string is an `INVALID_CONTENT_PART` error naming the part: pass base64 text or a `data:` URL
 //! (`Buffer.from(bytes).toString('base64')`) — the AI SDK accepts those unchanged.
@@ -60,11 +62,20 @@
 //! - `part`: a tool message part written back verbatim (approval responses);
 //! - `argsKey` (in a `ToolCall`'s `extra`): the v4 `args` name.
 //!
+//! # System messages
+//!
+//! Every system message is written into `system` — an array of system messages for
+//! `generateText`'s `system` (AI SDK 6) or `instructions` (AI SDK 7) — and none into `messages`,
+//! like the Anthropic format: AI SDK 7 rejects system messages in `messages` by default, AI SDK 5
+//! and 6 warn, and the AI SDK's Anthropic provider rejects system messages after the first user
+//! message. The system messages themselves come back unchanged (`providerOptions` included), in
+//! order; ctxguard's own (summaries, evidence notes, guidance) are `{role: "system", content}`
+//! (plus `ctxguard` markers in checkpoints). AI SDK 5's `system` takes only a string: pass
+//! `[...system, ...messages]` as its `messages` instead.
+//!
 //! # Writing messages ctxguard created
 //!
-//! System messages (summaries, evidence notes, guidance) are written as `{role: "system",
-//! content}` where they are in the list. Consecutive tool messages without `wire.group` are
-//! merged into one `tool` message.
+//! Consecutive tool messages without `wire.group` are merged into one `tool` message.
 //!
 //! # Strictness
 //!
@@ -118,42 +129,49 @@ pub fn parse_messages(value: &Value) -> Result<Vec<Message>> {
     Ok(out)
 }
 
-/// Write internal messages back as AI SDK messages.
-pub fn to_wire(messages: &[Message]) -> Vec<Value> {
-    let mut out = Vec::with_capacity(messages.len());
+/// Write internal messages back as AI SDK `(system, messages)`: every system message goes into
+/// `system` (an array of system messages, `None` when there is none), the rest into `messages`.
+pub fn to_wire(messages: &[Message]) -> (Option<Value>, Vec<Value>) {
+    let system: Vec<Value> = messages.iter().filter(|m| m.role == Role::System).map(message_to_wire).collect();
+    let rest: Vec<&Message> = messages.iter().filter(|m| m.role != Role::System).collect();
+    let mut out = Vec::with_capacity(rest.len());
     let mut start = 0;
-    while let Some(first) = messages.get(start) {
+    while let Some(first) = rest.get(start) {
         let mut end = start + 1;
-        while messages.get(end).is_some_and(|next| same_run(first, next)) {
+        while rest.get(end).is_some_and(|next| same_run(first, next)) {
             end += 1;
         }
-        if let Some(run) = messages.get(start..end) {
-            let refs: Vec<&Message> = run.iter().collect();
-            out.push(run_to_wire(&refs));
+        if let Some(run) = rest.get(start..end) {
+            out.push(run_to_wire(run));
         }
         start = end;
     }
-    out
+    ((!system.is_empty()).then_some(Value::Array(system)), out)
 }
 
-/// The `system` option (`generateText({ system })`): a string, or one system message.
-pub fn parse_system(value: &Value) -> Result<Message> {
-    match value {
+/// The `system` option (`generateText`'s `system` / `instructions`): a string, a system message
+/// or an array of system messages. They become leading system messages.
+pub fn parse_system(value: &Value) -> Result<Vec<Message>> {
+    let as_messages = match value {
         Value::String(s) => {
             let mut m = Message::text(Role::System, s.clone());
             m.wire.content_was_string = true;
-            Ok(m)
+            return Ok(vec![m]);
         }
-        Value::Object(_) => {
-            let mut parsed = parse_messages(&Value::Array(vec![value.clone()]))
-                .map_err(|e| Error::options(format!("system: {}", e.message)))?;
-            match parsed.pop() {
-                Some(m) if m.role == Role::System && parsed.is_empty() => Ok(m),
-                _ => Err(Error::options("system: the message must have role \"system\"")),
-            }
+        Value::Object(_) => Value::Array(vec![value.clone()]),
+        Value::Array(_) => value.clone(),
+        other => {
+            return Err(Error::options(format!(
+                "system must be a string, a system message or an array of system messages, got {}",
+                kind(other)
+            )))
         }
-        other => Err(Error::options(format!("system must be a string or a system message, got {}", kind(other)))),
+    };
+    let parsed = parse_messages(&as_messages).map_err(|e| Error::options(format!("system: {}", e.message)))?;
+    if parsed.iter().any(|m| m.role != Role::System) {
+        return Err(Error::options("system: every message must have role \"system\""));
     }
+    Ok(parsed)
 }
 
 /// Parse AI SDK `tools`: a `ToolSet` object (`{ [name]: { description?, inputSchema } }`).
@@ -479,6 +497,9 @@ fn payload_of<'a>(v: &'a Value, field: &str) -> std::result::Result<Payload<'a>,
             },
             (Some("text"), o) => o.get("text").and_then(Value::as_str).map(Payload::Text).ok_or_else(binary),
             (Some("reference"), _) => Ok(Payload::Opaque),
+            // AI SDK 7 bare provider reference (`{ openai: "file-abc" }`); a Uint8Array reads as
+            // `{ "0": 137, ... }`, an ArrayBuffer as `{}`.
+            (None, o) if !o.is_empty() && o.values().all(Value::is_string) => Ok(Payload::Opaque),
             _ => Err(binary()),
         },
         _ => Err(binary()),
@@ -492,7 +513,8 @@ fn media_type_of(o: &Map<String, Value>) -> Option<&str> {
 /// Media types whose files are text the model reads as such.
 fn is_text_media(media_type: &str) -> bool {
     let mt = media_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    mt.starts_with("text/")
+    mt == "text"
+        || mt.starts_with("text/")
         || mt.ends_with("+json")
         || mt.ends_with("+xml")
         || matches!(
@@ -561,8 +583,12 @@ fn parse_media(o: &Map<String, Value>, field: &str, image: bool) -> std::result:
         Payload::Url(u) => wire::data_url_media_type(u),
         _ => None,
     };
+    // AI SDK 7 allows the top-level segment alone (`image`).
     let is_image = image
-        || media_type.or(data_url_type.as_deref()).is_some_and(|mt| mt.to_ascii_lowercase().starts_with("image/"));
+        || media_type.or(data_url_type.as_deref()).is_some_and(|mt| {
+            let mt = mt.to_ascii_lowercase();
+            mt == "image" || mt.starts_with("image/")
+        });
     if !is_image {
         let name = o.get("filename").and_then(Value::as_str).map(str::to_string);
         let text = payload_text(&payload, media_type);
@@ -578,7 +604,8 @@ fn parse_media(o: &Map<String, Value>, field: &str, image: bool) -> std::result:
         ),
         Payload::Text(_) | Payload::Opaque => (ImageSource::Other, None),
     };
-    let extra = if matches!(source, ImageSource::Other) { rest(o, &[]) } else { rest(o, &[field]) };
+    // A string payload lives in the source; tagged file data and references stay verbatim.
+    let extra = if raw.is_string() { rest(o, &[field]) } else { rest(o, &[]) };
     let (width, height) = wire::image_dims(wire::u32_hint(o, "width"), wire::u32_hint(o, "height"), || header);
     let detail = o
         .get("providerOptions")
@@ -842,14 +869,17 @@ fn part_to_wire(p: &Part) -> Option<Value> {
         Part::Image { source, extra, .. } => {
             let ty = extra.get("type").and_then(Value::as_str).unwrap_or("image");
             let mut o = typed(ty);
-            match source {
-                ImageSource::Url(u) => {
-                    o.insert(payload_field(ty).into(), Value::String(u.clone()));
+            let field = payload_field(ty);
+            if !extra.contains_key(field) {
+                match source {
+                    ImageSource::Url(u) => {
+                        o.insert(field.into(), Value::String(u.clone()));
+                    }
+                    ImageSource::Base64 { data, .. } => {
+                        o.insert(field.into(), Value::String(data.clone()));
+                    }
+                    ImageSource::Other => {}
                 }
-                ImageSource::Base64 { data, .. } => {
-                    o.insert(payload_field(ty).into(), Value::String(data.clone()));
-                }
-                ImageSource::Other => {}
             }
             wire::append_fields(&mut o, extra);
             Value::Object(o)

@@ -57,7 +57,8 @@ pub struct Request {
 ///
 /// OpenAI: `system` (a string or text parts) is prepended as a system message.
 /// Anthropic: `system` is the request's top-level `system`.
-/// AI SDK: `system` (a string or a system message, as `generateText` takes it) is prepended.
+/// AI SDK: `system` (a string, a system message or an array of them, as `generateText` takes
+/// it) is prepended.
 pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, tools: Option<&Value>) -> Result<Request> {
     let system = system.filter(|v| !v.is_null());
     let tools = tools.filter(|v| !v.is_null());
@@ -82,12 +83,11 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
         }
         Format::Anthropic => anthropic::parse_messages(messages, system)?,
         Format::AiSdk => {
-            let mut parsed = ai_sdk::parse_messages(messages)?;
-            if let Some(sys) = system {
-                parsed.insert(0, ai_sdk::parse_system(sys)?);
-                prepended_system = true;
+            let parsed = ai_sdk::parse_messages(messages)?;
+            match system {
+                Some(sys) => ai_sdk::parse_system(sys)?.into_iter().chain(parsed).collect(),
+                None => parsed,
             }
-            parsed
         }
     };
     let tools = match tools {
@@ -102,14 +102,16 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
 }
 
 /// Write a request's messages back in `format`: `(system, messages)`; `system` is `Some` only
-/// for Anthropic. A system prompt that came in through the `system` option is not repeated in
-/// the OpenAI or AI SDK messages.
+/// for Anthropic and the AI SDK (its system messages, for `generateText`'s `system` /
+/// `instructions`). A system prompt that came in through the `system` option is not repeated in
+/// the OpenAI messages.
 pub fn write_request(format: Format, request: &Request) -> (Option<Value>, Vec<Value>) {
-    let skip = usize::from(request.prepended_system);
-    let rest = request.messages.get(skip..).unwrap_or(&[]);
     match format {
-        Format::Openai => (None, openai::to_wire(rest)),
+        Format::Openai => {
+            let skip = usize::from(request.prepended_system);
+            (None, openai::to_wire(request.messages.get(skip..).unwrap_or(&[])))
+        }
         Format::Anthropic => anthropic::to_wire(&request.messages),
-        Format::AiSdk => (None, ai_sdk::to_wire(rest)),
+        Format::AiSdk => ai_sdk::to_wire(&request.messages),
     }
 }
