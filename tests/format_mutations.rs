@@ -182,17 +182,19 @@ fn shuffle_keys(v: &Value, seed: u64) -> Value {
 /// `Ok(true)`: accepted and written back exactly; `Ok(false)`: rejected with an error.
 type Check = fn(&Value) -> Result<bool, String>;
 
+/// `Ok(true)` when `back` is `input` to the byte.
+fn exact(back: &Value, input: &Value) -> Result<bool, String> {
+    let (a, b) = (serde_json::to_string(back).unwrap(), serde_json::to_string(input).unwrap());
+    if a == b {
+        Ok(true)
+    } else {
+        Err(format!("wrote\n{a}\nfor\n{b}"))
+    }
+}
+
 fn check_openai(input: &Value) -> Result<bool, String> {
     match openai::parse_messages(input) {
-        Ok(m) => {
-            let back = Value::Array(openai::to_wire(&m));
-            let (a, b) = (serde_json::to_string(&back).unwrap(), serde_json::to_string(input).unwrap());
-            if a == b {
-                Ok(true)
-            } else {
-                Err(format!("wrote\n{a}\nfor\n{b}"))
-            }
-        }
+        Ok(m) => exact(&Value::Array(openai::to_wire(&m)), input),
         Err(e) if e.message.starts_with("messages") => Ok(false),
         Err(e) => Err(format!("error without message path: {e}")),
     }
@@ -224,13 +226,7 @@ fn check_ai_sdk(input: &Value) -> Result<bool, String> {
             let (system, messages) = ai_sdk::to_wire(&m);
             let mut all = system.and_then(|s| s.as_array().cloned()).unwrap_or_default();
             all.extend(messages);
-            let back = Value::Array(all);
-            let (a, b) = (serde_json::to_string(&back).unwrap(), serde_json::to_string(input).unwrap());
-            if a == b {
-                Ok(true)
-            } else {
-                Err(format!("wrote\n{a}\nfor\n{b}"))
-            }
+            exact(&Value::Array(all), input)
         }
         Err(e) if e.message.starts_with("messages") => Ok(false),
         Err(e) => Err(format!("error without message path: {e}")),

@@ -134,19 +134,7 @@ pub fn parse_messages(value: &Value) -> Result<Vec<Message>> {
 pub fn to_wire(messages: &[Message]) -> (Option<Value>, Vec<Value>) {
     let system: Vec<Value> = messages.iter().filter(|m| m.role == Role::System).map(message_to_wire).collect();
     let rest: Vec<&Message> = messages.iter().filter(|m| m.role != Role::System).collect();
-    let mut out = Vec::with_capacity(rest.len());
-    let mut start = 0;
-    while let Some(first) = rest.get(start) {
-        let mut end = start + 1;
-        while rest.get(end).is_some_and(|next| same_run(first, next)) {
-            end += 1;
-        }
-        if let Some(run) = rest.get(start..end) {
-            out.push(run_to_wire(run));
-        }
-        start = end;
-    }
-    ((!system.is_empty()).then_some(Value::Array(system)), out)
+    ((!system.is_empty()).then_some(Value::Array(system)), wire::write_runs(&rest, same_run, run_to_wire))
 }
 
 /// The `system` option (`generateText`'s `system` / `instructions`): a string, a system message
@@ -803,34 +791,14 @@ fn message_to_wire(m: &Message) -> Value {
 /// Parts of a user or assistant message: tool calls at their `ToolCallRef`s (calls no ref points
 /// at after the other parts), then the hidden parts put back at their index.
 fn parts_to_wire(content: &Content, calls: &[ToolCall], hidden: Option<&Vec<Value>>) -> Vec<Value> {
-    let mut used = vec![false; calls.len()];
-    let mut out = Vec::new();
-    match content {
+    let mut out = match content {
         Content::Text(s) => {
-            if !s.is_empty() {
-                out.push(Value::Object(text_part(s, &Extra::new())));
-            }
+            let mut out = if s.is_empty() { Vec::new() } else { vec![Value::Object(text_part(s, &Extra::new()))] };
+            out.extend(calls.iter().map(tool_call_part));
+            out
         }
-        Content::Parts(parts) => {
-            for p in parts {
-                if let Part::ToolCallRef { index } = p {
-                    if let (Some(call), Some(flag)) = (calls.get(*index), used.get_mut(*index)) {
-                        if !*flag {
-                            *flag = true;
-                            out.push(tool_call_part(call));
-                        }
-                    }
-                } else if let Some(v) = part_to_wire(p) {
-                    out.push(v);
-                }
-            }
-        }
-    }
-    for (call, flag) in calls.iter().zip(&used) {
-        if !flag {
-            out.push(tool_call_part(call));
-        }
-    }
+        Content::Parts(parts) => wire::interleave_calls(parts, calls, part_to_wire, tool_call_part),
+    };
     for entry in hidden.into_iter().flatten() {
         let (Some(at), Some(part)) = (entry.get(0).and_then(Value::as_u64), entry.get(1)) else { continue };
         // An approval request goes with its tool call (dropped by pair sanitation, say).
