@@ -46,9 +46,10 @@
 //! `href` (and comes back as that string, which the AI SDK accepts); so do AI SDK 7's tagged file
 //! data (`{type: "data" | "url" | "reference" | "text", ...}`, inline `text` read as the file's
 //! text) and provider references (`{openai: "file-..."}`, opaque). Raw bytes (`Uint8Array`,
-//! `Buffer`, `ArrayBuffer`) do not survive `JSON.stringify`, so an `image` / `data` that is not
-//! a string is an `INVALID_CONTENT_PART` error naming the part: pass base64 text or a `data:` URL
-//! (`Buffer.from(bytes).toString('base64')`) — the AI SDK accepts those unchanged.
+//! `Buffer`, `ArrayBuffer`) do not survive `JSON.stringify` (they arrive as `{"0": 137, ...}`,
+//! `{"type": "Buffer", ...}` or `{}`), so such an `image` / `data` is an `INVALID_CONTENT_PART`
+//! error naming the part: pass base64 text or a `data:` URL (`Buffer.from(bytes).toString('base64')`)
+//! — the AI SDK accepts those unchanged.
 //!
 //! # Bookkeeping (under `format::WIRE_INFO_KEY`, see `format::wire`)
 //!
