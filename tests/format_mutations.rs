@@ -1,9 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
-//! Mutating any field of a realistic request (OpenAI or Anthropic) to any odd value — or
+//! Mutating any field of a realistic request (OpenAI, Anthropic or AI SDK) to any odd value — or
 //! removing it — either gives a typed error or parses into messages that `to_wire` writes back
 //! exactly: never a panic, never a silently changed request. Key orders are shuffled too.
 
-use ctxguard::format::{anthropic, openai};
+use ctxguard::format::{ai_sdk, anthropic, openai};
 use serde_json::{json, Map, Value};
 
 const ONE_PX_PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
@@ -61,6 +61,40 @@ fn anthropic_fixture() -> Value {
       {{"role": "user", "content": [{{"type": "tool_result", "tool_use_id": "toolu_3"}}], "meta": 1}},
       {{"role": "assistant", "content": "fertig"}}
     ]}}"#
+    );
+    serde_json::from_str(&text).unwrap()
+}
+
+fn ai_sdk_fixture() -> Value {
+    let text = format!(
+        r#"[
+      {{"role": "system", "content": "Be brief. 简短回答。", "providerOptions": {{"anthropic": {{"cacheControl": {{"type": "ephemeral"}}}}}}}},
+      {{"role": "user", "id": "u1", "content": [
+        {{"type": "text", "text": "Look 👀"}},
+        {{"type": "image", "image": "data:image/png;base64,{ONE_PX_PNG_B64}", "mediaType": "image/png", "width": 10}},
+        {{"type": "file", "data": "SGFsbG8=", "mediaType": "text/plain", "filename": "a.txt"}},
+        {{"type": "file", "data": "https://x.example/a.pdf", "mediaType": "application/pdf"}}
+      ], "ctxguard": {{"pinned": true}}}},
+      {{"role": "assistant", "content": [
+        {{"type": "reasoning", "text": "hmm", "providerOptions": {{"anthropic": {{"signature": "sig"}}}}}},
+        {{"type": "text", "text": "Vorher"}},
+        {{"type": "tool-call", "toolCallId": "call_1", "toolName": "get", "input": {{"a": [1, 2.5, {{"b": null}}]}}}},
+        {{"type": "tool-call", "toolCallId": "call_2", "toolName": "get", "input": {{}}, "providerOptions": {{"openai": {{"x": 1}}}}}},
+        {{"type": "tool-approval-request", "approvalId": "ap", "toolCallId": "call_2"}}
+      ]}},
+      {{"role": "tool", "content": [
+        {{"type": "tool-result", "toolCallId": "call_1", "toolName": "get", "output": {{"type": "json", "value": {{"k": [1, "zwei"]}}}}}},
+        {{"type": "tool-result", "toolCallId": "call_2", "toolName": "get", "output": {{"type": "content", "value": [
+          {{"type": "text", "text": "two"}}, {{"type": "image-data", "data": "{ONE_PX_PNG_B64}", "mediaType": "image/png"}}
+        ]}}, "ctxguard": {{"compactedToolOutput": true}}}},
+        {{"type": "tool-approval-response", "approvalId": "ap", "approved": true}}
+      ], "providerOptions": {{"a": {{}}}}}},
+      {{"role": "user", "content": "weiter"}},
+      {{"role": "assistant", "content": [{{"type": "reasoning", "text": "now"}}, {{"type": "tool-call", "toolCallId": "c3", "toolName": "x", "args": {{}}}}]}},
+      {{"role": "tool", "content": [{{"type": "tool-result", "toolCallId": "c3", "toolName": "x", "output": {{"type": "execution-denied"}}}},
+        {{"type": "tool-result", "toolCallId": "c3", "toolName": "x", "result": "v4"}}]}},
+      {{"role": "assistant", "content": "fertig"}}
+    ]"#
     );
     serde_json::from_str(&text).unwrap()
 }
@@ -148,17 +182,19 @@ fn shuffle_keys(v: &Value, seed: u64) -> Value {
 /// `Ok(true)`: accepted and written back exactly; `Ok(false)`: rejected with an error.
 type Check = fn(&Value) -> Result<bool, String>;
 
+/// `Ok(true)` when `back` is `input` to the byte.
+fn exact(back: &Value, input: &Value) -> Result<bool, String> {
+    let (a, b) = (serde_json::to_string(back).unwrap(), serde_json::to_string(input).unwrap());
+    if a == b {
+        Ok(true)
+    } else {
+        Err(format!("wrote\n{a}\nfor\n{b}"))
+    }
+}
+
 fn check_openai(input: &Value) -> Result<bool, String> {
     match openai::parse_messages(input) {
-        Ok(m) => {
-            let back = Value::Array(openai::to_wire(&m));
-            let (a, b) = (serde_json::to_string(&back).unwrap(), serde_json::to_string(input).unwrap());
-            if a == b {
-                Ok(true)
-            } else {
-                Err(format!("wrote\n{a}\nfor\n{b}"))
-            }
-        }
+        Ok(m) => exact(&Value::Array(openai::to_wire(&m)), input),
         Err(e) if e.message.starts_with("messages") => Ok(false),
         Err(e) => Err(format!("error without message path: {e}")),
     }
@@ -179,6 +215,20 @@ fn check_anthropic(input: &Value) -> Result<bool, String> {
             }
         }
         Err(e) if e.message.starts_with("messages") || e.message.starts_with("system") => Ok(false),
+        Err(e) => Err(format!("error without message path: {e}")),
+    }
+}
+
+fn check_ai_sdk(input: &Value) -> Result<bool, String> {
+    match ai_sdk::parse_messages(input) {
+        Ok(m) => {
+            // System messages are written into `system`; the fixture has its one first.
+            let (system, messages) = ai_sdk::to_wire(&m);
+            let mut all = system.and_then(|s| s.as_array().cloned()).unwrap_or_default();
+            all.extend(messages);
+            exact(&Value::Array(all), input)
+        }
+        Err(e) if e.message.starts_with("messages") => Ok(false),
         Err(e) => Err(format!("error without message path: {e}")),
     }
 }
@@ -219,4 +269,9 @@ fn openai_mutations_are_errors_or_exact_round_trips() {
 #[test]
 fn anthropic_mutations_are_errors_or_exact_round_trips() {
     run(&anthropic_fixture(), check_anthropic);
+}
+
+#[test]
+fn ai_sdk_mutations_are_errors_or_exact_round_trips() {
+    run(&ai_sdk_fixture(), check_ai_sdk);
 }

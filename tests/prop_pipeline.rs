@@ -134,7 +134,13 @@ fn conv_strategy() -> impl Strategy<Value = Conv> {
         prop::option::weighted(0.15, nonempty_text()),
     )
         .prop_map(|(anthropic, system, turns, latest, chain, window, reserve, tool_limit, mid_system)| {
-            let format = if anthropic { Format::Anthropic } else { Format::Openai };
+            // A third of the OpenAI-shaped conversations go through the AI SDK wire instead (the
+            // same conversations: the generated values do not change).
+            let format = match (anthropic, reserve % 3) {
+                (true, _) => Format::Anthropic,
+                (false, 0) => Format::AiSdk,
+                (false, _) => Format::Openai,
+            };
             let model = if anthropic { "claude-sonnet-4-5" } else { "gpt-4o" };
             let mut msgs = Vec::new();
             let mut call_no = 0;
@@ -160,7 +166,7 @@ fn conv_strategy() -> impl Strategy<Value = Conv> {
                     }
                 }
                 msgs.push(AMsg::Assistant { text: Some(t.answer.clone()), calls: vec![] });
-                // Mid-conversation system messages exist only in the OpenAI wire.
+                // Mid-conversation system messages exist only in the OpenAI and AI SDK wires.
                 if t_no == 1 && !anthropic {
                     if let Some(s) = &mid_system {
                         msgs.push(AMsg::System(s.clone()));
@@ -205,6 +211,16 @@ fn anthropic_part(p: &UPart) -> Value {
         UPart::Text(t) => json!({"type": "text", "text": t}),
         UPart::Image(s) => json!({"type": "image", "source": {"type": "url", "url": image_url(*s)}}),
         UPart::File(n, t) => json!({"type": "document", "title": n, "source": {"type": "text", "media_type": "text/plain", "data": t}}),
+        UPart::Inline(n, t) => json!({"type": "text", "text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")}),
+    }
+}
+
+fn ai_sdk_part(p: &UPart) -> Value {
+    use base64::Engine as _;
+    match p {
+        UPart::Text(t) => json!({"type": "text", "text": t}),
+        UPart::Image(s) => json!({"type": "image", "image": image_url(*s)}),
+        UPart::File(n, t) => json!({"type": "file", "data": base64::engine::general_purpose::STANDARD.encode(t), "mediaType": "text/plain", "filename": n}),
         UPart::Inline(n, t) => json!({"type": "text", "text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")}),
     }
 }
@@ -280,7 +296,55 @@ fn to_wire(c: &Conv) -> (Value, Option<Value>, usize) {
             }
             (Value::Array(out), c.system.clone().map(Value::String), latest)
         }
+        Format::AiSdk => {
+            let mut names = std::collections::HashMap::new();
+            for (i, m) in c.msgs.iter().enumerate() {
+                if i == c.latest {
+                    latest = out.len();
+                }
+                match m {
+                    AMsg::System(s) => out.push(json!({"role": "system", "content": s})),
+                    AMsg::User(parts) => out.push(match parts.as_slice() {
+                        [UPart::Text(t)] => json!({"role": "user", "content": t}),
+                        _ => json!({"role": "user", "content": parts.iter().map(ai_sdk_part).collect::<Vec<_>>()}),
+                    }),
+                    AMsg::Assistant { text, calls } if calls.is_empty() => {
+                        out.push(json!({"role": "assistant", "content": text.clone().unwrap_or_default()}));
+                    }
+                    AMsg::Assistant { text, calls } => {
+                        let mut parts: Vec<Value> = text.iter().map(|t| json!({"type": "text", "text": t})).collect();
+                        for (id, name, args) in calls {
+                            names.insert(id.clone(), name.clone());
+                            let input: Value = serde_json::from_str(args).unwrap();
+                            parts.push(json!({"type": "tool-call", "toolCallId": id, "toolName": name, "input": input}));
+                        }
+                        out.push(json!({"role": "assistant", "content": parts}));
+                    }
+                    AMsg::ToolResult { id, text } => {
+                        let name = names.get(id).cloned().unwrap_or_else(|| "orphan".into());
+                        let part = json!({"type": "tool-result", "toolCallId": id, "toolName": name, "output": {"type": "text", "value": text}});
+                        // Consecutive results share one tool message.
+                        if i > 0 && matches!(c.msgs[i - 1], AMsg::ToolResult { .. }) {
+                            out.last_mut().unwrap()["content"].as_array_mut().unwrap().push(part);
+                        } else {
+                            out.push(json!({"role": "tool", "content": [part]}));
+                        }
+                    }
+                }
+            }
+            (Value::Array(out), c.system.clone().map(Value::String), latest)
+        }
     }
+}
+
+/// The AI SDK writes every system message into `system`: `(system, messages)` as it should
+/// come back from `wire` (the system option first).
+fn ai_sdk_split(wire: &Value, system: Option<&Value>) -> (Option<Value>, Value) {
+    let all = wire.as_array().unwrap();
+    let mut sys: Vec<Value> = system.iter().map(|s| json!({"role": "system", "content": s})).collect();
+    sys.extend(all.iter().filter(|m| m["role"] == "system").cloned());
+    let rest = all.iter().filter(|m| m["role"] != "system").cloned().collect();
+    ((!sys.is_empty()).then_some(Value::Array(sys)), Value::Array(rest))
 }
 
 fn guard_for(c: &Conv) -> Guard {
@@ -288,7 +352,7 @@ fn guard_for(c: &Conv) -> Guard {
         "model": c.model,
         "contextWindow": c.window,
         "reservedOutputTokens": c.reserve,
-        "format": match c.format { Format::Openai => "openai", Format::Anthropic => "anthropic" },
+        "format": match c.format { Format::Openai => "openai", Format::Anthropic => "anthropic", Format::AiSdk => "ai-sdk" },
     });
     if let Some(l) = c.tool_limit {
         cfg["toolOutputLimit"] = json!(l);
@@ -477,11 +541,11 @@ fn check(c: &Conv, s: Summarizer, strict: bool) -> Result<(), TestCaseError> {
     if !has_attachment(latest_parts) {
         prop_assert_eq!(got.unwrap(), latest_wire, "latest user message changed");
     }
-    if c.format == Format::Anthropic {
+    if c.format != Format::Openai {
         if let (Some(sys), Some(out_sys)) = (&system, &out_system) {
             let out_text = serde_json::to_string(out_sys).unwrap();
             let needle = serde_json::to_string(sys).unwrap();
-            prop_assert!(out_text.contains(needle.trim_matches('"')), "anthropic system lost: {}", out_text);
+            prop_assert!(out_text.contains(needle.trim_matches('"')), "system lost: {}", out_text);
         }
     }
 
@@ -534,9 +598,13 @@ proptest! {
         let (wire, system, _) = to_wire(&c);
         let req = parse_request(c.format, &wire, system.as_ref(), None).unwrap();
         let (out_system, out) = write_request(c.format, &req);
-        prop_assert_eq!(Value::Array(out), wire);
-        if c.format == Format::Anthropic {
-            prop_assert_eq!(out_system, system);
+        match c.format {
+            Format::AiSdk => prop_assert_eq!((out_system, Value::Array(out)), ai_sdk_split(&wire, system.as_ref())),
+            Format::Anthropic => {
+                prop_assert_eq!(Value::Array(out), wire);
+                prop_assert_eq!(out_system, system);
+            }
+            Format::Openai => prop_assert_eq!(Value::Array(out), wire),
         }
     }
 }

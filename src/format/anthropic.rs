@@ -116,19 +116,7 @@ pub fn parse_item(item: &Value, i: usize) -> Result<Vec<Message>> {
 pub fn to_wire(messages: &[Message]) -> (Option<Value>, Vec<Value>) {
     let system: Vec<&Message> = messages.iter().filter(|m| m.role == Role::System).collect();
     let rest: Vec<&Message> = messages.iter().filter(|m| m.role != Role::System).collect();
-    let mut out = Vec::with_capacity(rest.len());
-    let mut start = 0;
-    while let Some(first) = rest.get(start) {
-        let mut end = start + 1;
-        while rest.get(end).is_some_and(|next| same_run(first, next)) {
-            end += 1;
-        }
-        if let Some(run) = rest.get(start..end) {
-            out.push(run_to_wire(run));
-        }
-        start = end;
-    }
-    (system_to_wire(&system), out)
+    (system_to_wire(&system), wire::write_runs(&rest, same_run, run_to_wire))
 }
 
 /// Parse Anthropic `tools` (`[{name, description, input_schema}]`).
@@ -617,36 +605,15 @@ fn single_to_wire(m: &Message) -> Value {
 }
 
 fn content_to_wire(content: &Content, calls: &[ToolCall]) -> Value {
-    let mut used = vec![false; calls.len()];
-    let mut blocks = Vec::new();
     match content {
-        Content::Text(s) if calls.is_empty() => return Value::String(s.clone()),
+        Content::Text(s) if calls.is_empty() => Value::String(s.clone()),
         Content::Text(s) => {
-            if !s.is_empty() {
-                blocks.push(text_block(s));
-            }
+            let mut blocks = if s.is_empty() { Vec::new() } else { vec![text_block(s)] };
+            blocks.extend(calls.iter().map(tool_use_block));
+            Value::Array(blocks)
         }
-        Content::Parts(parts) => {
-            for p in parts {
-                if let Part::ToolCallRef { index } = p {
-                    if let (Some(call), Some(flag)) = (calls.get(*index), used.get_mut(*index)) {
-                        if !*flag {
-                            *flag = true;
-                            blocks.push(tool_use_block(call));
-                        }
-                    }
-                } else if let Some(b) = part_to_block(p) {
-                    blocks.push(b);
-                }
-            }
-        }
+        Content::Parts(parts) => Value::Array(wire::interleave_calls(parts, calls, part_to_block, tool_use_block)),
     }
-    for (call, flag) in calls.iter().zip(&used) {
-        if !flag {
-            blocks.push(tool_use_block(call));
-        }
-    }
-    Value::Array(blocks)
 }
 
 fn text_block(s: &str) -> Value {

@@ -1,5 +1,6 @@
 //! Adapters between wire formats and the internal message model.
 
+pub mod ai_sdk;
 pub mod anthropic;
 pub mod image_header;
 pub mod openai;
@@ -17,6 +18,9 @@ pub enum Format {
     #[default]
     Openai,
     Anthropic,
+    /// Vercel AI SDK model messages (`ModelMessage`).
+    #[serde(rename = "ai-sdk")]
+    AiSdk,
 }
 
 impl Format {
@@ -24,9 +28,10 @@ impl Format {
         match name {
             "openai" => Ok(Format::Openai),
             "anthropic" => Ok(Format::Anthropic),
+            "ai-sdk" => Ok(Format::AiSdk),
             other => Err(Error::new(
                 ErrorCode::UnknownFormat,
-                format!("unknown format {other:?}; expected \"openai\" or \"anthropic\""),
+                format!("unknown format {other:?}; expected \"openai\", \"anthropic\" or \"ai-sdk\""),
             )),
         }
     }
@@ -52,6 +57,8 @@ pub struct Request {
 ///
 /// OpenAI: `system` (a string or text parts) is prepended as a system message.
 /// Anthropic: `system` is the request's top-level `system`.
+/// AI SDK: `system` (a string, a system message or an array of them, as `generateText` takes
+/// it) is prepended.
 pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, tools: Option<&Value>) -> Result<Request> {
     let system = system.filter(|v| !v.is_null());
     let tools = tools.filter(|v| !v.is_null());
@@ -75,12 +82,20 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
             parsed
         }
         Format::Anthropic => anthropic::parse_messages(messages, system)?,
+        Format::AiSdk => {
+            let parsed = ai_sdk::parse_messages(messages)?;
+            match system {
+                Some(sys) => ai_sdk::parse_system(sys)?.into_iter().chain(parsed).collect(),
+                None => parsed,
+            }
+        }
     };
     let tools = match tools {
         None => Vec::new(),
         Some(t) => match format {
             Format::Openai => openai::parse_tools(t)?,
             Format::Anthropic => anthropic::parse_tools(t)?,
+            Format::AiSdk => ai_sdk::parse_tools(t)?,
         },
     };
     Ok(Request { messages, tools, tool_choice: crate::count::ToolChoice::Auto, prepended_system })
@@ -97,7 +112,8 @@ pub fn parse_message_at(format: Format, item: &Value, index: usize) -> Result<Ve
 }
 
 /// Write a request's messages back in `format`: `(system, messages)`; `system` is `Some` only
-/// for Anthropic. A system prompt that came in through the `system` option is not repeated in
+/// for Anthropic and the AI SDK (its system messages, for `generateText`'s `system` /
+/// `instructions`). A system prompt that came in through the `system` option is not repeated in
 /// the OpenAI messages.
 pub fn write_request(format: Format, request: &Request) -> (Option<Value>, Vec<Value>) {
     match format {
@@ -106,5 +122,6 @@ pub fn write_request(format: Format, request: &Request) -> (Option<Value>, Vec<V
             (None, openai::to_wire(request.messages.get(skip..).unwrap_or(&[])))
         }
         Format::Anthropic => anthropic::to_wire(&request.messages),
+        Format::AiSdk => ai_sdk::to_wire(&request.messages),
     }
 }

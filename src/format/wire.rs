@@ -24,7 +24,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::message::{Extra, Markers};
+use crate::message::{Extra, Markers, Message, Part, ToolCall};
 
 /// Reserved key in `Message::extra` for adapter bookkeeping; never written to the wire.
 /// Code that counts or displays `extra` should skip it.
@@ -263,4 +263,53 @@ pub(crate) fn data_url_media_type(url: &str) -> Option<String> {
     } else {
         Some(mt.to_ascii_lowercase())
     }
+}
+
+/// Content parts written with `part`, each tool call (written with `call`) at the position of its
+/// `Part::ToolCallRef` (once), then the calls no ref points at (Anthropic `tool_use` blocks, AI
+/// SDK `tool-call` parts).
+pub(crate) fn interleave_calls(
+    parts: &[Part],
+    calls: &[ToolCall],
+    part: impl Fn(&Part) -> Option<Value>,
+    call: impl Fn(&ToolCall) -> Value,
+) -> Vec<Value> {
+    let mut used = vec![false; calls.len()];
+    let mut out = Vec::with_capacity(parts.len() + calls.len());
+    for p in parts {
+        if let Part::ToolCallRef { index } = p {
+            if let (Some(c), Some(flag)) = (calls.get(*index), used.get_mut(*index)) {
+                if !*flag {
+                    *flag = true;
+                    out.push(call(c));
+                }
+            }
+        } else if let Some(v) = part(p) {
+            out.push(v);
+        }
+    }
+    out.extend(calls.iter().zip(&used).filter(|(_, used)| !**used).map(|(c, _)| call(c)));
+    out
+}
+
+/// One wire message per run of consecutive messages that `same_run(first, next)` puts together
+/// (tool results merged into one wire message), written with `write`.
+pub(crate) fn write_runs(
+    messages: &[&Message],
+    same_run: impl Fn(&Message, &Message) -> bool,
+    write: impl Fn(&[&Message]) -> Value,
+) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut start = 0;
+    while let Some(first) = messages.get(start) {
+        let mut end = start + 1;
+        while messages.get(end).is_some_and(|next| same_run(first, next)) {
+            end += 1;
+        }
+        if let Some(run) = messages.get(start..end) {
+            out.push(write(run));
+        }
+        start = end;
+    }
+    out
 }

@@ -38,6 +38,12 @@ pub fn tool_definition(format: Format) -> Value {
             "function": { "name": READ_TOOL, "description": DESCRIPTION, "parameters": parameters }
         }),
         Format::Anthropic => json!({ "name": READ_TOOL, "description": DESCRIPTION, "input_schema": parameters }),
+        // A ToolSet entry; hosts wrap it: `tool({ description, inputSchema: jsonSchema(inputSchema), execute })`.
+        Format::AiSdk => {
+            let mut set = serde_json::Map::new();
+            set.insert(READ_TOOL.into(), json!({ "description": DESCRIPTION, "inputSchema": parameters }));
+            Value::Object(set)
+        }
     }
 }
 

@@ -3,8 +3,8 @@
 
 /** Encodings ctxguard counts exactly. */
 export type Encoding = 'o200k_base' | 'cl100k_base';
-/** Wire formats the adapters read and write. */
-export type Format = 'openai' | 'anthropic';
+/** Wire formats the adapters read and write: OpenAI Chat Completions, Anthropic Messages, Vercel AI SDK model messages. */
+export type Format = 'openai' | 'anthropic' | 'ai-sdk';
 /** `exact`: the provider's own tokenizer. `estimate`: a calibrated estimate with a safety margin. */
 export type CountKind = 'exact' | 'estimate';
 
@@ -39,6 +39,122 @@ export type WireMessage = { [key: string]: JsonValue | undefined };
 /** A tool definition in the chosen wire format. */
 export type WireTool = { [key: string]: JsonValue | undefined };
 
+// Vercel AI SDK model messages (`ModelMessage` of the `ai` package, 5 and later; `format: 'ai-sdk'`).
+// Structural mirrors: an `ai` `ModelMessage[]` is accepted as is, and `prepare` / `guardSources`
+// give back the type they were given. Parts of kinds ctxguard does not interpret are carried through.
+
+/** `providerOptions` on messages and parts: carried through, never counted. */
+export type AiSdkProviderOptions = { [provider: string]: { [key: string]: unknown } };
+/**
+ * Bytes of an image or file: a base64 string or a URL (string or `URL`, which comes back as its
+ * `href`); AI SDK 7 tagged file data (`{ type: 'data' | 'url' | 'reference' | 'text', ... }`) and
+ * provider references (`{ openai: 'file-...' }`) too. Raw bytes (`Uint8Array`, `Buffer`,
+ * `ArrayBuffer`) are part of the AI SDK's type but do not survive JSON: ctxguard rejects them with
+ * `INVALID_CONTENT_PART` — pass base64 instead.
+ */
+export type AiSdkDataContent =
+  | string
+  | URL
+  | Uint8Array
+  | ArrayBuffer
+  | { type: 'data' | 'url' | 'reference' | 'text' }
+  | { [provider: string]: string };
+export interface AiSdkTextPart {
+  type: 'text';
+  text: string;
+  providerOptions?: AiSdkProviderOptions | undefined;
+}
+export interface AiSdkImagePart {
+  type: 'image';
+  image: AiSdkDataContent;
+  mediaType?: string | undefined;
+  providerOptions?: AiSdkProviderOptions | undefined;
+}
+export interface AiSdkFilePart {
+  type: 'file';
+  /** A text file's (`text/*`, JSON, XML...) base64 or base64 `data:` URL is read as its text, and previewed. */
+  data: AiSdkDataContent;
+  mediaType: string;
+  filename?: string | undefined;
+  providerOptions?: AiSdkProviderOptions | undefined;
+}
+/** Counted only after the latest user message (providers drop earlier turns' reasoning). */
+export interface AiSdkReasoningPart {
+  type: 'reasoning';
+  text: string;
+  providerOptions?: AiSdkProviderOptions | undefined;
+}
+export interface AiSdkToolCallPart {
+  type: 'tool-call';
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  providerOptions?: AiSdkProviderOptions | undefined;
+  providerExecuted?: boolean | undefined;
+}
+export type AiSdkToolResultOutput =
+  | { type: 'text' | 'error-text'; value: string; providerOptions?: AiSdkProviderOptions | undefined }
+  | { type: 'json' | 'error-json'; value: unknown; providerOptions?: AiSdkProviderOptions | undefined }
+  | { type: 'execution-denied'; reason?: string | undefined; providerOptions?: AiSdkProviderOptions | undefined }
+  | { type: 'content'; value: Array<{ type: string }>; providerOptions?: AiSdkProviderOptions | undefined };
+export interface AiSdkToolResultPart {
+  type: 'tool-result';
+  toolCallId: string;
+  toolName: string;
+  /** A `json` output stays a `json` output when ctxguard compacts it (the compact form is JSON). */
+  output: AiSdkToolResultOutput;
+  providerOptions?: AiSdkProviderOptions | undefined;
+}
+/** A part of another kind (`tool-approval-request`, `reasoning-file`...): carried through verbatim. */
+export interface AiSdkOtherPart {
+  type: string;
+}
+/** ctxguard's markers; only on checkpoint messages, never on model-visible ones. */
+export type AiSdkMarkers = { [marker: string]: JsonValue };
+export interface AiSdkSystemMessage {
+  role: 'system';
+  content: string;
+  providerOptions?: AiSdkProviderOptions | undefined;
+  ctxguard?: AiSdkMarkers | undefined;
+}
+export interface AiSdkUserMessage {
+  role: 'user';
+  content: string | Array<AiSdkTextPart | AiSdkImagePart | AiSdkFilePart | AiSdkOtherPart>;
+  providerOptions?: AiSdkProviderOptions | undefined;
+  ctxguard?: AiSdkMarkers | undefined;
+}
+export interface AiSdkAssistantMessage {
+  role: 'assistant';
+  content:
+    | string
+    | Array<AiSdkTextPart | AiSdkFilePart | AiSdkReasoningPart | AiSdkToolCallPart | AiSdkToolResultPart | AiSdkOtherPart>;
+  providerOptions?: AiSdkProviderOptions | undefined;
+  ctxguard?: AiSdkMarkers | undefined;
+}
+export interface AiSdkToolMessage {
+  role: 'tool';
+  /** Tool results (and AI SDK 6 `tool-approval-response` parts, carried through). */
+  content: Array<AiSdkToolResultPart | AiSdkOtherPart>;
+  providerOptions?: AiSdkProviderOptions | undefined;
+}
+/** One message as `generateText` / `streamText` take it in `messages`. */
+export type AiSdkModelMessage = AiSdkSystemMessage | AiSdkUserMessage | AiSdkAssistantMessage | AiSdkToolMessage;
+/** An AI SDK tool as ctxguard reads it for counting: `inputSchema` a JSON schema or a `jsonSchema()` / `zodSchema()` Schema (not a bare Zod schema). */
+export interface AiSdkTool {
+  /** AI SDK 7 also allows a function here; it is not JSON, so such a description is not counted. */
+  description?: string | ((...args: never[]) => unknown) | undefined;
+  inputSchema?: unknown;
+  type?: string | undefined;
+}
+/** AI SDK `tools`: tools by name. */
+export type AiSdkToolSet = { [name: string]: AiSdkTool };
+/** Any message ctxguard reads. */
+export type AnyMessage = WireMessage | AiSdkModelMessage;
+/** The `system` option: Anthropic's `system` (string or text blocks), a prompt to prepend (OpenAI), or the AI SDK's `system` / `instructions`. */
+export type SystemOption = string | JsonValue[] | AiSdkSystemMessage | AiSdkSystemMessage[];
+/** The system messages among `M` (what the AI SDK overloads return as `system`). */
+export type SystemMessagesOf<M> = Extract<M, { role: 'system' }>[];
+
 export interface CountTokensOptions {
   encoding?: Encoding;
   /** Pick the encoding from the model name (see `modelInfo`). */
@@ -49,9 +165,9 @@ export interface CountMessagesOptions {
   model?: string;
   encoding?: Encoding;
   format?: Format;
-  /** Anthropic `system` (string or text blocks); for OpenAI, a system prompt to prepend. */
-  system?: string | JsonValue[];
-  tools?: WireTool[];
+  /** Anthropic `system` (string or text blocks); for OpenAI and the AI SDK, a system prompt to prepend. */
+  system?: SystemOption;
+  tools?: WireTool[] | AiSdkToolSet;
 }
 
 export interface MessageCount {
@@ -206,9 +322,9 @@ export interface ReportedUsage {
 }
 
 export interface ObserveUsageArgs {
-  messages: WireMessage[];
-  system?: string | JsonValue[];
-  tools?: WireTool[];
+  messages: AnyMessage[];
+  system?: SystemOption;
+  tools?: WireTool[] | AiSdkToolSet;
   usage: ReportedUsage;
 }
 
@@ -277,8 +393,9 @@ export interface ContextMetrics {
 }
 
 export interface MeasureOptions {
-  tools?: WireTool[];
-  system?: string | JsonValue[];
+  /** In the guard's format: an array (OpenAI, Anthropic) or an AI SDK ToolSet. */
+  tools?: WireTool[] | AiSdkToolSet;
+  system?: SystemOption;
 }
 
 /** One trace schema for every protection. Fields that do not apply to the operation are `null`. */
@@ -327,11 +444,11 @@ export interface GuardSourcesOptions extends MeasureOptions {
   onTrace?: (trace: ProtectionTrace) => void;
 }
 
-export interface GuardSourcesResult {
+export interface GuardSourcesResult<M = WireMessage, S = string | JsonValue[]> {
   /** The model-visible messages, in the guard's format. */
-  messages: WireMessage[];
-  /** Anthropic: the request's `system`; `null` for OpenAI. */
-  system: string | JsonValue[] | null;
+  messages: M[];
+  /** Anthropic: the request's `system`; AI SDK: the system messages (for `system` / `instructions`), `null` when none; `null` for OpenAI. */
+  system: S | null;
   metrics: ContextMetrics;
   traces: ProtectionTrace[];
 }
@@ -393,11 +510,11 @@ export interface SessionState {
 }
 
 /** What the host's summarizer is given. */
-export interface SummarizeRequest {
+export interface SummarizeRequest<M = WireMessage, S = string | JsonValue[]> {
   /** The summary source, in the guard's wire format. */
-  messages: WireMessage[];
-  /** Anthropic: earlier summaries among the source, as `system`; otherwise `null`. */
-  system: string | JsonValue[] | null;
+  messages: M[];
+  /** Anthropic and AI SDK: earlier summaries among the source, as `system`; otherwise `null`. */
+  system: S | null;
   format: Format;
   /** Instructions for the summarizing model (use them as its system prompt). */
   instructions: string;
@@ -412,7 +529,9 @@ export interface SummarizeRequest {
 }
 
 /** The host's summarizer: plain text or a SessionState (or JSON text of one). */
-export type Summarize = (request: SummarizeRequest) => Promise<string | SessionState> | string | SessionState;
+export type Summarize<M = WireMessage, S = string | JsonValue[]> = (
+  request: SummarizeRequest<M, S>,
+) => Promise<string | SessionState> | string | SessionState;
 
 export interface ProgressEvent {
   operation: 'summary_compact';
@@ -423,8 +542,8 @@ export interface ProgressEvent {
 
 export type DegradedReason = 'no_callback' | 'timeout' | 'callback_error' | 'invalid_output' | 'empty_output' | 'over_budget' | 'aborted';
 
-export interface PrepareOptions extends MeasureOptions {
-  summarize?: Summarize;
+export interface PrepareOptions<M = WireMessage, S = string | JsonValue[]> extends MeasureOptions {
+  summarize?: Summarize<M, S>;
   onProgress?: (event: ProgressEvent) => void;
   onTrace?: (trace: ProtectionTrace) => void;
   /** Receives `[SummaryCompact] ...` lines. */
@@ -446,22 +565,22 @@ export interface PrepareOptions extends MeasureOptions {
   sessionState?: SessionState;
 }
 
-export interface Checkpoint {
+export interface Checkpoint<M = WireMessage, S = string | JsonValue[]> {
   /** The self-contained chain to persist: system, summary (or evidence note), retained user messages, the current turn. Carries ctxguard's markers. */
-  messages: WireMessage[];
-  system: string | JsonValue[] | null;
+  messages: M[];
+  system: S | null;
 }
 
-export interface PrepareResult {
+export interface PrepareResult<M = WireMessage, S = string | JsonValue[]> {
   /** The model-visible messages to send now (no ctxguard metadata). */
-  messages: WireMessage[];
-  /** Anthropic: the request's `system`; `null` for OpenAI. */
-  system: string | JsonValue[] | null;
+  messages: M[];
+  /** Anthropic: the request's `system`; AI SDK: the system messages (for `system` / `instructions`), `null` when none; `null` for OpenAI. */
+  system: S | null;
   metrics: ContextMetrics;
   traces: ProtectionTrace[];
   compaction: CompactionRecord | null;
   /** Persist this when it is not null. */
-  checkpoint: Checkpoint | null;
+  checkpoint: Checkpoint<M, S> | null;
   degraded: boolean;
   degradedReason: DegradedReason | null;
   /** Messages the emergency layer dropped. */
@@ -472,9 +591,9 @@ export interface PrepareResult {
   cacheDecision: CacheDecision | null;
 }
 
-export interface SettleOptions extends MeasureOptions {
+export interface SettleOptions<M = WireMessage, S = string | JsonValue[]> extends MeasureOptions {
   /** The conversation's own model; asked for a Settlement (see `Settlement` minus the bookkeeping fields). */
-  summarize?: Summarize | ((request: SummarizeRequest) => Promise<JsonValue> | JsonValue);
+  summarize?: Summarize<M, S> | ((request: SummarizeRequest<M, S>) => Promise<JsonValue> | JsonValue);
   onProgress?: (event: ProgressEvent) => void;
   logger?: (line: string) => void;
   signal?: AbortSignal;
@@ -535,20 +654,26 @@ export class ContextGuard {
   readonly budget: Budget;
   readonly model: ModelInfo;
   /** Counts the messages (cached per message content) and returns the metrics snapshot. Never modifies `messages`. */
-  measure(messages: WireMessage[], options?: MeasureOptions): ContextMetrics;
+  measure(messages: AnyMessage[], options?: MeasureOptions): ContextMetrics;
   readonly cacheStats: CacheStats;
   /**
    * The whole pipeline before a model call: source guards, summary compaction through
    * `summarize` when over the trigger (or `force`), the emergency layer, tool-pair sanitation.
    * Rejects only on bad input; a failing summarizer gives `degraded: true`.
    */
+  prepare<M extends AiSdkModelMessage>(
+    messages: M[],
+    options?: PrepareOptions<M, SystemMessagesOf<M>>,
+  ): Promise<PrepareResult<M, SystemMessagesOf<M>>>;
   prepare(messages: WireMessage[], options?: PrepareOptions): Promise<PrepareResult>;
   /**
    * End-of-run settlement: asks `summarize` for `{ session_state, memory_entries, reflections,
    * learnings }` (3 attempts, then a mechanical SessionState with `degraded: true`).
    */
+  settle<M extends AiSdkModelMessage>(messages: M[], options?: SettleOptions<M, SystemMessagesOf<M>>): Promise<Settlement>;
   settle(messages: WireMessage[], options?: SettleOptions): Promise<Settlement>;
   /** Source guards only (tool outputs, attachments) over a copy of `messages`. */
+  guardSources<M extends AiSdkModelMessage>(messages: M[], options?: GuardSourcesOptions): GuardSourcesResult<M, SystemMessagesOf<M>>;
   guardSources(messages: WireMessage[], options?: GuardSourcesOptions): GuardSourcesResult;
   /** Learn from the provider's reported usage for the request that was sent. */
   observeUsage(args: ObserveUsageArgs): CalibrationSummary | null;
@@ -559,7 +684,7 @@ export class ContextGuard {
 }
 
 export function countTokens(text: string, options?: CountTokensOptions): number;
-export function countMessages(messages: WireMessage[], options?: CountMessagesOptions): CountMessagesResult;
+export function countMessages(messages: AnyMessage[], options?: CountMessagesOptions): CountMessagesResult;
 export function modelInfo(model: string): ModelInfo;
 /** The list of models in the built-in table. */
 export function knownModels(): ModelInfo[];
@@ -567,7 +692,12 @@ export function knownModels(): ModelInfo[];
 export function compactToolOutput(text: string, options?: CompactToolOutputOptions): CompactResult;
 /** A bounded preview of one attachment's text. */
 export function previewAttachment(text: string, options?: PreviewAttachmentOptions): CompactResult;
-/** The `read_attachment` tool definition for the model, in OpenAI (default) or Anthropic shape. */
+/**
+ * The `read_attachment` tool definition for the model, in OpenAI (default) or Anthropic shape, or
+ * for the AI SDK a ToolSet entry `{ read_attachment: { description, inputSchema } }` (wrap it:
+ * `tool({ description, inputSchema: jsonSchema(inputSchema), execute })`).
+ */
+export function readAttachmentTool(options: { format: 'ai-sdk' }): { read_attachment: { description: string; inputSchema: { [key: string]: JsonValue } } };
 export function readAttachmentTool(options?: { format?: Format }): WireTool;
 /** One page of an attachment's full text. `source` maps attachment ids to their text (object or Map), or is the text itself. */
 export function readAttachment(
@@ -599,9 +729,9 @@ export function chainPreModelHooks(hooks: PreModelHook[]): (input: ModelInput) =
 export interface StoredTurn {
   id?: string | number | null;
   /** The turn's persisted message chain (for a compacting turn: the `checkpoint` of its `prepare`). */
-  messages: WireMessage[];
-  /** Anthropic: the turn's `system`, when it has one. */
-  system?: string | JsonValue[] | null;
+  messages: AnyMessage[];
+  /** Anthropic and AI SDK: the turn's `system`, when it has one. */
+  system?: SystemOption | null;
   status?: string | null;
 }
 
@@ -617,7 +747,7 @@ export interface ResolveHistoryOptions {
 
 export interface ResolvedHistory {
   messages: WireMessage[];
-  /** Anthropic: the merged `system`; `null` for OpenAI. */
+  /** Anthropic: the merged `system`; AI SDK: the system messages; `null` for OpenAI. */
   system: string | JsonValue[] | null;
   /** Index of the turn holding the checkpoint, or `null`. */
   checkpointIndex: number | null;

@@ -63,6 +63,10 @@ import {
   type SourceBreakdown,
   type WireMessage,
   type WireTool,
+  type AiSdkModelMessage,
+  type AiSdkAssistantMessage,
+  type AiSdkSystemMessage,
+  type AiSdkToolSet,
 } from 'ctxguard';
 
 const encoding: Encoding = 'o200k_base';
@@ -180,6 +184,51 @@ void settled;
 guard.free();
 new ContextGuard().free();
 
+// Vercel AI SDK model messages: what the host passes to generateText comes back typed the same.
+const aiFormat: Format = 'ai-sdk';
+const aiSystem: AiSdkSystemMessage[] = [{ role: 'system', content: 'Sei kurz.', providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } } } }];
+const aiMessages: AiSdkModelMessage[] = [
+  {
+    role: 'user',
+    content: [
+      { type: 'text', text: 'Was zeigt das Bild? 東京' },
+      { type: 'image', image: new URL('https://example.com/a.png') },
+      { type: 'file', data: 'SGFsbG8=', mediaType: 'text/plain', filename: 'a.txt' },
+    ],
+  },
+  {
+    role: 'assistant',
+    content: [
+      { type: 'reasoning', text: 'zoom first' },
+      { type: 'tool-call', toolCallId: 'c1', toolName: 'zoom', input: { factor: 2 } },
+    ],
+  },
+  { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'zoom', output: { type: 'json', value: { ok: true } } }] },
+];
+const aiTools: AiSdkToolSet = { zoom: { description: 'Zoom in', inputSchema: { type: 'object', properties: { factor: { type: 'number' } } } } };
+const aiGuard = new ContextGuard({ model: 'claude-sonnet-4-5', format: aiFormat });
+const aiCounted: CountMessagesResult = countMessages(aiMessages, { format: 'ai-sdk', tools: aiTools, system: aiSystem });
+const aiMetrics: ContextMetrics = aiGuard.measure(aiMessages, { tools: aiTools, system: 'Sei kurz.' });
+const aiGuarded: GuardSourcesResult<AiSdkModelMessage, AiSdkSystemMessage[]> = aiGuard.guardSources(aiMessages);
+const aiPrepared = aiGuard.prepare(aiMessages, {
+  system: aiSystem,
+  summarize: async ({ messages, system: earlier, instructions }) => `${instructions.length} ${messages.length} ${earlier?.length ?? 0}`,
+});
+void aiPrepared.then((r) => {
+  const sent: AiSdkModelMessage[] = r.messages;
+  const instructions: AiSdkSystemMessage[] | null = r.system;
+  const stored: AiSdkModelMessage[] | undefined = r.checkpoint?.messages;
+  return resolveHistory([{ id: 't', messages: stored ?? [], system: r.checkpoint?.system ?? null }], { format: 'ai-sdk' }) && [sent, instructions];
+});
+const aiReadTool: { [key: string]: JsonValue } = readAttachmentTool({ format: 'ai-sdk' }).read_attachment.inputSchema;
+void [aiCounted, aiMetrics, aiGuarded, aiReadTool];
+// @ts-expect-error an AI SDK system message has string content
+const badSystem: AiSdkSystemMessage = { role: 'system', content: [{ type: 'text', text: 'x' }] };
+// @ts-expect-error assistant content is a string or parts, not null
+const badAssistant: AiSdkAssistantMessage = { role: 'assistant', content: null };
+// @ts-expect-error not an AI SDK role
+const badRole: AiSdkModelMessage = { role: 'developer', content: 'x' };
+
 function describe(err: unknown): string {
   const e = err as CtxguardError;
   const code: ErrorCode = e.code;
@@ -216,6 +265,6 @@ const badVersion: string = version;
 
 export const used = [
   n, perMessage, kind, exact, sum, window, provider, models, v, model, state, breakdown, last, stats,
-  describe, perMessageBreakdown, badState, badVersion,
+  describe, perMessageBreakdown, badState, badVersion, badSystem, badAssistant, badRole,
   resolved, chained, classified, retry, guarded, traces, compactedOut, previewOut, readTool, nextOffset,
 ];
