@@ -54,9 +54,13 @@ pub struct Fresh {
 impl Guard {
     /// `measure` over a conversation named by ids (see the module doc). `system` and `tools` are
     /// the call's options, read as in `parse_request`. `Ok(None)`: an id is unknown to the store.
-    /// A bad message is an error naming its index, and leaves the store as it was.
+    /// A bad message is an error naming its index, and leaves the store as it was. Always `None`
+    /// for a format whose messages parse in context (AI SDK): the binding takes the plain path.
     pub fn measure_ids(&mut self, ids: &[u32], fresh: &[Fresh], call: u64, system: Option<&Value>, tools: Option<&Value>) -> Result<Option<ContextMetrics>> {
         let format = self.format;
+        if !format.is_context_free() {
+            return Ok(None);
+        }
         let head = parse_request(format, &Value::Array(Vec::new()), system, tools)?;
         let mut parsed = Vec::with_capacity(fresh.len());
         for f in fresh {

@@ -24,6 +24,12 @@ pub enum Format {
 }
 
 impl Format {
+    /// Whether one message parses the same wherever it stands in the conversation (OpenAI,
+    /// Anthropic), so that parsed messages can be kept and reused (`store.rs`).
+    pub fn is_context_free(self) -> bool {
+        !matches!(self, Format::AiSdk)
+    }
+
     pub fn from_name(name: &str) -> Result<Self> {
         match name {
             "openai" => Ok(Format::Openai),
@@ -103,11 +109,14 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
 
 /// Parse one wire message of `format`, the `index`-th of its conversation (errors name it), into
 /// its internal pieces (one for OpenAI; one or more for Anthropic, whose user messages may carry
-/// several tool results).
+/// several tool results). Not for the AI SDK format (see [`Format::is_context_free`]).
 pub fn parse_message_at(format: Format, item: &Value, index: usize) -> Result<Vec<Message>> {
     match format {
         Format::Openai => openai::parse_item(item, index).map(|m| vec![m]),
         Format::Anthropic => anthropic::parse_item(item, index),
+        // AI SDK messages are read in context (reasoning before the latest user message is not
+        // counted; tool approvals pair across messages): they are parsed as a whole only.
+        Format::AiSdk => Err(Error::new(ErrorCode::Internal, "AI SDK messages are parsed as a whole conversation")),
     }
 }
 

@@ -81,7 +81,8 @@ export function installMessageMemo(Guard) {
   Guard.prototype.measure = function measure(messages, options) {
     let plan;
     try {
-      plan = Array.isArray(messages) && messages.length <= MAX_MESSAGES ? planCall(stateOf(this), messages) : null;
+      const s = stateOf(this);
+      plan = !s.disabled && Array.isArray(messages) && messages.length <= MAX_MESSAGES ? planCall(s, messages) : null;
     } catch {
       // A proxy or getter that throws: the plain path reports it with a stable code.
       plan = null;
@@ -90,8 +91,11 @@ export function installMessageMemo(Guard) {
     const { s, call, ids, fresh, freshIds, freshAt, reused, learned } = plan;
     const result = this.measureStored(ids, fresh, Uint32Array.from(freshIds), Uint32Array.from(freshAt), call, options);
     if (result === undefined) {
-      // The store and this memo disagree (should not happen): forget everything, plain path.
+      // The store cannot take this guard's format (AI SDK messages parse in context), or it and
+      // this memo disagree (should not happen): forget everything, plain path — for good when
+      // even a call with every message in full was refused.
       s.memo = new WeakMap();
+      if (fresh.length === messages.length) s.disabled = true;
       return plain.call(this, messages, options);
     }
     for (const rec of reused) rec.lastUsed = call;

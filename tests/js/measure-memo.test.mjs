@@ -120,3 +120,18 @@ test('only new or changed messages cross into wasm', () => {
     proto.measureStored = inner;
   }
 });
+
+test('AI SDK messages (read in context) take the plain path and stay right', () => {
+  const guard = new ContextGuard({ model: 'gpt-4o', format: 'ai-sdk' });
+  const msgs = [
+    { role: 'user', content: 'Find the bug.' },
+    { role: 'assistant', content: [{ type: 'reasoning', text: 'Thinking about the parser. '.repeat(20) }, { type: 'text', text: 'Looking.' }] },
+  ];
+  const first = guard.measure(msgs).usedTokens;
+  assert.equal(first, countMessages(msgs, { model: 'gpt-4o', format: 'ai-sdk' }).total);
+  // A new user message: the reasoning before it is no longer counted.
+  msgs.push({ role: 'user', content: 'And?' });
+  const second = guard.measure(msgs).usedTokens;
+  assert.equal(second, countMessages(msgs, { model: 'gpt-4o', format: 'ai-sdk' }).total);
+  assert.ok(second < first + 10, `${second} vs ${first}`);
+});
