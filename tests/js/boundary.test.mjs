@@ -213,8 +213,8 @@ test('boundary: figures', () => {
 });
 
 // Wrong types that JSON would silently drop or change (found by the table above): the options
-// check rejects them at the top level of an options bag. Still `todo`: a Date inside a message
-// (JSON turns it into a string, which is valid content).
+// check rejects them at the top level of an options bag; inside messages and nested option data
+// the data check (src/js/json.js) rejects them.
 test('boundary: non-string encoding is rejected', () => {
   for (const v of [NaN, Symbol('s'), () => 'o200k_base']) {
     assert.throws(() => cg.countTokens('hi', { encoding: v }), { name: 'CtxguardError', code: 'INVALID_OPTIONS' });
@@ -225,6 +225,98 @@ test('boundary: non-string model is rejected', () => {
     assert.throws(() => new cg.ContextGuard({ model: v }), { name: 'CtxguardError', code: 'INVALID_OPTIONS' });
   }
 });
-test('boundary: a Date as message content is rejected', { todo: 'bug: countMessages([{role: "user", content: new Date()}]) is counted instead of INVALID_MESSAGE' }, () => {
-  assert.throws(() => cg.countMessages([{ role: 'user', content: new Date(0) }]), { name: 'CtxguardError' });
+
+// Values JSON.stringify would silently change (README, API intro): inside a message they are
+// INVALID_MESSAGES with the message's index, wherever they sit; inside nested option data,
+// INVALID_OPTIONS. Dropped object fields (undefined, functions, symbols) stay accepted.
+const LOSSY = {
+  date: () => new Date(0),
+  map: () => new Map([['a', 1]]),
+  set: () => new Set([1]),
+  weakMap: () => new WeakMap(),
+  uint8Array: () => new Uint8Array([1, 2, 3]),
+  float64Array: () => new Float64Array(2),
+  arrayBuffer: () => new ArrayBuffer(8),
+  dataView: () => new DataView(new ArrayBuffer(8)),
+  regExp: () => /x/g,
+  error: () => new Error('e'),
+  promise: () => Promise.resolve(1),
+  boxedString: () => Object('text'),
+  url: () => new URL('https://example.com/a.png'),
+  withToJSON: () => ({ toJSON: () => 'replaced' }),
+  NaN: () => NaN,
+  infinity: () => Infinity,
+  negativeInfinity: () => -Infinity,
+  bigint: () => 10n,
+};
+const IN_ARRAY_ONLY = { undefined: () => undefined, function: () => () => 1, symbol: () => Symbol('s') };
+
+/** Where a lossy value can sit in an OpenAI message (the second message of the request). */
+const POSITIONS = {
+  content: (x) => ({ role: 'user', content: x }),
+  'content part field': (x) => ({ role: 'user', content: [{ type: 'text', text: 't', extra: x }] }),
+  'image_url.url': (x) => ({ role: 'user', content: [{ type: 'image_url', image_url: { url: x } }] }),
+  'extra message field': (x) => ({ role: 'user', content: 'hi', meta: { nested: [1, { deep: x }] } }),
+  'tool call arguments': (x) => ({ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: x } }] }),
+};
+
+test('boundary: values JSON would change inside a message are INVALID_MESSAGES with its index', async () => {
+  let tried = 0;
+  const g = guard();
+  for (const [lossyName, make] of Object.entries({ ...LOSSY, ...IN_ARRAY_ONLY })) {
+    const positions = lossyName in IN_ARRAY_ONLY ? { 'content array': (x) => ({ role: 'user', content: [{ type: 'text', text: 't' }, x] }) } : POSITIONS;
+    for (const [posName, place] of Object.entries(positions)) {
+      const where = `${lossyName} at ${posName}`;
+      const msgs = [{ role: 'user', content: 'first' }, place(make())];
+      for (const [fn, call] of [
+        ['countMessages', () => cg.countMessages(msgs)],
+        ['measure', () => g.measure(msgs)],
+        ['guardSources', () => g.guardSources(msgs)],
+      ]) {
+        const { ok, err } = outcome(call);
+        assert.ok(!ok, `${fn}: ${where} was accepted`);
+        assertCtxguardError(err, `${fn}: ${where}`);
+        assert.equal(err.code, 'INVALID_MESSAGES', `${fn}: ${where}: ${err.message}`);
+        assert.equal(err.index, 1, `${fn}: ${where}`);
+        assert.match(err.message, /^messages\[1\]/, `${fn}: ${where}`);
+        tried += 1;
+      }
+      await assert.rejects(g.prepare(msgs), (e) => e.name === 'CtxguardError' && e.code === 'INVALID_MESSAGES' && e.index === 1, `prepare: ${where}`);
+      assert.throws(() => cg.resolveHistory([{ id: 't0', messages: msgs }]), { name: 'CtxguardError', code: 'INVALID_MESSAGES' }, `resolveHistory: ${where}`);
+      assert.throws(() => cg.countMessages([{ role: 'user', content: 'x' }], { tools: [{ type: 'function', function: { name: 'f', parameters: { default: place(make()) } } }] }), { name: 'CtxguardError', code: 'INVALID_OPTIONS' }, `tools: ${where}`);
+      tried += 3;
+    }
+  }
+  rows += tried;
+  assertModuleWorks('lossy values');
+});
+
+test('boundary: JSON data that only looks unusual is accepted', async () => {
+  const vm = await import('node:vm');
+  class Msg {
+    constructor(content) {
+      this.role = 'user';
+      this.content = content;
+    }
+  }
+  const plain = cg.countMessages([{ role: 'user', content: 'hi' }]).total;
+  const accepted = {
+    'undefined field': { role: 'user', content: 'hi', name: undefined },
+    'function field': { role: 'user', content: 'hi', render() {} },
+    'symbol field': { role: 'user', content: 'hi', tag: Symbol('t') },
+    'symbol key': { role: 'user', content: 'hi', [Symbol('k')]: new Date() },
+    'class instance without toJSON': new Msg('hi'),
+    'null prototype': Object.assign(Object.create(null), { role: 'user', content: 'hi' }),
+    'another realm': vm.runInNewContext('({ role: "user", content: "hi" })'),
+    'proxy of a plain object': new Proxy({ role: 'user', content: 'hi' }, {}),
+    frozen: Object.freeze({ role: 'user', content: 'hi' }),
+  };
+  for (const [name, m] of Object.entries(accepted)) {
+    assert.equal(cg.countMessages([m]).total, plain, name);
+  }
+  // The same object twice in one request (shared, not cyclic) is read twice.
+  const shared = { type: 'text', text: 'hi' };
+  assert.equal(cg.countMessages([{ role: 'user', content: [shared, shared] }]).perMessage.length, 1);
+  // Another realm's arrays and numbers are data too.
+  assert.equal(cg.countMessages(vm.runInNewContext('[{ role: "user", content: "hi" }]')).total, plain);
 });
