@@ -51,6 +51,20 @@ export const BAD = {
 
 const hi = [{ role: 'user', content: 'hi' }];
 const guard = () => new cg.ContextGuard({ model: 'gpt-4o' });
+const turns = [{ id: 't0', messages: hi }];
+const settleAnswer = async () => ({ session_state: { summary: 's', key_facts: [], decisions: [], plan: null, open_questions: [] }, memory_entries: [], reflections: [], learnings: [] });
+const savedCalibration = (() => {
+  const g = guard();
+  g.observeUsage({ messages: hi, usage: { prompt_tokens: 9 } });
+  return g.calibration;
+})();
+
+/** Every field of `GuardConfig` in index.d.ts (checked against it below). */
+const CONFIG_FIELDS = [
+  'model', 'contextWindow', 'maxOutputTokens', 'reservedOutputTokens', 'economicBudget', 'triggerRatio', 'targetRatio',
+  'format', 'encoding', 'toolOutputLimit', 'toolOutputLimits', 'toolOutputTotal', 'attachmentBudget', 'retrievalTool',
+  'checkpointKey', 'pricing', 'calibration',
+];
 
 /**
  * Each export and argument position. `kind` says what the wrong shapes must get:
@@ -77,13 +91,47 @@ const CALLS = [
   ['readAttachment(x, {id})', 'any', (x) => cg.readAttachment(x, { id: 'a' })],
   ['readAttachment(source, x)', 'any', (x) => cg.readAttachment({ a: 'text' }, x)],
   ['readAttachment(source, {id, offset: x})', 'any', (x) => cg.readAttachment({ a: 'text' }, { id: 'a', offset: x })],
+  ['readAttachment(source, {id: x})', 'any', (x) => cg.readAttachment({ a: 'text' }, { id: x })],
+  ['readAttachment(source, {id, limit: x})', 'any', (x) => cg.readAttachment({ a: 'text' }, { id: 'a', limit: x })],
   ['new ContextGuard(x)', 'any', (x) => new cg.ContextGuard(x)],
   ['new ContextGuard({model: x})', 'any', (x) => new cg.ContextGuard({ model: x })],
-  ['new ContextGuard({model, contextWindow: x})', 'any', (x) => new cg.ContextGuard({ model: 'gpt-4o', contextWindow: x })],
+  ...CONFIG_FIELDS.filter((f) => f !== 'model').map((f) => [`new ContextGuard({model, ${f}: x})`, 'any', (x) => new cg.ContextGuard({ model: 'gpt-4o', [f]: x })]),
   ['guard.measure(x)', 'messages', (x) => guard().measure(x)],
   ['guard.measure(msgs, x)', 'options', (x) => guard().measure(hi, x)],
   ['guard.guardSources(x)', 'messages', (x) => guard().guardSources(x)],
   ['guard.guardSources(msgs, x)', 'options', (x) => guard().guardSources(hi, x)],
+  ['guard.observeUsage(x)', 'required', (x) => guard().observeUsage(x)],
+  ['guard.observeUsage({messages: x, usage})', 'any', (x) => guard().observeUsage({ messages: x, usage: { prompt_tokens: 9 } })],
+  ['guard.observeUsage({messages, usage: x})', 'any', (x) => guard().observeUsage({ messages: hi, usage: x })],
+  ['guard.observeUsage({messages, usage: {prompt_tokens: x}})', 'any', (x) => guard().observeUsage({ messages: hi, usage: { prompt_tokens: x } })],
+  ['guard.observeUsage({messages, usage: {input_tokens: x}})', 'any', (x) => guard().observeUsage({ messages: hi, usage: { input_tokens: x } })],
+  ['guard.calibration = x', 'required', (x) => { guard().calibration = x; }],
+  ['guard.calibration = {...saved, models: x}', 'any', (x) => { guard().calibration = { ...savedCalibration, models: x }; }],
+  ['guard.calibration = {...saved, models: {m: x}}', 'any', (x) => { guard().calibration = { ...savedCalibration, models: { 'gpt-4o': x } }; }],
+  ['resolveHistory(x)', 'messages', (x) => cg.resolveHistory(x)],
+  ['resolveHistory(turns, x)', 'options', (x) => cg.resolveHistory(turns, x)],
+  ['resolveHistory([x])', 'any', (x) => cg.resolveHistory([x])],
+  ['resolveHistory([{id: x, messages}])', 'any', (x) => cg.resolveHistory([{ id: x, messages: hi }])],
+  ['resolveHistory([{id, messages: x}])', 'any', (x) => cg.resolveHistory([{ id: 't0', messages: x }])],
+  ['resolveHistory([{id, messages, status: x}])', 'any', (x) => cg.resolveHistory([{ id: 't0', messages: hi, status: x }])],
+  ['resolveHistory(turns, {limit: x})', 'any', (x) => cg.resolveHistory(turns, { limit: x })],
+  ['resolveHistory(turns, {beforeMessageId: x})', 'any', (x) => cg.resolveHistory(turns, { beforeMessageId: x })],
+  ['resolveHistory(turns, {checkpointKey: x})', 'any', (x) => cg.resolveHistory(turns, { checkpointKey: x })],
+  ['resolveHistory(turns, {format: x})', 'any', (x) => cg.resolveHistory(turns, { format: x })],
+  ['chainPreModelHooks(x)', 'required', (x) => cg.chainPreModelHooks(x)],
+  ['chainPreModelHooks([x])', 'any', (x) => cg.chainPreModelHooks([x])],
+];
+
+/** Calls that return a Promise: a wrong shape must reject (never throw synchronously). */
+const ASYNC_CALLS = [
+  ['guard.settle(x)', 'messages', (g, x) => g.settle(x, { summarize: settleAnswer })],
+  ['guard.settle(msgs, x)', 'options', (g, x) => g.settle(hi, x)],
+  ['guard.settle(msgs, {summarize: x})', 'any', (g, x) => g.settle(hi, { summarize: x, timeoutMs: 200 })],
+  ['guard.settle(msgs, {timeoutMs: x})', 'any', (g, x) => g.settle(hi, { summarize: settleAnswer, timeoutMs: x })],
+  ['guard.settle(msgs, {system: x})', 'any', (g, x) => g.settle(hi, { summarize: settleAnswer, system: x })],
+  ['chainPreModelHooks([() => x])(input)', 'any', (g, x) => cg.chainPreModelHooks([() => x])({ messages: hi })],
+  ['chainPreModelHooks([identity])(x)', 'any', (g, x) => cg.chainPreModelHooks([(input) => input])(x)],
+  ['chainPreModelHooks([prepare])(x)', 'any', (g, x) => cg.chainPreModelHooks([async (input) => ({ messages: (await g.prepare(input.messages)).messages })])({ messages: x })],
 ];
 
 const ACCEPTED_OPTIONS = new Set(['undefined', 'null', 'emptyObject', 'map', 'nullProto']);
@@ -113,6 +161,7 @@ function assertModuleWorks(where) {
 }
 
 let rows = 0;
+let typoRows = 0;
 for (const [name, kind, call] of CALLS) {
   test(`boundary: ${name}`, () => {
     for (const [badName, value] of Object.entries(BAD)) {
@@ -134,10 +183,52 @@ for (const [name, kind, call] of CALLS) {
       if (kind === 'messages' && !['hugeArray', 'arrayProxy'].includes(badName)) {
         assert.ok(['INVALID_MESSAGES', 'INVALID_MESSAGE'].includes(first.err?.code), `${where}: ${first.err?.code}`);
       }
+      if (kind === 'required') assert.ok(!first.ok, `${where}: accepted`);
       assertModuleWorks(where);
     }
   });
 }
+
+for (const [name, kind, call] of ASYNC_CALLS) {
+  test(`boundary: ${name}`, async () => {
+    for (const [badName, value] of Object.entries(BAD)) {
+      const where = `${name} with ${badName}`;
+      const g = guard();
+      const settled = [];
+      for (let i = 0; i < 2; i += 1) {
+        let p;
+        try {
+          p = call(g, value);
+        } catch (err) {
+          assert.fail(`${where}: threw synchronously instead of rejecting: ${err?.code} ${err?.message}`);
+        }
+        assert.ok(p instanceof Promise, `${where}: not a Promise`);
+        settled.push(await p.then((v) => ({ ok: true, v }), (err) => ({ ok: false, err })));
+      }
+      const [first, second] = settled;
+      rows += 1;
+      assert.equal(first.ok, second.ok, `${where}: not deterministic`);
+      if (!first.ok) {
+        assertCtxguardError(first.err, where);
+        assert.equal(second.err.code, first.err.code, `${where}: the code is not stable`);
+      }
+      if (kind === 'options' && !ACCEPTED_OPTIONS.has(badName)) assert.equal(first.err?.code, 'INVALID_OPTIONS', where);
+      if (kind === 'messages' && !['hugeArray', 'arrayProxy'].includes(badName)) {
+        assert.ok(['INVALID_MESSAGES', 'INVALID_MESSAGE'].includes(first.err?.code), `${where}: ${first.err?.code}`);
+      }
+      g.free();
+      assertModuleWorks(where);
+    }
+  });
+}
+
+test('boundary: the config fields in the table are exactly GuardConfig in index.d.ts', async () => {
+  const { readFileSync } = await import('node:fs');
+  const dts = readFileSync(new URL('../../src/js/index.d.ts', import.meta.url), 'utf8');
+  const body = /export interface GuardConfig \{([\s\S]*?)\n\}/.exec(dts)[1];
+  const declared = [...body.matchAll(/^ {2}([A-Za-z]+)\??:/gm)].map((m) => m[1]);
+  assert.deepEqual([...declared].sort(), [...CONFIG_FIELDS].sort());
+});
 
 test('boundary: classifyProviderError never throws and always answers a known kind', () => {
   for (const [badName, value] of Object.entries(BAD)) {
@@ -151,10 +242,11 @@ test('boundary: classifyProviderError never throws and always answers a known ki
   assertModuleWorks('classifyProviderError');
 });
 
-test('boundary: knownModels, version and readAttachmentTool ignore extra arguments', () => {
+test('boundary: knownModels, version and memoryStats ignore extra arguments', () => {
   for (const value of Object.values(BAD)) {
     assert.ok(cg.knownModels(value).length > 0);
     assert.equal(typeof cg.version(value), 'string');
+    assert.ok(cg.memoryStats(value).wasmBytes > 0);
   }
   assertModuleWorks('no-arg exports');
 });
@@ -174,6 +266,62 @@ test('boundary: config and option typos fail loudly', () => {
   assert.equal(typo(() => cg.compactToolOutput('x', { limt: 5 })), 'INVALID_OPTIONS');
   assert.equal(typo(() => cg.readAttachment({ a: 'x' }, { id: 'a', ofset: 1 })), 'INVALID_OPTIONS');
   assertModuleWorks('typos');
+});
+
+/** Plausible misspellings of a field name: snake_case, all lower case, a letter dropped or doubled, a plural. */
+function typosOf(field, valid) {
+  const out = new Set([
+    field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+    field.toLowerCase(),
+    field.slice(0, -1),
+    `${field}s`,
+    field.slice(0, 2) + field.slice(3),
+    field.slice(0, 3) + field[3] + field.slice(3),
+  ]);
+  return [...out].filter((t) => t !== field && !valid.includes(t));
+}
+
+test('boundary: every config field and option name, misspelt, fails loudly', async () => {
+  const bags = {
+    'new ContextGuard': [CONFIG_FIELDS, (o) => new cg.ContextGuard({ model: 'gpt-4o', ...o })],
+    countTokens: [['encoding', 'model'], (o) => cg.countTokens('hi', o)],
+    countMessages: [['model', 'encoding', 'format', 'system', 'tools'], (o) => cg.countMessages(hi, o)],
+    'guard.measure': [['system', 'tools'], (o) => guard().measure(hi, o)],
+    'guard.guardSources': [['system', 'tools', 'emergency', 'onTrace'], (o) => guard().guardSources(hi, o)],
+    'guard.observeUsage': [['messages', 'system', 'tools', 'usage'], (o) => guard().observeUsage({ messages: hi, usage: { prompt_tokens: 9 }, ...o })],
+    resolveHistory: [['limit', 'beforeMessageId', 'format', 'checkpointKey'], (o) => cg.resolveHistory(turns, o)],
+    readAttachment: [['id', 'offset', 'limit', 'encoding', 'model'], (o) => cg.readAttachment({ a: 'x' }, { id: 'a', ...o })],
+    compactToolOutput: [['limit', 'encoding', 'model', 'emergency', 'retrievalTool', 'callId'], (o) => cg.compactToolOutput('x', o)],
+    previewAttachment: [['limit', 'encoding', 'model', 'id', 'name', 'type'], (o) => cg.previewAttachment('x', o)],
+    readAttachmentTool: [['format'], (o) => cg.readAttachmentTool(o)],
+  };
+  const asyncBags = {
+    'guard.prepare': [['system', 'tools', 'force', 'guidance', 'timeoutMs', 'heartbeatMs', 'summaryMaxTokens', 'retainUserTokens', 'summarize', 'onProgress', 'onTrace', 'logger', 'signal'], (o) => guard().prepare(hi, o)],
+    'guard.settle': [['system', 'tools', 'timeoutMs', 'heartbeatMs', 'summarize', 'onProgress', 'logger', 'signal'], (o) => guard().settle(hi, o)],
+  };
+  let tried = 0;
+  for (const [name, [fields, call]] of Object.entries(bags)) {
+    for (const f of fields) {
+      for (const t of typosOf(f, fields)) {
+        const { ok, err } = outcome(() => call({ [t]: 1 }));
+        assert.ok(!ok, `${name}: ${t} (for ${f}) was accepted`);
+        assertCtxguardError(err, `${name} ${t}`);
+        assert.equal(err.code, 'INVALID_OPTIONS', `${name}: ${t}: ${err.message}`);
+        tried += 1;
+      }
+    }
+  }
+  for (const [name, [fields, call]] of Object.entries(asyncBags)) {
+    for (const f of fields) {
+      for (const t of typosOf(f, fields)) {
+        await assert.rejects(call({ [t]: 1 }), (e) => e.name === 'CtxguardError' && e.code === 'INVALID_OPTIONS', `${name}: ${t}`);
+        tried += 1;
+      }
+    }
+  }
+  typoRows = tried;
+  rows += tried;
+  assertModuleWorks('generated typos');
 });
 
 test('boundary: prepare rejects wrong shapes with a CtxguardError and resolves otherwise', async () => {
@@ -206,11 +354,6 @@ test('boundary: prepare rejects wrong shapes with a CtxguardError and resolves o
   }
 });
 
-test('boundary: figures', () => {
-  // Printed for RELIABILITY.md; runs last (node:test runs tests of a file in order).
-  console.log(`# boundary rows tried: ${rows}`);
-  assert.ok(rows > 500);
-});
 
 // Wrong types that JSON would silently drop or change (found by the table above): the options
 // check rejects them at the top level of an options bag; inside messages and nested option data
@@ -319,4 +462,17 @@ test('boundary: JSON data that only looks unusual is accepted', async () => {
   assert.equal(cg.countMessages([{ role: 'user', content: [shared, shared] }]).perMessage.length, 1);
   // Another realm's arrays and numbers are data too.
   assert.equal(cg.countMessages(vm.runInNewContext('[{ role: "user", content: "hi" }]')).total, plain);
+});
+
+test('boundary: a turn id is a string or a number (StoredTurn), nothing else', () => {
+  for (const id of [true, {}, [1], { a: 1 }]) {
+    assert.throws(() => cg.resolveHistory([{ id, messages: hi }]), { name: 'CtxguardError', code: 'INVALID_MESSAGES' }, JSON.stringify(id));
+  }
+  for (const id of ['t0', 7, null, undefined]) assert.equal(cg.resolveHistory([{ id, messages: hi }]).messages.length, 1);
+});
+
+test('boundary: figures', () => {
+  // Printed for RELIABILITY.md; runs last (node:test runs the tests of a file in order).
+  console.log(`# boundary rows tried: ${rows} (${CALLS.length} sync + ${ASYNC_CALLS.length} async call positions × ${Object.keys(BAD).length} shapes, prepare rows, lossy values, ${typoRows} generated typos)`);
+  assert.ok(rows > 1500);
 });
