@@ -209,7 +209,9 @@ const lines = [];
 const p = (s = '') => lines.push(s);
 const head = runs[0];
 const st = head.stats;
-p(`Command: \`node benches/soak.mjs\` (or \`make soak\`; \`--quick\` for 200 turns). ${new Date().toISOString().slice(0, 10)}, Node ${env.node}${env.chromium ? `, Chromium ${env.chromium}` : ''}, ${env.cores} shared cores, load average ${env.loadStart} → ${env.loadEnd}.`);
+const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() || 'unknown';
+const dirty = spawnSync('git', ['status', '--porcelain', '--untracked-files=no', '--', 'src', 'benches'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() ? ' + local changes' : '';
+p(`Command: \`node benches/soak.mjs\` (or \`make soak\`; \`--quick\` for 200 turns). ${new Date().toISOString().slice(0, 10)}, commit ${commit}${dirty}, Node ${env.node}${env.chromium ? `, Chromium ${env.chromium}` : ''}, ${env.cores} shared cores, load average ${env.loadStart} → ${env.loadEnd}.`);
 p();
 p(`The session (\`benches/lib/soak-session.mjs\`, seed ${SESSION.seed}): ${TURNS} turns on \`gpt-4o\` with a ${SESSION.config.contextWindow.toLocaleString('en')}-token window, ${SESSION.config.reservedOutputTokens.toLocaleString('en')} reserved for output and \`toolOutputLimit\` ${SESSION.config.toolOutputLimit.toLocaleString('en')}. User text in English, German, French, Chinese, Japanese, Russian, Arabic and emoji; in 55 % of the turns 1–3 tool calls (test logs of 10–3,000 lines, JSON search results, code) and a second \`prepare\` after the results; a pasted \`<attachment>\` log every 41 turns, a \`file\` part every 53, a base64 PNG (20–60 KB) every 23. Each turn: \`resolveHistory\` over the stored turns, \`prepare\` with a deterministic SessionState summarizer (answers at once, sized with \`countTokens\`), the checkpoint stored as the turn's chain, \`observeUsage\`, \`measure\` for the meter. Turns older than the previous checkpoint are archived (dropped), as a client keeping them in storage would. ${st.prepares} \`prepare\` calls, ${st.compactions} compactions (turns ${st.compactionTurns.join(', ')}), ${st.degraded} degraded, ${st.emergencyDrops} messages dropped by the emergency layer, peak request ${st.maxUsed.toLocaleString('en')} tokens; both runtimes compacted at the same turns.`);
 p();
@@ -240,6 +242,9 @@ for (const r of runs) {
   const v = r.verdict;
   p(`| ${r.name} | ${r.seconds.toFixed(0)} s | ${(r.stats.prepareMs / r.stats.prepares).toFixed(1)} ms | ${MB(v.wasm.midPeak)} → ${MB(v.wasm.endPeak)} MB | ${MB(v.heap.midPeak)} → ${MB(v.heap.endPeak)} MB | ${MB(v.heap.midMedian)} → ${MB(v.heap.endMedian)} MB | ${(v.heap.perTurn / 1024).toFixed(2)} KB/turn | ${v.flat ? 'yes' : '**no**'} |`);
 }
+p();
+const verdictLine = runs.map((r) => `${r.name} ${r.verdict.flat ? 'levels off' : 'does **not** level off'} (wasm ${MB(r.verdict.wasm.endPeak)} MB from turn ${r.samples.find((x) => x.wasm === r.verdict.wasm.endPeak)?.turn}, heap ${MB(Math.min(...r.samples.slice(1).map((x) => x.heap)))}–${MB(Math.max(...r.samples.map((x) => x.heap)))} MB)`).join('; ');
+p(`**Verdict:** ${verdictLine}.`);
 p();
 p('"Levels off" means: in the last quarter of the run, the peak wasm memory (a high-water mark) and the peak heap stay within 10 % of their peaks in the middle half (turns 25–75 %), and the heap\'s least-squares slope over the second half, times the number of turns, stays under 10 % of its middle median. The heap follows the compaction cycle (it holds the live conversation), so medians move with the phase at which a quarter ends.');
 
