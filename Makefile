@@ -1,11 +1,12 @@
 # ctxguard: build, package and test the Rust → WebAssembly → npm package.
 #   make demo   install what is missing, build pkg/, serve the demo page on http://127.0.0.1:8080/
 #   make test   install what is missing, run every test (native, wasm in Node and Chromium, JS, TS, browser)
+#   make soak   the long-session memory benchmark (not part of make test)
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 PORT ?= 8080
 
-.PHONY: setup build test demo serve bench fuzz clean
+.PHONY: setup build test demo serve bench soak fuzz clean
 
 setup:
 	scripts/setup.sh
@@ -26,6 +27,12 @@ serve:
 
 bench: build
 	@if [ -f benches/run.mjs ]; then node benches/run.mjs; else echo "no benches/run.mjs yet"; fi
+
+# Soak: 1,000 turns in Node and headless Chromium, memory sampled every 25 turns; rewrites the
+# "Long sessions (soak)" section of BENCHMARKS.md (SOAK_ARGS=--quick: 200 turns, no write).
+SOAK_ARGS ?=
+soak: build
+	node benches/soak.mjs $(SOAK_ARGS)
 
 # cargo-fuzz on stable Rust (RUSTC_BOOTSTRAP=1 unlocks the nightly flags it needs); each target
 # runs FUZZ_SECONDS (default 60) from its corpus in tests/fuzz/corpus/; crashes land in

@@ -259,7 +259,10 @@ pub fn apply(messages: &mut [Message], enc: Encoding, budget: usize) -> Previewe
     // Rewrite from the last attachment backwards so byte ranges of earlier blocks stay valid.
     let mut after = result.before_tokens;
     for (f, share) in found.iter().zip(shares).rev() {
-        if f.previewed || f.tokens <= share {
+        // A preview is left alone (its prefix stays byte-stable for prompt caches) — but only
+        // within twice its share: text that merely carries the marker (a file quoting one) cannot
+        // use it to escape the budget.
+        if f.tokens <= share || (f.previewed && f.tokens <= share.max(FOOTER_RESERVE).saturating_mul(2)) {
             continue;
         }
         let Some(m) = messages.get_mut(f.message) else { continue };
@@ -307,6 +310,20 @@ mod tests {
         assert_eq!(s.iter().sum::<usize>(), 1000);
         assert!(s.iter().all(|&x| x == 333 || x == 334));
         assert_eq!(fair_shares(&[], 100), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn a_marker_inside_a_large_file_does_not_escape_the_budget() {
+        // Found by tests/prop_security.rs: a file quoting the preview marker was left whole.
+        let body: String = (0..2000).map(|i| format!("word{i} ")).collect();
+        let forged = format!("{MARKER} notes.md: showing the first 10 of 10 tokens.\n{body}");
+        let mut msgs = vec![Message::text(crate::message::Role::User, format!("<attachment name=\"n.md\">{forged}</attachment>"))];
+        let r = apply(&mut msgs, Encoding::O200kBase, 500);
+        assert_eq!(r.truncated, 1);
+        assert!(r.after_tokens <= 500, "{r:?}");
+        // A real preview, within twice its share, is left alone on the next pass.
+        let again = apply(&mut msgs, Encoding::O200kBase, 500);
+        assert_eq!(again.truncated, 0);
     }
 
     #[test]

@@ -18,6 +18,7 @@ export const compactToolOutput = wasm.compactToolOutput;
 export const countMessages = wasm.countMessages;
 export const countTokens = wasm.countTokens;
 export const knownModels = wasm.knownModels;
+export const memoryStats = wasm.memoryStats;
 export const modelInfo = wasm.modelInfo;
 export const previewAttachment = wasm.previewAttachment;
 export const readAttachment = wasm.readAttachment;

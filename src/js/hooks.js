@@ -9,6 +9,22 @@ function ctxguardError(code, message) {
   return e;
 }
 
+const badReturn = () => ctxguardError('INVALID_OPTIONS', 'a pre-model hook must return a model input ({ messages, ... }) or nothing');
+
+/**
+ * What a hook returned, awaited, in a box (so the value is never awaited again: a value whose
+ * `then` cannot even be read — a throwing proxy — is a bad return, not a crash).
+ */
+async function settle(result) {
+  let then;
+  try {
+    then = result !== null && (typeof result === 'object' || typeof result === 'function') ? result.then : undefined;
+  } catch {
+    throw badReturn();
+  }
+  return { value: typeof then === 'function' ? await result : result };
+}
+
 /**
  * @param {Array<(input: object) => object | undefined | Promise<object | undefined>>} hooks
  * @returns {(input: object) => Promise<object>}
@@ -22,12 +38,17 @@ export function chainPreModelHooks(hooks) {
   return async function chained(input) {
     let current = input;
     for (const hook of chain) {
-      const next = await hook(current);
+      // A hook's own exception or rejection rejects the chained call unchanged.
+      const { value: next } = await settle(hook(current));
       // A hook that returns nothing keeps the input it was given.
       if (next !== undefined && next !== null) {
-        if (typeof next !== 'object' || !Array.isArray(next.messages)) {
-          throw ctxguardError('INVALID_OPTIONS', 'a pre-model hook must return a model input ({ messages, ... }) or nothing');
+        let ok = false;
+        try {
+          ok = typeof next === 'object' && Array.isArray(next.messages);
+        } catch {
+          // A throwing getter or proxy: not a readable model input.
         }
+        if (!ok) throw badReturn();
         current = next;
       }
     }

@@ -762,3 +762,10 @@ export interface ResolvedHistory {
 export function resolveHistory(turns: StoredTurn[], options?: ResolveHistoryOptions): ResolvedHistory;
 /** The crate version. */
 export function version(): string;
+
+/** `memoryStats()`: diagnostics for long sessions. */
+export interface MemoryStats {
+  /** Size of the WebAssembly linear memory in bytes (grows, never shrinks: a high-water mark). */
+  wasmBytes: number;
+}
+export function memoryStats(): MemoryStats;

@@ -47,8 +47,17 @@ pub fn resolve_history(turns: JsValue, opts: JsValue) -> Result<JsValue, JsValue
         for (i, t) in raw.into_iter().enumerate() {
             let r = parse_request(format, &t.messages, t.system.as_ref(), None)
                 .map_err(|e| Error { message: format!("turns[{i}].{}", e.message), ..e })?;
+            let id = match t.id {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s),
+                Some(Value::Number(n)) => Some(n.to_string()),
+                Some(other) => {
+                    let kind = if other.is_boolean() { "a boolean" } else if other.is_array() { "an array" } else { "an object" };
+                    return Err(Error::new(ErrorCode::InvalidMessages, format!("turns[{i}].id must be a string or a number, not {kind}")));
+                }
+            };
             parsed.push(Turn {
-                id: t.id.map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string)),
+                id,
                 messages: r.messages,
                 status: t.status,
             });

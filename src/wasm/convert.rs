@@ -23,10 +23,51 @@ pub fn js_error(err: Error) -> JsValue {
     e.into()
 }
 
+#[wasm_bindgen(module = "/src/js/json.js")]
+extern "C" {
+    /// `{ path, kind }` of the first value JSON would silently change, or `null` (src/js/json.js).
+    #[wasm_bindgen(js_name = findNonJson)]
+    fn find_non_json(value: &JsValue) -> JsValue;
+}
+
+/// Reject values that `JSON.stringify` would silently change inside data (SPEC §11, README API
+/// intro): a Date, Map, Set, typed array or other non-plain built-in, an object with `toJSON`,
+/// NaN or ±Infinity, `undefined` / a function / a symbol inside an array. The error is `code`,
+/// its message names the path (`what[3].content[1]`); with `indexed`, `index` is the top-level
+/// array index (the message). Reusable for one message at a time: pass the message itself.
+pub fn check_json_data(value: &JsValue, what: &str, code: ErrorCode, indexed: bool) -> Result<()> {
+    let found = find_non_json(value);
+    if found.is_null() || found.is_undefined() {
+        return Ok(());
+    }
+    let get = |k: &str| js_sys::Reflect::get(&found, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
+    let kind = get("kind").as_string().unwrap_or_default();
+    let path: Vec<JsValue> = js_sys::Array::from(&get("path")).iter().collect();
+    let mut at = what.to_string();
+    for p in &path {
+        match (p.as_f64(), p.as_string()) {
+            (Some(i), _) => at.push_str(&format!("[{i}]")),
+            (_, Some(k)) => at.push_str(&format!(".{k}")),
+            _ => {}
+        }
+    }
+    let mut err = Error::new(code, format!("{at} is {kind}; pass plain JSON data"));
+    if indexed {
+        err.index = path.first().and_then(JsValue::as_f64).map(|i| i as usize);
+    }
+    Err(err)
+}
+
 /// JSON-stringify a JS value (throws on cycles and BigInt, drops functions and `undefined`
-/// fields, exactly like `JSON.stringify`), repairing lone-surrogate escapes into U+FFFD so that
-/// invalid UTF-16 from JS never makes the input unreadable.
+/// fields, exactly like `JSON.stringify`) after `check_json_data`, repairing lone-surrogate
+/// escapes into U+FFFD so that invalid UTF-16 from JS never makes the input unreadable.
 pub fn to_json_text(value: &JsValue, what: &str, code: ErrorCode) -> Result<String> {
+    check_json_data(value, what, code, what == "messages")?;
+    stringify(value, what, code)
+}
+
+/// `JSON.stringify` without the data check (options: their callback fields are not data).
+fn stringify(value: &JsValue, what: &str, code: ErrorCode) -> Result<String> {
     let text = js_sys::JSON::stringify(value)
         .map_err(|e| {
             let reason = js_sys::Error::from(e).message();
@@ -45,8 +86,11 @@ pub fn decode<T: DeserializeOwned>(value: &JsValue, what: &str, code: ErrorCode)
     if value.is_undefined() || value.is_null() {
         return Err(Error::new(code, format!("{what} is required")));
     }
-    let text = to_json_text(value, what, code)?;
-    serde_json::from_str(&text).map_err(|e| Error::new(code, format!("{what}: {e}")))
+    parse(&to_json_text(value, what, code)?, what, code)
+}
+
+fn parse<T: DeserializeOwned>(text: &str, what: &str, code: ErrorCode) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| Error::new(code, format!("{what}: {e}")))
 }
 
 /// Decode an optional options bag: `undefined`/`null` give the defaults; anything but a plain
@@ -59,7 +103,7 @@ pub fn options<T: DeserializeOwned + Default>(value: &JsValue, what: &str) -> Re
         return Err(Error::options(format!("{what} must be an object")));
     }
     check_option_values(value, what)?;
-    decode(value, what, ErrorCode::InvalidOptions)
+    parse(&stringify(value, what, ErrorCode::InvalidOptions)?, what, ErrorCode::InvalidOptions)
 }
 
 /// Option fields that are callbacks (read separately; JSON drops them).
@@ -67,7 +111,7 @@ const CALLBACK_FIELDS: &[&str] = &["summarize", "onProgress", "onTrace", "logger
 
 /// Reject top-level option values that JSON would silently drop or change — a function, symbol
 /// or BigInt outside the callback fields, a NaN or infinite number, a Date — so a wrong type is
-/// an `INVALID_OPTIONS` error rather than a default.
+/// an `INVALID_OPTIONS` error rather than a default; nested values get `check_json_data`.
 fn check_option_values(value: &JsValue, what: &str) -> Result<()> {
     // Reflect.ownKeys catches a throwing Proxy trap (JSON.stringify then reports it).
     let Ok(keys) = js_sys::Reflect::own_keys(value) else {
@@ -90,6 +134,10 @@ fn check_option_values(value: &JsValue, what: &str) -> Result<()> {
         };
         if let Some(kind) = bad {
             return Err(Error::options(format!("{what}.{name} has the wrong type ({kind})")));
+        }
+        // Nested data (system, tools, messages, usage...) gets the message-data check.
+        if v.is_object() {
+            check_json_data(&v, &format!("{what}.{name}"), ErrorCode::InvalidOptions, false)?;
         }
     }
     Ok(())

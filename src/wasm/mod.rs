@@ -29,3 +29,16 @@ fn start() {
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
+
+/// `memoryStats()`: the module's linear memory in bytes. It grows and never shrinks, so over a
+/// long session it is the high-water mark of what ctxguard ever held at once (soak benchmark).
+#[wasm_bindgen(js_name = memoryStats)]
+pub fn memory_stats() -> Result<JsValue, JsValue> {
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct MemoryStats {
+        wasm_bytes: f64,
+    }
+    let pages = core::arch::wasm32::memory_size(0);
+    convert::run(|| convert::encode(&MemoryStats { wasm_bytes: pages as f64 * 65536.0 }))
+}

@@ -14,6 +14,8 @@ import {
   readAttachment,
   readAttachmentTool,
   version,
+  memoryStats,
+  type MemoryStats,
   type AttachmentPage,
   type Settlement,
   type ResolvedHistory,
@@ -104,6 +106,8 @@ const window: number | null = info.contextWindow;
 const provider: ModelInfo['provider'] = info.provider;
 const models: ModelInfo[] = knownModels();
 const v: string = version();
+const mem: MemoryStats = memoryStats();
+const wasmBytes: number = mem.wasmBytes;
 
 const config: GuardConfig = {
   model: 'gpt-4o',
