@@ -4,7 +4,8 @@
 // or a function inside an array becomes null). `findNonJson` finds the first such value before
 // the text is read, so it is an error instead of a silent change.
 //
-// Accepted: plain objects (from any realm) and class instances without `toJSON`, arrays, strings,
+// Accepted: plain objects (from any realm) and class instances without `toJSON`, URL objects (read
+// as their href), arrays, strings,
 // finite numbers, booleans, null; `undefined`, functions and symbols as object *fields* are
 // dropped (as JSON.stringify drops them). Cycles, throwing getters and proxies are left to
 // JSON.stringify, which reports them.
@@ -64,6 +65,8 @@ function walk(v, seen, inArray) {
   const proto = Object.getPrototypeOf(v);
   if (proto !== objectProto && proto !== null) {
     const tag = tagOf(v);
+    // A URL reads as its href, losslessly (the AI SDK takes URL objects for images and files).
+    if (tag === 'URL') return null;
     if (tag === 'Date') return { path: [], kind: 'a Date (JSON would turn it into a string)' };
     if (tag === 'Map' || tag === 'Set' || tag === 'WeakMap' || tag === 'WeakSet') return { path: [], kind: `a ${tag} (JSON would turn it into {})` };
     if (ArrayBuffer.isView(v) && tag !== 'DataView') return { path: [], kind: `a ${tag} (JSON would turn it into an object with a field per element)` };

@@ -180,8 +180,18 @@ impl ContextGuard {
     pub fn measure_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
         run(|| {
             let o: MeasureOptions = options(&opts, "options")?;
-            let values: Vec<serde_json::Value> =
-                if fresh_ids.is_empty() { Vec::new() } else { decode(&fresh, "messages", ErrorCode::InvalidMessages)? };
+            // Errors name the message by its place in the conversation, not in `fresh`.
+            let values: Vec<serde_json::Value> = if fresh_ids.is_empty() {
+                Vec::new()
+            } else {
+                decode(&fresh, "messages", ErrorCode::InvalidMessages).map_err(|mut e| {
+                    if let Some(at) = e.index.and_then(|i| fresh_at.get(i).map(|&at| (i, at as usize))) {
+                        e.message = e.message.replacen(&format!("messages[{}]", at.0), &format!("messages[{}]", at.1), 1);
+                        e.index = Some(at.1);
+                    }
+                    e
+                })?
+            };
             if values.len() != fresh_ids.len() || fresh_at.len() != fresh_ids.len() {
                 return Err(crate::error::Error::new(ErrorCode::Internal, "measureStored: fresh messages and their ids differ in length"));
             }

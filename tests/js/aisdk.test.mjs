@@ -286,16 +286,21 @@ test('unchanged messages round-trip exactly, including odd key orders, URL objec
   assert.deepEqual(r.messages[4].content[0], { type: 'image', image: 'https://example.com/chart.png' });
 });
 
-test('binary data is an INVALID_CONTENT_PART error naming the part; base64 text is the way', () => {
+test('binary data is an INVALID_MESSAGES error naming the part; base64 text is the way', () => {
+  // JS values JSON would change are refused before the adapter sees them (src/js/json.js): the
+  // message names the path and the kind; the adapter's own INVALID_CONTENT_PART (with the hint to
+  // pass base64) remains for JSON-shaped binary, e.g. a Buffer already turned into { type, data }.
   const guard = new ContextGuard({ model: 'gpt-4o', format: 'ai-sdk' });
   const bytes = Buffer.from(pngBase64(10, 10), 'base64');
   for (const image of [new Uint8Array(bytes), bytes, bytes.buffer.slice(0, 8)]) {
-    const err = throwsCtxguard(() => guard.measure([{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', image }] }]), 'INVALID_CONTENT_PART');
+    const err = throwsCtxguard(() => guard.measure([{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', image }] }]), 'INVALID_MESSAGES');
     assert.equal(err.index, 0);
-    assert.match(err.message, /messages\[0\]: content\[1\]: image is binary data/);
-    assert.match(err.message, /base64/);
+    assert.match(err.message, /messages\[0\]\.content\[1\]\.image is an? (Uint8Array|ArrayBuffer)/);
   }
-  throwsCtxguard(() => countMessages([{ role: 'user', content: [{ type: 'file', data: new Uint8Array(4), mediaType: 'application/pdf' }] }], { format: 'ai-sdk' }), 'INVALID_CONTENT_PART');
+  throwsCtxguard(() => countMessages([{ role: 'user', content: [{ type: 'file', data: new Uint8Array(4), mediaType: 'application/pdf' }] }], { format: 'ai-sdk' }), 'INVALID_MESSAGES');
+  const asJson = JSON.parse(JSON.stringify({ image: Buffer.from([1, 2, 3]) })).image; // { type: 'Buffer', data: [...] }
+  const err = throwsCtxguard(() => guard.measure([{ role: 'user', content: [{ type: 'image', image: asJson }] }]), 'INVALID_CONTENT_PART');
+  assert.match(err.message, /base64/);
   // Base64 text (what `Buffer.from(bytes).toString('base64')` gives) counts like the image it is.
   assert.deepEqual(
     countMessages([{ role: 'user', content: [{ type: 'image', image: bytes.toString('base64'), mediaType: 'image/png' }] }], { model: 'gpt-4o', format: 'ai-sdk' }),

@@ -63,7 +63,7 @@ const savedCalibration = (() => {
 const CONFIG_FIELDS = [
   'model', 'contextWindow', 'maxOutputTokens', 'reservedOutputTokens', 'economicBudget', 'triggerRatio', 'targetRatio',
   'format', 'encoding', 'toolOutputLimit', 'toolOutputLimits', 'toolOutputTotal', 'attachmentBudget', 'retrievalTool',
-  'checkpointKey', 'pricing', 'calibration',
+  'checkpointKey', 'pricing', 'calibration', 'strategy',
 ];
 
 /**
@@ -292,7 +292,7 @@ test('boundary: every config field and option name, misspelt, fails loudly', asy
     readAttachmentTool: [['format'], (o) => cg.readAttachmentTool(o)],
   };
   const asyncBags = {
-    'guard.prepare': [['system', 'tools', 'force', 'guidance', 'timeoutMs', 'heartbeatMs', 'summaryMaxTokens', 'retainUserTokens', 'summarize', 'onProgress', 'onTrace', 'logger', 'signal'], (o) => guard().prepare(hi, o)],
+    'guard.prepare': [['system', 'tools', 'force', 'guidance', 'timeoutMs', 'heartbeatMs', 'summaryMaxTokens', 'retainUserTokens', 'sessionState', 'summarize', 'onProgress', 'onTrace', 'logger', 'signal'], (o) => guard().prepare(hi, o)],
     'guard.settle': [['system', 'tools', 'timeoutMs', 'heartbeatMs', 'summarize', 'onProgress', 'logger', 'signal'], (o) => guard().settle(hi, o)],
   };
   let tried = 0;
@@ -381,7 +381,6 @@ const LOSSY = {
   error: () => new Error('e'),
   promise: () => Promise.resolve(1),
   boxedString: () => Object('text'),
-  url: () => new URL('https://example.com/a.png'),
   withToJSON: () => ({ toJSON: () => 'replaced' }),
   NaN: () => NaN,
   infinity: () => Infinity,
@@ -453,6 +452,12 @@ test('boundary: JSON data that only looks unusual is accepted', async () => {
   for (const [name, m] of Object.entries(accepted)) {
     assert.equal(cg.countMessages([m]).total, plain, name);
   }
+  // A URL object reads as its href (the AI SDK passes images as URLs).
+  const href = 'https://example.com/a.png';
+  assert.deepEqual(
+    cg.countMessages([{ role: 'user', content: [{ type: 'image_url', image_url: { url: new URL(href) } }] }]),
+    cg.countMessages([{ role: 'user', content: [{ type: 'image_url', image_url: { url: href } }] }]),
+  );
   // The same object twice in one request (shared, not cyclic) is read twice.
   const shared = { type: 'text', text: 'hi' };
   assert.equal(cg.countMessages([{ role: 'user', content: [shared, shared] }]).perMessage.length, 1);
