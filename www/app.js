@@ -135,7 +135,46 @@ function config() {
     const v = $(`limit-${k}`).value.trim();
     if (v !== '') cfg[k] = Number(v);
   }
+  // What observeUsage learned survives a new guard (another model, other limits).
+  if (calibrationState) cfg.calibration = calibrationState;
   return { ...cfg, ...guardConfig() };
+}
+
+/** The calibration state the guard learned from the reported usage typed in the page. */
+let calibrationState = null;
+
+/** "Observe": the reported input tokens for the request as the page would send it. */
+async function observeUsage() {
+  const reported = Number($('usage-reported').value);
+  const out = $('usage-result');
+  if (!Number.isInteger(reported) || reported <= 0 || !guard) {
+    out.textContent = 'Type the whole number of input tokens the provider reported.';
+    return;
+  }
+  try {
+    const conv = currentConversation();
+    const cfg = config();
+    const arg = { guard: guard.id, reported, emergency: $('guard-emergency').checked };
+    if (conv.tools !== undefined) arg.tools = conv.tools;
+    if (conv.system !== undefined) arg.system = conv.system;
+    const { summary, calibration } = await api.call('observe', arg, { messages: conv.messages });
+    calibrationState = calibration;
+    const last = summary?.last;
+    const pctOff = last ? `${last.error >= 0 ? '+' : ''}${(last.error * 100).toFixed(1)} %` : '—';
+    out.dataset.observations = String(summary?.observations ?? 0);
+    out.textContent = last
+      ? `Observation ${summary.observations} for ${cfg.model}: reported ${fmt(last.reported)}, ctxguard predicted ${fmt(last.predicted)} (${pctOff}${last.outlier ? ', an outlier: reported, not learned' : ''}). ` +
+        (summary.applied
+          ? `Counts are now calibrated × ${summary.correction.toFixed(3)}.`
+          : guard.model.kind === 'exact'
+            ? 'Exact counts are reported, never corrected.'
+            : 'Estimates are calibrated from the third observation on.')
+      : 'Observed.';
+    $('usage-reset').hidden = false;
+    update();
+  } catch (e) {
+    out.textContent = `${e?.code ?? e?.name ?? 'Error'}: ${e?.message ?? e}`;
+  }
 }
 
 function guardConfig() {
@@ -478,6 +517,13 @@ function wire() {
     $('source-note').textContent = 'Your conversation (edited in the page).';
     update();
   }, 300));
+  $('usage-observe').addEventListener('click', observeUsage);
+  $('usage-reset').addEventListener('click', () => {
+    calibrationState = null;
+    $('usage-result').textContent = 'Calibration forgotten: counts are the table\'s again.';
+    $('usage-reset').hidden = true;
+    update();
+  });
   $('use-sample').addEventListener('click', () => {
     restoreSample();
     update();

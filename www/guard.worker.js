@@ -37,6 +37,21 @@ serveGuard({
     },
 
     /**
+     * What the provider reported for the request the page would send (the model-visible
+     * messages): `observeUsage` on the guard, and its calibration state to keep for later guards.
+     */
+    observe(arg, { messages, guard }) {
+      const g = guard(arg.guard);
+      const opts = {};
+      if (arg.tools !== undefined) opts.tools = arg.tools;
+      if (arg.system !== undefined) opts.system = arg.system;
+      const sent = g.guardSources(messages, { ...opts, emergency: arg.emergency });
+      const system = sent.system ?? arg.system;
+      const summary = g.observeUsage({ messages: sent.messages, tools: arg.tools, ...(system === undefined ? {} : { system }), usage: { input_tokens: arg.reported } });
+      return { summary, calibration: g.calibration };
+    },
+
+    /**
      * One pass of the page on the conversation (`messages`): the raw metrics, the source guards,
      * per-message counts of both views. Only the model-visible messages that differ from the raw
      * ones travel back (the page already has the others), plus the attachments and the offsets

@@ -144,6 +144,46 @@ describe('demo page', () => {
     }
   });
 
+  test('reported usage calibrates an estimated model; exact counts are only reported; the next request has a cost', async () => {
+    const page = await openPage();
+    try {
+      await ready(page);
+      // gpt-4o: exact; the cost of the next request is on the budget card, from the price table.
+      assert.match(await text(page, "#next-cost"), /^\$\d/);
+      assert.match(await text(page, '#next-cost'), /cached \+ [\d,]+ uncached input/);
+      const exact = digits(await text(page, '#used-tokens'));
+      await page.fill('#usage-reported', String(exact + 12));
+      assert.equal(await after1(page, () => page.click('#usage-observe')), 'ready');
+      assert.match(await text(page, '#usage-result'), /reported [\d,]+, ctxguard predicted [\d,]+ \(-\d+\.\d %\)\. Exact counts are reported, never corrected\./);
+      assert.equal(await text(page, '#count-kind'), 'Exact');
+      assert.equal(digits(await text(page, '#used-tokens')), exact, 'an exact count is not corrected');
+
+      // Claude: an estimate until three reports agree, then calibrated (the badge and the count change).
+      assert.equal(await after1(page, () => page.selectOption('#model', 'claude-sonnet-4')), 'ready');
+      assert.equal(await text(page, '#count-kind'), 'Estimate');
+      const estimated = digits(await text(page, '#used-tokens'));
+      const reported = Math.round(estimated * 0.95); // the provider counted 5 % less than ctxguard's safe estimate
+      for (let i = 1; i <= 3; i++) {
+        await page.fill('#usage-reported', String(reported + i));
+        assert.equal(await after1(page, () => page.click('#usage-observe')), 'ready');
+        assert.equal(await page.locator('#usage-result').getAttribute('data-observations'), String(i));
+      }
+      assert.match(await text(page, '#usage-result'), /Counts are now calibrated × \d\.\d{3}\./);
+      assert.equal(await text(page, '#count-kind'), 'Calibrated');
+      assert.match(await text(page, '#encoding'), /learned from 3 provider reports/);
+      const calibrated = digits(await text(page, '#used-tokens'));
+      assert.ok(calibrated < estimated && calibrated >= reported, `${calibrated} between ${reported} and ${estimated}`);
+      await shot(page, 'calibrated');
+      // Forgetting it brings the table's estimate back.
+      assert.equal(await after1(page, () => page.click('#usage-reset')), 'ready');
+      assert.equal(await text(page, '#count-kind'), 'Estimate');
+      assert.equal(digits(await text(page, '#used-tokens')), estimated);
+      expectClean(page);
+    } finally {
+      await page.close();
+    }
+  });
+
   test('custom limits recompute the budget, and impossible ones show their error code', async () => {
     const page = await openPage();
     try {
