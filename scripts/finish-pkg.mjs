@@ -41,19 +41,20 @@ if (!crate) fail('cargo metadata does not list the ctxguard crate');
 copyFileSync(join(js, 'api.js'), join(pkg, 'api.js'));
 copyFileSync(join(js, 'hooks.js'), join(pkg, 'hooks.js'));
 copyFileSync(join(js, 'memo.js'), join(pkg, 'memo.js'));
+copyFileSync(join(js, 'freed.js'), join(pkg, 'freed.js'));
 copyFileSync(join(js, 'node.js'), join(pkg, 'node.js'));
 copyFileSync(join(js, 'web.js'), join(pkg, 'index.js'));
 copyFileSync(join(js, 'index.d.ts'), join(pkg, 'index.d.ts'));
 const workerFiles = ['worker.js', 'worker-wire.js', 'worker-host.js', 'worker-serve.js', 'worker-serve-node.js', 'worker.d.ts', 'worker-serve.d.ts'];
 for (const file of workerFiles) copyFileSync(join(js, file), join(pkg, file));
 
-const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'index.d.ts', ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
+const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'freed.js', 'index.d.ts', ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
 
 // Single-encoding builds (scripts/build-pkg.sh): the same entries next to their own wasm.
 const variants = ['o200k', 'cl100k'].filter((enc) => existsSync(join(pkg, enc, 'ctxguard_wasm.js')));
 for (const enc of variants) {
   const dir = join(pkg, enc);
-  for (const f of ['api.js', 'hooks.js', 'memo.js', 'node.js']) copyFileSync(join(js, f), join(dir, f));
+  for (const f of ['api.js', 'hooks.js', 'memo.js', 'freed.js', 'node.js']) copyFileSync(join(js, f), join(dir, f));
   copyFileSync(join(js, 'web.js'), join(dir, 'index.js'));
   // wasm-pack's own manifest and readme are not part of the package.
   for (const f of ['package.json', 'README.md', '.gitignore']) rmSync(join(dir, f), { force: true });

@@ -5,6 +5,7 @@
 // instantiated the module.
 import * as wasm from './ctxguard_wasm.js';
 
+import { checkFreed } from './freed.js';
 import { installMessageMemo } from './memo.js';
 
 export { chainPreModelHooks } from './hooks.js';
@@ -12,6 +13,8 @@ export { chainPreModelHooks } from './hooks.js';
 // `measure` sends only new or changed messages into wasm (memo.js); patching the prototype does
 // not call into wasm.
 installMessageMemo(wasm.ContextGuard);
+// A freed guard answers GUARD_FREED, not wasm-bindgen's bare "null pointer" error (freed.js).
+checkFreed(wasm.ContextGuard);
 export const ContextGuard = wasm.ContextGuard;
 export const classifyProviderError = wasm.classifyProviderError;
 export const compactToolOutput = wasm.compactToolOutput;

@@ -23,6 +23,8 @@ export type ErrorCode =
   | 'INVALID_TEXT'
   | 'UNKNOWN_ATTACHMENT'
   | 'LATEST_MESSAGE_TOO_LARGE'
+  /** A ContextGuard used after `guard.free()`. */
+  | 'GUARD_FREED'
   | 'INTERNAL';
 
 export interface CtxguardError extends Error {
@@ -680,6 +682,7 @@ export class ContextGuard {
   /** The calibration state (plain JSON to persist); assign a saved one to restore it. */
   get calibration(): CalibrationState;
   set calibration(state: CalibrationState);
+  /** Releases the guard's WebAssembly memory; later calls throw (or reject with) `GUARD_FREED`. Safe to call twice. */
   free(): void;
 }
 

@@ -57,3 +57,28 @@ test('the module keeps working after every error', () => {
   assert.equal(countTokens('hello world'), 2);
   assert.equal(countMessages([{ role: 'user', content: 'hello world' }], { model: 'gpt-4o' }).total, 3 + 1 + 2 + 3);
 });
+
+test('a guard used after free() answers GUARD_FREED everywhere; free() twice is harmless', async () => {
+  const { ContextGuard } = await import('ctxguard');
+  const g = new ContextGuard({ model: 'gpt-4o' });
+  const msgs = [{ role: 'user', content: 'hi' }];
+  g.measure(msgs);
+  g.free();
+  g.free();
+  const freed = (e) => e.name === 'CtxguardError' && e.code === 'GUARD_FREED';
+  for (const [name, call] of [
+    ['measure', () => g.measure(msgs)],
+    ['guardSources', () => g.guardSources(msgs)],
+    ['observeUsage', () => g.observeUsage({ messages: msgs, usage: { prompt_tokens: 8 } })],
+    ['budget', () => g.budget],
+    ['model', () => g.model],
+    ['cacheStats', () => g.cacheStats],
+    ['calibration', () => g.calibration],
+    ['calibration =', () => { g.calibration = { version: 1, models: {} }; }],
+  ]) {
+    assert.throws(call, freed, name);
+  }
+  await assert.rejects(g.prepare(msgs), freed);
+  await assert.rejects(g.settle(msgs), freed);
+  assert.equal(new ContextGuard({ model: 'gpt-4o' }).measure(msgs).usedTokens, 8);
+});
