@@ -142,7 +142,7 @@ fn bad_answers_are_rejected_with_reasons() {
 }
 
 #[test]
-fn every_failure_ends_in_the_mechanical_fallback() {
+fn every_failure_ends_in_the_mechanical_fallback_which_is_no_checkpoint() {
     for reason in [FailureReason::Timeout, FailureReason::CallbackError, FailureReason::InvalidOutput, FailureReason::NoCallback, FailureReason::Aborted] {
         let wire = conversation(40, 30);
         let mut g = guard(10_000);
@@ -152,8 +152,9 @@ fn every_failure_ends_in_the_mechanical_fallback() {
         assert_eq!(out.degraded_reason, Some(reason));
         let rec = out.compaction.clone().unwrap();
         assert_eq!((rec.status.as_str(), rec.failure_reason.as_deref()), ("fallback", Some(reason.as_str())));
-        let cp = out.checkpoint.clone().unwrap();
-        let note = cp.iter().find(|m| m.markers.pinned).expect("evidence note");
+        // A fallback is this call's model input, not a checkpoint: the stored history stays whole.
+        assert!(out.checkpoint.is_none());
+        let note = out.request.messages.iter().find(|m| m.markers.pinned).expect("evidence note");
         let t = note.content.text();
         assert!(t.starts_with("[ctxguard:evidence]") && t.contains(reason.as_str()));
         assert!(t.contains("tool run_tests(module=m39) → ") && t.contains("module 39 FAILED at step 39"), "{t}");
@@ -329,4 +330,33 @@ fn a_run_starts_from_the_settled_session_state() {
     assert_eq!(g.prepare_start(&req, &empty, &clock).err().unwrap().code, ctxguard::ErrorCode::InvalidOptions);
     let no_user = parse(&json!([{"role": "system", "content": "s"}]));
     assert_eq!(g.prepare_start(&no_user, &opts, &clock).err().unwrap().code, ctxguard::ErrorCode::InvalidMessages);
+}
+
+#[test]
+fn the_checkpoint_keeps_raw_messages_and_the_current_output_gets_the_freed_room() {
+    // Twelve old turns with tool logs and a large current output: before compaction the 13
+    // outputs share the per-request total; after it, the current one is alone and gets its cap.
+    let mut v = conversation(12, 60).as_array().unwrap().clone();
+    v.pop(); // the closing question: the current turn is a tool call with a long output
+    v.push(json!({"role": "user", "content": "Run the full suite and tell me what fails."}));
+    v.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": "now", "type": "function", "function": {"name": "run_tests", "arguments": "{}"}}]}));
+    let log: String = (0..1500).map(|i| format!("{i:05} test suite::case_{i} ... ok ({} ms)\n", i % 89)).collect();
+    v.push(json!({"role": "tool", "tool_call_id": "now", "content": log.clone()}));
+    let wire = Value::Array(v);
+    let req = parse(&wire);
+    let cfg: GuardConfig = serde_json::from_value(json!({ "model": "gpt-4o", "contextWindow": 40_000, "reservedOutputTokens": 1000, "toolOutputTotal": 8_000 })).unwrap();
+    let mut g = Guard::new(&cfg).unwrap();
+    let p = pending(&mut g, &req, &PrepareOptions { force: true, ..Default::default() });
+    let a = p.validate(&g, &json!("Twelve modules fail; each at its own step.")).unwrap();
+    let out = g.prepare_finish(*p, Ok(a), 1, &clock).unwrap();
+    // The checkpoint stores the current output raw, byte for byte.
+    let cp = out.checkpoint.clone().unwrap();
+    assert_eq!(cp.last().unwrap().content.text(), log, "the checkpoint keeps the raw output");
+    // The model gets it compacted to its own cap (8000), not to a thirteenth of the total.
+    let visible = out.request.messages.last().unwrap().content.text();
+    assert!(visible.contains("[ctxguard:compacted-tool-output]"));
+    let n = ctxguard::tokens::count(ctxguard::Encoding::O200kBase, &visible);
+    assert!(n > 4_000 && n <= 8_000, "{n} tokens for the current output");
+    assert_pairs_valid(&out.request.messages);
+    assert!(out.metrics.used_tokens <= g.budget.usable_limit);
 }

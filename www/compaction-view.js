@@ -231,7 +231,12 @@ export function createCompaction(root, api, current) {
       const result = await guard.prepare(conv.messages, opts);
       clearInterval(tick);
       const total = Math.round(performance.now() - started);
-      fill(live, h('span', { class: 'done-icon', 'aria-hidden': 'true' }, '✓'), `prepare() finished in ${fmt(total)} ms · ${beats.length} heartbeat${beats.length === 1 ? '' : 's'} while the summarizer ran`);
+      const beatsText = `${beats.length} heartbeat${beats.length === 1 ? '' : 's'} while the summarizer ran`;
+      if (result.degraded) {
+        fill(live, h('span', { class: 'degraded-icon', 'aria-hidden': 'true' }, '!'), `prepare() finished degraded (${result.degradedReason}) in ${fmt(total)} ms · ${beatsText} · the mechanical fallback is this call's model input only: no checkpoint to store`);
+      } else {
+        fill(live, h('span', { class: 'done-icon', 'aria-hidden': 'true' }, '✓'), `prepare() finished in ${fmt(total)} ms · ${beatsText}`);
+      }
       if (!logs.length) logBox.textContent = '(no [SummaryCompact] lines: nothing was compacted)';
       await showResult(out, logBox, result, { cfg: config, conv, traces });
     } catch (e) {
@@ -255,7 +260,7 @@ export function createCompaction(root, api, current) {
       h('div', { class: 'cmp-summary' },
         h('p', { class: `cmp-status ${result.degraded ? 'degraded' : 'ok'}`, id: 'cmp-degraded', 'data-degraded': String(result.degraded), 'data-reason': result.degradedReason ?? '' },
           result.degraded
-            ? ['Degraded: ', h('code', {}, result.degradedReason ?? 'unknown'), ' — the mechanical fallback kept the tool evidence instead of a summary.']
+            ? ['Degraded: ', h('code', {}, result.degradedReason ?? 'unknown'), ' — the mechanical fallback kept the tool evidence instead of a summary, for this call only (checkpoint: null; the stored history stays whole and the next call asks the summarizer again).']
             : c ? 'Not degraded: the summarizer answered and its SessionState became the summary.' : 'Not degraded; nothing was compacted.',
           ` degraded = ${result.degraded}, degradedReason = ${result.degradedReason ?? 'null'}.`),
         h('p', { class: 'muted small' },
@@ -311,7 +316,7 @@ export function createCompaction(root, api, current) {
       fill($('#reload-output'),
         h('p', { class: `cmp-status ${resolved.fromCheckpoint ? 'ok' : 'degraded'}`, id: 'reload-status', 'data-from-checkpoint': String(resolved.fromCheckpoint), 'data-checkpoint-index': JSON.stringify(resolved.checkpointIndex) },
           resolved.fromCheckpoint
-            ? [h('strong', {}, `Resumed from checkpoint`), ` in turn ${resolved.checkpointIndex} of ${turns}`]
+            ? [h('strong', {}, `Resumed from checkpoint`), ` in turn ${resolved.checkpointIndex + 1} of ${turns} (checkpointIndex ${resolved.checkpointIndex})`]
             : [h('strong', {}, 'No checkpoint'), ': the whole history is replayed'],
           ` (from ${from}).`),
         fields({ fromCheckpoint: resolved.fromCheckpoint, checkpointIndex: resolved.checkpointIndex, messages: resolved.messages.length, storedMessages: storedCount, usedTokens: metrics.usedTokens, state: metrics.state },

@@ -119,6 +119,8 @@ pub struct Pending {
     options: PrepareOptions,
     /// Tokens left under the usable limit by the system messages and the current turn.
     room: usize,
+    /// Tokens of the model-visible system messages, current turn and retained user messages.
+    kept_tokens: usize,
     cache_decision: Option<crate::pricing::CacheDecision>,
 }
 
@@ -240,27 +242,35 @@ impl Guard {
         }
         let key = self.checkpoint_key.clone();
         let msgs = &layer1.request.messages;
+        // The raw messages at the same places (layer 1 rewrites content in place): what is kept
+        // goes into the checkpoint raw, and is guarded again once the summary freed the room.
+        let raw = &request.messages;
         let latest = msgs.iter().rposition(|m| m.role == Role::User);
         let split = latest.unwrap_or(msgs.len());
         let (older, turn) = msgs.split_at(split);
+        let (older_raw, turn_raw) = raw.split_at(split.min(raw.len()));
         let mut system = Vec::new();
         let mut removed = Vec::new();
-        for m in older {
+        let mut removed_raw = Vec::new();
+        for (m, r) in older.iter().zip(older_raw) {
             if m.role == Role::System && !is_summary(m, key.as_deref()) {
-                system.push(m.clone());
+                system.push(r.clone());
             } else {
                 removed.push(m.clone());
+                removed_raw.push(r.clone());
             }
         }
         // The current turn: kept whole, or (session_state) its user message and last step, the
         // steps in between folded into the SessionState too.
-        let (tail, folded) = self.split_turn(turn);
+        let (tail_visible, folded) = self.split_turn(turn);
+        let (tail, folded_raw) = self.split_turn(turn_raw);
         let mut source_messages = removed.clone();
         let folded_len = folded.len();
         if !folded.is_empty() {
             source_messages.extend(turn.first().cloned());
             source_messages.extend(folded.iter().cloned());
             removed.extend(folded);
+            removed_raw.extend(folded_raw);
         }
         if removed.is_empty() {
             return self.finish_plain(layer1.request, layer1.traces, options, now).map(|o| Step::Done(Box::new(o)));
@@ -273,7 +283,7 @@ impl Guard {
         };
         let mut retained = Vec::new();
         let mut retained_tokens = 0;
-        for m in removed.iter().rev().filter(|m| m.role == Role::User) {
+        for m in removed_raw.iter().rev().filter(|m| m.role == Role::User) {
             let n = self.count_text(&m.content.text());
             if retained.len() >= RETAIN_USER_MESSAGES || retained_tokens + n > retain_budget {
                 break;
@@ -284,7 +294,7 @@ impl Guard {
         retained.reverse();
         // The rendered summary must fit next to what is kept anyway (system messages and the
         // current turn): `room` caps the answer, leaving 64 tokens for the summary's own framing.
-        let fixed: Vec<Message> = system.iter().chain(tail.iter()).cloned().collect();
+        let fixed: Vec<Message> = system.iter().chain(tail_visible.iter()).cloned().collect();
         let fixed_tokens = self.count(&Request { messages: fixed, ..layer1.request.clone() }).total as usize;
         let room = (self.budget.usable_limit as usize).saturating_sub(fixed_tokens);
         let max_tokens = options
@@ -341,6 +351,7 @@ impl Guard {
             base: layer1.request,
             options: options.clone(),
             room,
+            kept_tokens: fixed_tokens + retained_tokens,
             cache_decision,
         };
         // No room for even a short summary next to the kept messages: the mechanical fallback
@@ -432,7 +443,7 @@ impl Guard {
         attempts: u32,
         now: &dyn Fn() -> f64,
     ) -> Result<Outcome> {
-        let Pending { started_ms, before_tokens, mut traces, system, removed, retained, tail, base, options, cache_decision, .. } = pending;
+        let Pending { started_ms, before_tokens, traces: first_pass, system, removed, retained, tail, base, options, cache_decision, kept_tokens, .. } = pending;
         let mut chain = system;
         let (status, failure, state) = match result {
             Ok(answer) => {
@@ -451,8 +462,6 @@ impl Guard {
             Err(reason) => {
                 // The note gets at most EVIDENCE_TOKENS, and never more than the room the kept
                 // messages leave under the usable limit (layer 3 does not drop system notes).
-                let kept: Vec<Message> = chain.iter().chain(&retained).chain(&tail).cloned().collect();
-                let kept_tokens = self.count(&Request { messages: kept, ..base.clone() }).total as usize;
                 let room = (self.budget.usable_limit as usize).saturating_sub(kept_tokens);
                 let budget = EVIDENCE_TOKENS.min(self.raw_budget(room.saturating_sub(16)));
                 let note = evidence::evidence_message(&removed, reason.as_str(), self.model.encoding, budget);
@@ -464,7 +473,17 @@ impl Guard {
         chain.extend(retained);
         chain.extend(tail);
         sanitize::sanitize(&mut chain);
-        let checkpoint = chain.clone();
+        // Persisted: the raw chain, and only when a summary was written — a fallback is the model
+        // input of this call, not a checkpoint (the stored history stays whole; the next call
+        // asks the summarizer again).
+        let checkpoint = failure.is_none().then(|| chain.clone());
+        // What the model sees: layer 1 again over the shorter chain, so the current turn's
+        // outputs get the room the summary freed.
+        let visible = self.guard_sources(&Request { messages: chain, ..base.clone() }, false, now);
+        // Its traces replace the first pass's (they describe what the model gets).
+        drop(first_pass);
+        let mut traces: Vec<Trace> = visible.traces;
+        let chain = visible.request.messages;
         let after_compaction = self.count(&Request { messages: chain.clone(), ..base.clone() }).total as usize;
         let record = CompactionRecord {
             before_tokens: crate::guards::trace_u32(before_tokens),
@@ -488,7 +507,7 @@ impl Guard {
         self.last_compaction = Some(record.clone());
         let mut out = self.finish_plain(Request { messages: chain, ..base }, traces, &options, now)?;
         out.compaction = Some(record);
-        out.checkpoint = Some(checkpoint);
+        out.checkpoint = checkpoint;
         out.degraded = failure.is_some();
         out.degraded_reason = failure;
         out.session_state = state;
