@@ -247,7 +247,8 @@ impl CalibrationState {
 
 /// Usage as the provider reported it. OpenAI (`prompt_tokens`, `prompt_tokens_details.cached_tokens`),
 /// Anthropic (`input_tokens` + `cache_read_input_tokens` + `cache_creation_input_tokens`) and Gemini
-/// (`promptTokenCount`, `cachedContentTokenCount`) shapes; other fields are ignored.
+/// (`promptTokenCount`, `cachedContentTokenCount`) and Vercel AI SDK (`inputTokens`,
+/// `cachedInputTokens` / `inputTokenDetails.cacheReadTokens`) shapes; other fields are ignored.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ReportedUsage {
     prompt_tokens: Option<f64>,
@@ -259,11 +260,25 @@ pub struct ReportedUsage {
     prompt_token_count: Option<f64>,
     #[serde(rename = "cachedContentTokenCount")]
     cached_content_token_count: Option<f64>,
+    /// Vercel AI SDK (`result.usage`): `inputTokens` (cached included), `cachedInputTokens` (v5)
+    /// or `inputTokenDetails.cacheReadTokens` (v6).
+    #[serde(rename = "inputTokens")]
+    ai_input_tokens: Option<f64>,
+    #[serde(rename = "cachedInputTokens")]
+    ai_cached_input_tokens: Option<f64>,
+    #[serde(rename = "inputTokenDetails")]
+    ai_input_details: Option<AiInputDetails>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 struct PromptDetails {
     cached_tokens: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+struct AiInputDetails {
+    #[serde(rename = "cacheReadTokens")]
+    cache_read_tokens: Option<f64>,
 }
 
 fn whole(v: Option<f64>, what: &str) -> Result<u32> {
@@ -291,8 +306,12 @@ impl ReportedUsage {
             let cached = whole(self.cached_content_token_count, "cachedContentTokenCount")?;
             return Ok((whole(Some(p), "promptTokenCount")?, cached));
         }
+        if let Some(i) = self.ai_input_tokens {
+            let cached = self.ai_cached_input_tokens.or(self.ai_input_details.as_ref().and_then(|d| d.cache_read_tokens));
+            return Ok((whole(Some(i), "inputTokens")?, whole(cached, "cachedInputTokens")?));
+        }
         Err(Error::options(
-            "usage needs prompt_tokens (OpenAI), input_tokens (Anthropic) or promptTokenCount (Gemini)",
+            "usage needs prompt_tokens (OpenAI), input_tokens (Anthropic), promptTokenCount (Gemini) or inputTokens (AI SDK)",
         ))
     }
 }

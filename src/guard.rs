@@ -65,6 +65,7 @@ pub fn resolve_model(model: Option<&str>, encoding: Option<Encoding>) -> ModelIn
         info.provider = Provider::Openai;
         info.kind = CountKind::Exact;
         info.estimate_factor = 1.0;
+        info.encoding = Encoding::build_default();
     }
     if let Some(enc) = encoding {
         info.encoding = enc;

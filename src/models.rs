@@ -187,7 +187,9 @@ pub fn info(model: &str) -> ModelInfo {
             estimate_factor: spec.estimate_factor,
             context_window: Some(spec.context_window),
             max_output_tokens: Some(spec.max_output_tokens),
-            format: if spec.provider == Provider::Anthropic { Format::Anthropic } else { Format::Openai },
+            // Claude speaks Anthropic's Messages format — unless the name is routed
+            // (`openrouter/anthropic/…`, `anthropic/claude-…`): routers are OpenAI-compatible.
+            format: if spec.provider == Provider::Anthropic && !model.contains('/') { Format::Anthropic } else { Format::Openai },
         },
         None => ModelInfo {
             model: model.to_string(),

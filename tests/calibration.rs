@@ -179,3 +179,14 @@ fn garbage_state_is_invalid_options() {
         }
     }
 }
+
+#[test]
+fn the_ai_sdk_usage_shape_is_read() {
+    use ctxguard::calibration::ReportedUsage;
+    let v5: ReportedUsage = serde_json::from_value(serde_json::json!({"inputTokens": 1200, "outputTokens": 80, "totalTokens": 1280, "cachedInputTokens": 1024})).unwrap();
+    assert_eq!(v5.input().unwrap(), (1200, 1024));
+    let v6: ReportedUsage = serde_json::from_value(serde_json::json!({"inputTokens": 900, "outputTokens": 5, "inputTokenDetails": {"noCacheTokens": 900, "cacheReadTokens": 0}})).unwrap();
+    assert_eq!(v6.input().unwrap(), (900, 0));
+    let none: ReportedUsage = serde_json::from_value(serde_json::json!({"outputTokens": 5})).unwrap();
+    assert!(none.input().unwrap_err().message.contains("inputTokens (AI SDK)"));
+}

@@ -401,11 +401,16 @@ fn parse_message(v: &Value, i: usize) -> Result<Vec<Message>> {
             return Err(Error::at(
                 ErrorCode::InvalidRole,
                 i,
-                "role \"system\" is not allowed in Anthropic messages; pass it as the system parameter",
+                "role \"system\" is not allowed in Anthropic messages; pass it as the system parameter \
+                 (or, for OpenAI-shaped messages, set format: 'openai' — the default for Claude models is 'anthropic')",
             ))
         }
         Value::String(s) => {
-            return Err(Error::at(ErrorCode::InvalidRole, i, format!("unknown role {s:?}; expected user or assistant")))
+            return Err(Error::at(
+                ErrorCode::InvalidRole,
+                i,
+                format!("unknown role {s:?}; expected user or assistant (format 'anthropic'; OpenAI-shaped messages need format: 'openai')"),
+            ))
         }
         other => {
             return Err(Error::at(ErrorCode::InvalidRole, i, format!("role must be a string, got {}", kind(other))))

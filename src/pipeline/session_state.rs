@@ -8,14 +8,12 @@ use serde_json::{json, Value};
 pub const SUMMARY_MARKER: &str = "[ctxguard:summary]";
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct PlanStep {
     pub description: String,
     pub status: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Plan {
     pub status: String,
     #[serde(default)]
@@ -23,7 +21,6 @@ pub struct Plan {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct SessionState {
     pub summary: String,
     #[serde(default)]
@@ -117,7 +114,8 @@ impl SessionState {
 }
 
 /// Validate what the summarizer returned: a non-empty string (JSON text that parses as a
-/// SessionState is taken as one), or a SessionState object. Anything else is malformed.
+/// SessionState is taken as one), or a SessionState object (fields the schema does not name are
+/// ignored; a field of the wrong type is malformed). Anything else is malformed.
 pub fn parse_answer(value: &Value) -> Result<Answer, Invalid> {
     match value {
         Value::String(s) => {
@@ -203,7 +201,8 @@ mod tests {
         assert_eq!(parse_answer(&json!(42)), Err(Invalid::Malformed));
         assert_eq!(parse_answer(&json!([1])), Err(Invalid::Malformed));
         assert_eq!(parse_answer(&json!({"summary": 3})), Err(Invalid::Malformed));
-        assert_eq!(parse_answer(&json!({"summary": "x", "extra": 1})), Err(Invalid::Malformed));
+        // A field the schema does not name (models add `confidence`, `title`...) is ignored.
+        assert!(matches!(parse_answer(&json!({"summary": "x", "confidence": 0.9})), Ok(Answer::State(s)) if s.summary == "x"));
         assert_eq!(parse_answer(&json!({"summary": "  "})), Err(Invalid::Empty));
         assert_eq!(parse_answer(&json!(" plain ")), Ok(Answer::Text("plain".into())));
         let fenced = "```json\n{\"summary\":\"s\",\"key_facts\":[\"a\",\" \"]}\n```";

@@ -12,8 +12,8 @@ use super::evidence::evidence_message;
 use super::session_state::{self, SessionState};
 use super::{FailureReason, SummaryRequest, DEFAULT_SUMMARY_MAX_TOKENS};
 
+/// Fields the schema does not name are ignored (models add them); wrong types are invalid.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Settlement {
     pub session_state: SessionState,
     #[serde(default)]
@@ -103,7 +103,8 @@ mod tests {
         assert_eq!(validate(&json!(null)), Err(FailureReason::EmptyOutput));
         assert_eq!(validate(&json!("not json")), Err(FailureReason::InvalidOutput));
         assert_eq!(validate(&json!({"session_state": {"summary": " "}})), Err(FailureReason::EmptyOutput));
-        assert_eq!(validate(&json!({"session_state": {"summary": "s"}, "mood": 1})), Err(FailureReason::InvalidOutput));
+        assert!(validate(&json!({"session_state": {"summary": "s"}, "mood": 1})).is_ok(), "unknown fields are ignored");
+        assert_eq!(validate(&json!({"session_state": {"summary": "s"}, "memory_entries": "one"})), Err(FailureReason::InvalidOutput));
         let ok = validate(&json!("```json\n{\"session_state\":{\"summary\":\"s\"},\"memory_entries\":[\"likes tea\",\"\"]}\n```")).unwrap();
         assert_eq!(ok.memory_entries, vec!["likes tea".to_string()]);
     }

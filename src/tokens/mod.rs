@@ -93,6 +93,16 @@ impl Encoding {
         ))
     }
 
+    /// The encoding used when none is named and no model says which: `o200k_base`, or
+    /// `cl100k_base` in a build that has only that one (`ctxguard/cl100k`).
+    pub fn build_default() -> Self {
+        if Encoding::O200kBase.is_available() || !Encoding::Cl100kBase.is_available() {
+            Encoding::O200kBase
+        } else {
+            Encoding::Cl100kBase
+        }
+    }
+
     /// Whether this build embeds the encoding's vocabulary (both do by default).
     pub fn is_available(self) -> bool {
         data::file(self).is_some()

@@ -27,7 +27,7 @@ pub fn count_tokens(text: JsValue, opts: JsValue) -> Result<u32, JsValue> {
                 let info = models::info(m);
                 (info.encoding, info.estimate_factor)
             }
-            (None, None) => (Encoding::O200kBase, 1.0),
+            (None, None) => (Encoding::build_default(), 1.0),
         };
         let n = tokens::count(encoding.require()?, &text);
         Ok(crate::count_scale(n, factor))

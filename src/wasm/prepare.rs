@@ -150,12 +150,27 @@ impl Callbacks {
             on_progress: callback(opts, "onProgress")?.map_or(JsValue::UNDEFINED, Into::into),
             on_trace: callback(opts, "onTrace")?.map_or(JsValue::UNDEFINED, Into::into),
             logger: callback(opts, "logger")?.map_or(JsValue::UNDEFINED, Into::into),
-            signal: if opts.is_object() {
-                js_sys::Reflect::get(opts, &JsValue::from_str("signal")).unwrap_or(JsValue::UNDEFINED)
-            } else {
-                JsValue::UNDEFINED
-            },
+            signal: signal(opts)?,
         })
+    }
+}
+
+/// `opts.signal`: absent, or an AbortSignal (an object with a boolean `aborted` and an
+/// `addEventListener` method); anything else is `INVALID_OPTIONS` rather than a summarizer that
+/// fails every attempt.
+fn signal(opts: &JsValue) -> Result<JsValue> {
+    if !opts.is_object() {
+        return Ok(JsValue::UNDEFINED);
+    }
+    let v = js_sys::Reflect::get(opts, &JsValue::from_str("signal")).unwrap_or(JsValue::UNDEFINED);
+    if v.is_undefined() || v.is_null() {
+        return Ok(JsValue::UNDEFINED);
+    }
+    let get = |k: &str| js_sys::Reflect::get(&v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
+    if v.is_object() && get("aborted").as_bool().is_some() && get("addEventListener").is_function() {
+        Ok(v)
+    } else {
+        Err(Error::options("signal must be an AbortSignal (e.g. new AbortController().signal)"))
     }
 }
 
@@ -300,8 +315,9 @@ impl ContextGuard {
     pub fn prepare(&self, messages: JsValue, opts: JsValue) -> js_sys::Promise {
         let inner = self.inner.clone();
         let setup = run(|| {
-            let o: JsPrepareOptions = options(&opts, "options")?;
+            // Callbacks first: a callback of the wrong type is named as such, not as an unknown field.
             let cb = Callbacks::read(&opts)?;
+            let o: JsPrepareOptions = options(&opts, "options")?;
             let timeout = positive(o.timeout_ms, DEFAULT_TIMEOUT_MS, "timeoutMs")?;
             let heartbeat = positive(o.heartbeat_ms, DEFAULT_HEARTBEAT_MS, "heartbeatMs")?;
             let format = inner.try_borrow().map(|g| g.format).map_err(|_| busy())?;

@@ -45,8 +45,9 @@ impl ContextGuard {
     pub fn settle(&self, messages: JsValue, opts: JsValue) -> js_sys::Promise {
         let inner = self.inner.clone();
         let setup = run(|| {
-            let o: JsSettleOptions = options(&opts, "options")?;
+            // Callbacks first: a callback of the wrong type is named as such, not as an unknown field.
             let cb = Callbacks::read(&opts)?;
+            let o: JsSettleOptions = options(&opts, "options")?;
             let timeout = positive(o.timeout_ms, DEFAULT_TIMEOUT_MS, "timeoutMs")?;
             let heartbeat = positive(o.heartbeat_ms, DEFAULT_HEARTBEAT_MS, "heartbeatMs")?;
             let format = inner.try_borrow().map(|g| g.format).map_err(|_| busy())?;

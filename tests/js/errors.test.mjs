@@ -82,3 +82,25 @@ test('a guard used after free() answers GUARD_FREED everywhere; free() twice is 
   await assert.rejects(g.settle(msgs), freed);
   assert.equal(new ContextGuard({ model: 'gpt-4o' }).measure(msgs).usedTokens, 8);
 });
+
+test('review findings: a routed Claude name speaks OpenAI; a wrong signal or callback type is INVALID_OPTIONS', async () => {
+  const { ContextGuard, countMessages } = await import('ctxguard');
+  const msgs = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }];
+  // Claude through an OpenAI-compatible router: OpenAI shape by default.
+  for (const model of ['openrouter/anthropic/claude-sonnet-4.5', 'anthropic/claude-sonnet-4-5']) {
+    assert.equal(new ContextGuard({ model }).measure(msgs).kind, 'estimate', model);
+    assert.ok(countMessages(msgs, { model }).total > 0, model);
+  }
+  // Direct Claude: Anthropic shape, and the error says how to switch.
+  assert.throws(() => countMessages(msgs, { model: 'claude-sonnet-4-5' }), (e) => e.code === 'INVALID_ROLE' && /format: 'openai'/.test(e.message));
+  const g = new ContextGuard({ model: 'gpt-4o' });
+  await assert.rejects(g.prepare(msgs, { signal: { aborted: false } }), { code: 'INVALID_OPTIONS', message: /AbortSignal/ });
+  await assert.rejects(g.prepare(msgs, { signal: 'stop' }), { code: 'INVALID_OPTIONS' });
+  await assert.rejects(g.prepare(msgs, { summarize: 'nope' }), { code: 'INVALID_OPTIONS', message: /summarize must be a function/ });
+  await assert.rejects(g.settle(msgs, { onProgress: 5 }), { code: 'INVALID_OPTIONS', message: /onProgress must be a function/ });
+  const ok = await g.prepare(msgs, { signal: new AbortController().signal });
+  assert.equal(ok.messages.length, 2);
+  // The AI SDK's usage object is read by observeUsage.
+  const s = g.observeUsage({ messages: msgs, usage: { inputTokens: ok.metrics.usedTokens, outputTokens: 3, cachedInputTokens: 0 } });
+  assert.equal(s.last.error, 0);
+});

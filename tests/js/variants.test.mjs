@@ -39,6 +39,10 @@ for (const [name, mod, own, other, ownModel, otherModel] of [
     assert.throws(() => new mod.ContextGuard({ model: ownModel, encoding: other }), unknown);
     assert.throws(() => mod.compactToolOutput('x\n'.repeat(100), { limit: 10, encoding: other }), unknown);
     assert.equal(mod.countTokens('hello world', { encoding: own }), 2);
+    // With nothing named, the build's own encoding is the default.
+    assert.equal(mod.countTokens(text), mod.countTokens(text, { encoding: own }));
+    assert.equal(mod.countMessages(chat).encoding, own);
+    assert.equal(new mod.ContextGuard({ contextWindow: 100000 }).measure(chat).encoding, own);
   });
 }
 
