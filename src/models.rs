@@ -52,6 +52,7 @@ pub struct ModelInfo {
     pub provider: Provider,
     pub encoding: Encoding,
     pub kind: CountKind,
+    #[serde(serialize_with = "crate::ser_round")]
     pub estimate_factor: f64,
     pub context_window: Option<u32>,
     pub max_output_tokens: Option<u32>,
@@ -112,6 +113,7 @@ pub static MODELS: &[ModelSpec] = &[
     m("gpt-4-1106", Openai, C, X, 1.0, 128_000, 4_096),
     m("gpt-4-0125", Openai, C, X, 1.0, 128_000, 4_096),
     m("gpt-3.5-turbo", Openai, C, X, 1.0, 16_385, 4_096),
+    m("gpt-3.5-turbo-instruct", Openai, C, X, 1.0, 4_096, 4_096),
     // Anthropic — estimate
     m("claude-opus-4", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 32_000),
     m("claude-opus-4-5", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 64_000),

@@ -46,11 +46,14 @@ pub const DEFAULT_GROWTH_PER_TURN: u32 = 1_000;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Pricing {
+    #[serde(serialize_with = "crate::ser_round")]
     pub input: f64,
+    #[serde(serialize_with = "crate::ser_round")]
     pub cached_input: f64,
+    #[serde(serialize_with = "crate::ser_round")]
     pub output: f64,
     /// Price of writing input to the cache (Anthropic: 1.25 × input); `None`: no write premium.
-    #[serde(default)]
+    #[serde(default, serialize_with = "crate::ser_round_opt")]
     pub cache_write: Option<f64>,
 }
 
@@ -133,7 +136,7 @@ pub fn lookup(model: &str) -> Option<Pricing> {
 
 /// `economicBudget`: a token cap (a number) or a cost per request (`{ usd }`).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "a number of tokens or { usd: number }")]
 pub enum EconomicBudget {
     Tokens(f64),
     Usd(UsdBudget),

@@ -165,8 +165,10 @@ export function usd(v) {
 function costFigure(m) {
   const c = m.cost;
   if (!c) return fig('Next request', '—', null, 'no price for this model', 'next-cost');
-  const note = `${fmt(c.cachedInputTokens)} cached + ${fmt(c.uncachedInputTokens)} uncached input, ${fmt(c.outputTokens)} output${c.pricesAsOf ? ` · prices of ${c.pricesAsOf}` : ''}`;
-  return fig('Next request', usd(c.totalUsd), null, note, 'next-cost');
+  // The output side is priced at the whole reserved output: the figure is an upper bound.
+  const asOf = c.pricesAsOf ? ` · prices of ${c.pricesAsOf.replaceAll('-', '\u2011')}` : '';
+  const note = `${fmt(c.cachedInputTokens)} cached + ${fmt(c.uncachedInputTokens)} uncached input, output up to ${fmt(c.outputTokens)}${asOf}`;
+  return fig('Next request, at most', usd(c.totalUsd), null, note, 'next-cost');
 }
 
 /** @param raw metrics of the raw view (optional): sources the guards shrank show their raw size too */

@@ -517,7 +517,11 @@ impl Guard {
 
     /// Layer 3 when needed, sanitation, guidance, metrics.
     fn finish_plain(&mut self, request: Request, mut traces: Vec<Trace>, options: &PrepareOptions, now: &dyn Fn() -> f64) -> Result<Outcome> {
-        let (mut request, dropped) = self.emergency(request, &mut traces, now)?;
+        let (mut request, mut dropped) = self.emergency(request, &mut traces, now)?;
+        // Broken pairs in the input itself (a result without its call, a call without its
+        // result) are rejected by every provider: what is sent is always valid.
+        let s = sanitize::sanitize(&mut request.messages);
+        dropped += s.orphan_results + s.empty_messages;
         if let Some(g) = options.guidance.as_deref().filter(|g| !g.trim().is_empty()) {
             request.messages.push(Message::text(Role::System, g));
         }

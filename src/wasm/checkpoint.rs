@@ -62,6 +62,13 @@ pub fn resolve_history(turns: JsValue, opts: JsValue) -> Result<JsValue, JsValue
                 status: t.status,
             });
         }
+        // An edit or fork names a message that must exist: resolving the whole history instead
+        // would hand the model the very messages the user meant to replace.
+        if let Some(id) = &o.before_message_id {
+            if !parsed.iter().any(|t| t.messages.iter().any(|m| m.id.as_deref() == Some(id.as_str()))) {
+                return Err(Error::options(format!("beforeMessageId {id:?} is not the id of any stored message")));
+            }
+        }
         let resolved = resolve(
             &parsed,
             &ResolveOptions { limit: o.limit, before_message_id: o.before_message_id },

@@ -299,6 +299,14 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: Prepar
     })
 }
 
+/// `timeoutMs`: a positive number of milliseconds (0 would time every attempt out at once).
+pub(super) fn timeout_ms(v: Option<f64>) -> Result<f64> {
+    match v {
+        Some(0.0) => Err(Error::options("timeoutMs must be > 0 (milliseconds per summarizer attempt)")),
+        other => positive(other, DEFAULT_TIMEOUT_MS, "timeoutMs"),
+    }
+}
+
 pub(super) fn positive(v: Option<f64>, default: f64, what: &str) -> Result<f64> {
     match v {
         None => Ok(default),
@@ -318,7 +326,7 @@ impl ContextGuard {
             // Callbacks first: a callback of the wrong type is named as such, not as an unknown field.
             let cb = Callbacks::read(&opts)?;
             let o: JsPrepareOptions = options(&opts, "options")?;
-            let timeout = positive(o.timeout_ms, DEFAULT_TIMEOUT_MS, "timeoutMs")?;
+            let timeout = timeout_ms(o.timeout_ms)?;
             let heartbeat = positive(o.heartbeat_ms, DEFAULT_HEARTBEAT_MS, "heartbeatMs")?;
             let format = inner.try_borrow().map(|g| g.format).map_err(|_| busy())?;
             let request = read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;

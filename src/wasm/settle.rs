@@ -8,7 +8,7 @@ use wasm_bindgen_futures::future_to_promise;
 
 use super::convert::{encode, js_error, now_ms, options, run};
 use super::guard::{busy, read_request, ContextGuard};
-use super::prepare::{ask, borrow_mut, positive, wire, Callbacks, SummarizeRequest, DEFAULT_HEARTBEAT_MS, DEFAULT_TIMEOUT_MS};
+use super::prepare::{ask, borrow_mut, positive, wire, Callbacks, SummarizeRequest, DEFAULT_HEARTBEAT_MS, timeout_ms};
 use crate::format::Request;
 use crate::pipeline::session_state::{render, Answer, SessionState};
 use crate::pipeline::{settle, FailureReason};
@@ -48,7 +48,7 @@ impl ContextGuard {
             // Callbacks first: a callback of the wrong type is named as such, not as an unknown field.
             let cb = Callbacks::read(&opts)?;
             let o: JsSettleOptions = options(&opts, "options")?;
-            let timeout = positive(o.timeout_ms, DEFAULT_TIMEOUT_MS, "timeoutMs")?;
+            let timeout = timeout_ms(o.timeout_ms)?;
             let heartbeat = positive(o.heartbeat_ms, DEFAULT_HEARTBEAT_MS, "heartbeatMs")?;
             let format = inner.try_borrow().map(|g| g.format).map_err(|_| busy())?;
             let request = read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;

@@ -104,3 +104,32 @@ test('review findings: a routed Claude name speaks OpenAI; a wrong signal or cal
   const s = g.observeUsage({ messages: msgs, usage: { inputTokens: ok.metrics.usedTokens, outputTokens: 3, cachedInputTokens: 0 } });
   assert.equal(s.last.error, 0);
 });
+
+test('review findings: errors name the field; an unknown beforeMessageId, timeoutMs 0 are INVALID_OPTIONS; broken pairs in the input are repaired', async () => {
+  const { ContextGuard, resolveHistory, modelInfo } = await import('ctxguard');
+  for (const [cfg, field] of [
+    [{ model: 'gpt-4o', economicBudget: 'cheap' }, 'economicBudget'],
+    [{ model: 'gpt-4o', contextWindow: '8k' }, 'contextWindow'],
+    [{ model: 'gpt-4o', pricing: { input: 1, output: 2 } }, 'pricing'],
+  ]) {
+    assert.throws(() => new ContextGuard(cfg), (e) => e.code === 'INVALID_OPTIONS' && e.message.startsWith(`config.${field}:`) && !/line \d+ column/.test(e.message), field);
+  }
+  assert.throws(() => new ContextGuard({ model: 'gpt-4o', economicBudget: 'cheap' }), /a number of tokens or \{ usd: number \}/);
+  const turns = [{ id: 't0', messages: [{ id: 'm1', role: 'user', content: 'hi' }, { id: 'm2', role: 'assistant', content: 'hello' }] }];
+  assert.equal(resolveHistory(turns, { beforeMessageId: 'm2' }).messages.length, 1);
+  assert.throws(() => resolveHistory(turns, { beforeMessageId: 'nope' }), { code: 'INVALID_OPTIONS', message: /beforeMessageId "nope"/ });
+  const g = new ContextGuard({ model: 'gpt-4o' });
+  await assert.rejects(g.prepare([{ role: 'user', content: 'hi' }], { timeoutMs: 0 }), { code: 'INVALID_OPTIONS' });
+  // A result whose call is missing and a call without its result: removed, counted.
+  const broken = [
+    { role: 'user', content: 'go' },
+    { role: 'tool', tool_call_id: 'ghost', content: 'orphan result' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+    { role: 'user', content: 'and?' },
+  ];
+  const r = await g.prepare(broken);
+  assert.deepEqual(r.messages.map((m) => m.role), ['user', 'user']);
+  assert.equal(r.droppedMessages, 2);
+  // Derived figures read without binary noise.
+  assert.equal(modelInfo('gemini-2.5-pro').estimateFactor, 1.155);
+});

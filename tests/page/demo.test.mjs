@@ -150,7 +150,7 @@ describe('demo page', () => {
       await ready(page);
       // gpt-4o: exact; the cost of the next request is on the budget card, from the price table.
       assert.match(await text(page, "#next-cost"), /^\$\d/);
-      assert.match(await text(page, '#next-cost'), /cached \+ [\d,]+ uncached input/);
+      assert.match(await text(page, "#next-cost"), /cached \+ [\d,]+ uncached input, output up to [\d,]+/);
       const exact = digits(await text(page, '#used-tokens'));
       await page.fill('#usage-reported', String(exact + 12));
       assert.equal(await after1(page, () => page.click('#usage-observe')), 'ready');
