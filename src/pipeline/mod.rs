@@ -110,7 +110,6 @@ pub struct Pending {
     pub request: SummaryRequest,
     started_ms: f64,
     before_tokens: usize,
-    traces: Vec<Trace>,
     system: Vec<Message>,
     removed: Vec<Message>,
     retained: Vec<Message>,
@@ -343,7 +342,6 @@ impl Guard {
             request: SummaryRequest { messages: source, instructions, schema: session_state::schema(), max_tokens },
             started_ms: started,
             before_tokens: used as usize,
-            traces: layer1.traces,
             system,
             removed,
             retained,
@@ -443,7 +441,7 @@ impl Guard {
         attempts: u32,
         now: &dyn Fn() -> f64,
     ) -> Result<Outcome> {
-        let Pending { started_ms, before_tokens, traces: first_pass, system, removed, retained, tail, base, options, cache_decision, kept_tokens, .. } = pending;
+        let Pending { started_ms, before_tokens, system, removed, retained, tail, base, options, cache_decision, kept_tokens, .. } = pending;
         let mut chain = system;
         let (status, failure, state) = match result {
             Ok(answer) => {
@@ -481,7 +479,6 @@ impl Guard {
         // outputs get the room the summary freed.
         let visible = self.guard_sources(&Request { messages: chain, ..base.clone() }, false, now);
         // Its traces replace the first pass's (they describe what the model gets).
-        drop(first_pass);
         let mut traces: Vec<Trace> = visible.traces;
         let chain = visible.request.messages;
         let after_compaction = self.count(&Request { messages: chain.clone(), ..base.clone() }).total as usize;
