@@ -109,7 +109,7 @@ const manifest = {
   files,
   // Importing an entry instantiates the WebAssembly module: keep them, tree-shake the rest.
   sideEffects: ['./index.js', './node.js', ...variants.flatMap((enc) => [`./${enc}/index.js`, `./${enc}/node.js`]), './worker-serve.js', './worker-serve-node.js'],
-  engines: { node: '>=18' },
+  engines: { node: '>=20' }, // the versions tested (make test runs Node 20)
   keywords: ['llm', 'tokens', 'tiktoken', 'context-window', 'chat', 'wasm', 'webassembly'],
 };
 writeFileSync(join(pkg, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
