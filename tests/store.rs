@@ -108,3 +108,81 @@ fn edits_unknown_ids_errors_and_eviction() {
 fn anthropic_like_openai() -> Vec<Value> {
     vec![json!({"role": "user", "content": "hi"}), json!({"role": "assistant", "content": "hello"})]
 }
+
+mod edits {
+    //! Property: whatever a host does to its conversation between calls — append, edit in place,
+    //! delete, reorder, resend an old message — `measure_ids` (given the ids a host-side memo
+    //! would give: a new id for every new or changed message) equals `measure` on the whole.
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Push(u8, String),
+        Edit(usize, String),
+        Remove(usize),
+        Swap(usize, usize),
+    }
+
+    fn message(kind: u8, text: &str, n: usize) -> Value {
+        match kind % 5 {
+            0 => json!({"role": "user", "content": text}),
+            1 => json!({"role": "assistant", "content": text}),
+            2 => json!({"role": "system", "content": text}),
+            3 => json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{n}"), "type": "function", "function": {"name": "grep", "arguments": format!("{{\"q\":{:?}}}", text)}}]}),
+            _ => json!({"role": "tool", "tool_call_id": format!("c{n}"), "content": format!("{text}\n[ctxguard:compacted-tool-output] maybe\n{text}")}),
+        }
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let text = "[a-z 中文🙂<>\\[\\]]{0,40}";
+        prop_oneof![
+            4 => (any::<u8>(), text).prop_map(|(k, t)| Op::Push(k, t)),
+            2 => (any::<usize>(), text).prop_map(|(i, t)| Op::Edit(i, t)),
+            1 => any::<usize>().prop_map(Op::Remove),
+            1 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Op::Swap(a, b)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn measure_ids_equals_measure_after_any_edits(ops in prop::collection::vec(op(), 1..40), tools in any::<bool>()) {
+            let tools = tools.then(|| json!([{"type": "function", "function": {"name": "grep", "parameters": {"type": "object"}}}]));
+            let mut fast = guard("gpt-4o", "openai");
+            let mut slow = guard("gpt-4o", "openai");
+            // The conversation as the host holds it: (id, message); a changed message gets a new id.
+            let mut conv: Vec<(u32, Value)> = Vec::new();
+            let mut next = 1u32;
+            let mut known: std::collections::HashSet<u32> = std::collections::HashSet::new();
+            for (call, op) in ops.into_iter().enumerate() {
+                let n = conv.len();
+                match op {
+                    Op::Push(k, t) => { conv.push((next, message(k, &t, next as usize))); next += 1; }
+                    Op::Edit(i, t) if n > 0 => { let i = i % n; let k = (i % 2) as u8; conv[i] = (next, message(k, &t, next as usize)); next += 1; }
+                    Op::Remove(i) if n > 0 => { conv.remove(i % n); }
+                    Op::Swap(a, b) if n > 0 => conv.swap(a % n, b % n),
+                    _ => {}
+                }
+                let ids: Vec<u32> = conv.iter().map(|(id, _)| *id).collect();
+                // What the memo sends: messages whose id the store has not seen in the last calls.
+                let fresh: Vec<Fresh> = conv.iter().enumerate().filter(|(_, (id, _))| !known.contains(id))
+                    .map(|(i, (id, v))| Fresh { id: *id, index: i, value: v.clone() }).collect();
+                let wire: Vec<Value> = conv.iter().map(|(_, v)| v.clone()).collect();
+                let call = call as u64 + 1;
+                let got = fast.measure_ids(&ids, &fresh, call, None, tools.as_ref()).unwrap();
+                let got = match got {
+                    Some(m) => m,
+                    // An id the store dropped (unused for two calls): the binding resends all.
+                    None => {
+                        let all: Vec<Fresh> = conv.iter().enumerate().map(|(i, (id, v))| Fresh { id: *id, index: i, value: v.clone() }).collect();
+                        fast.measure_ids(&ids, &all, call, None, tools.as_ref()).unwrap().unwrap()
+                    }
+                };
+                prop_assert_eq!(serde_json::to_value(&got).unwrap(), plain(&mut slow, Format::Openai, &wire, None, tools.as_ref()));
+                known = ids.into_iter().collect();
+            }
+        }
+    }
+}
