@@ -198,8 +198,8 @@ impl Guard {
     }
 
     /// The newest messages of `messages` that fit `budget` tokens, in one pass from the newest
-    /// back with per-message counts from the cache (never a recount per removal), then sanitized
-    /// so the kept part does not start with orphaned tool results.
+    /// back with per-message counts from the cache (never a recount per removal), starting at a
+    /// user message when there is one, then sanitized so no tool result lacks its call.
     pub fn trim_newest(&mut self, messages: &[Message], budget: usize) -> Vec<Message> {
         let counts = self.count(&Request { messages: messages.to_vec(), ..Default::default() }).per_message;
         let mut keep_from = messages.len();
@@ -212,6 +212,16 @@ impl Guard {
             keep_from = i;
         }
         let mut kept = messages.get(keep_from..).unwrap_or(&[]).to_vec();
+        // A summarizer call must start with a user turn on Anthropic-style APIs: assistant (and
+        // tool) messages before the first user message go; system messages (an earlier summary
+        // among them) stay — they travel as the request's system.
+        if let Some(first_user) = kept.iter().position(|m| m.role == Role::User) {
+            let mut i = 0;
+            kept.retain(|m| {
+                i += 1;
+                i > first_user || m.role == Role::System
+            });
+        }
         sanitize::sanitize(&mut kept);
         kept
     }
@@ -476,11 +486,22 @@ impl Guard {
         // asks the summarizer again).
         let checkpoint = failure.is_none().then(|| chain.clone());
         // What the model sees: layer 1 again over the shorter chain, so the current turn's
-        // outputs get the room the summary freed.
-        let visible = self.guard_sources(&Request { messages: chain, ..base.clone() }, false, now);
+        // outputs get the room the summary freed. ctxguard's own notes (the sealed summary, the
+        // evidence note) are left out of it: a preview inside a sealed summary would break its tag.
+        type Placed = Vec<(usize, Message)>;
+        let (own, rest): (Placed, Placed) =
+            chain.into_iter().enumerate().partition(|(_, m)| m.markers.summary_compacted || m.markers.pinned);
+        let (positions, others): (Vec<usize>, Vec<Message>) = rest.into_iter().unzip();
+        let visible = self.guard_sources(&Request { messages: others, ..base.clone() }, false, now);
         // Its traces replace the first pass's (they describe what the model gets).
         let mut traces: Vec<Trace> = visible.traces;
-        let chain = visible.request.messages;
+        let mut slots: Vec<Option<Message>> = vec![None; positions.len() + own.len()];
+        for (i, m) in own.into_iter().chain(positions.into_iter().zip(visible.request.messages)) {
+            if let Some(slot) = slots.get_mut(i) {
+                *slot = Some(m);
+            }
+        }
+        let chain: Vec<Message> = slots.into_iter().flatten().collect();
         let after_compaction = self.count(&Request { messages: chain.clone(), ..base.clone() }).total as usize;
         let record = CompactionRecord {
             before_tokens: crate::guards::trace_u32(before_tokens),
