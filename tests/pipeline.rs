@@ -333,9 +333,11 @@ fn a_run_starts_from_the_settled_session_state() {
 }
 
 #[test]
-fn the_checkpoint_keeps_raw_messages_and_the_current_output_gets_the_freed_room() {
+fn the_checkpoint_keeps_raw_messages_and_the_next_call_gives_the_current_output_the_freed_room() {
     // Twelve old turns with tool logs and a large current output: before compaction the 13
-    // outputs share the per-request total; after it, the current one is alone and gets its cap.
+    // outputs share the per-request total. The model input of the compacting call keeps layer 1's
+    // versions (what fit next to the summary); the checkpoint keeps the raw output, so the next
+    // call — on the checkpoint chain — gives the current output the room the summary freed.
     let mut v = conversation(12, 60).as_array().unwrap().clone();
     v.pop(); // the closing question: the current turn is a tool call with a long output
     v.push(json!({"role": "user", "content": "Run the full suite and tell me what fails."}));
@@ -346,17 +348,21 @@ fn the_checkpoint_keeps_raw_messages_and_the_current_output_gets_the_freed_room(
     let req = parse(&wire);
     let cfg: GuardConfig = serde_json::from_value(json!({ "model": "gpt-4o", "contextWindow": 40_000, "reservedOutputTokens": 1000, "toolOutputTotal": 8_000 })).unwrap();
     let mut g = Guard::new(&cfg).unwrap();
+    let shared = g.guard_sources(&req, false, &clock).request.messages.last().unwrap().content.text();
     let p = pending(&mut g, &req, &PrepareOptions { force: true, ..Default::default() });
     let a = p.validate(&g, &json!("Twelve modules fail; each at its own step.")).unwrap();
     let out = g.prepare_finish(*p, Ok(a), 1, &clock).unwrap();
+    // This call's model input: layer 1's version, as it was before the summary.
+    assert_eq!(out.request.messages.last().unwrap().content.text(), shared);
     // The checkpoint stores the current output raw, byte for byte.
     let cp = out.checkpoint.clone().unwrap();
     assert_eq!(cp.last().unwrap().content.text(), log, "the checkpoint keeps the raw output");
-    // The model gets it compacted to its own cap (8000), not to a thirteenth of the total.
-    let visible = out.request.messages.last().unwrap().content.text();
-    assert!(visible.contains("[ctxguard:compacted-tool-output]"));
-    let n = ctxguard::tokens::count(ctxguard::Encoding::O200kBase, &visible);
-    assert!(n > 4_000 && n <= 8_000, "{n} tokens for the current output");
     assert_pairs_valid(&out.request.messages);
     assert!(out.metrics.used_tokens <= g.budget.usable_limit);
+    // The next call on the checkpoint chain: the output is alone under the total and grows.
+    let next = g.guard_sources(&Request { messages: cp, ..Default::default() }, false, &clock);
+    let grown = next.request.messages.last().unwrap().content.text();
+    let count = |t: &str| ctxguard::tokens::count(ctxguard::Encoding::O200kBase, t);
+    assert!(count(&grown) > count(&shared), "{} > {}", count(&grown), count(&shared));
+    assert!(count(&grown) <= 8_000);
 }

@@ -104,6 +104,14 @@ pub struct SummaryRequest {
     pub max_tokens: u32,
 }
 
+/// What a compaction keeps besides the summary, in one view (raw or model-visible).
+#[derive(Debug, Clone)]
+struct Kept {
+    system: Vec<Message>,
+    retained: Vec<Message>,
+    tail: Vec<Message>,
+}
+
 /// A compaction waiting for its summary.
 #[derive(Debug, Clone)]
 pub struct Pending {
@@ -116,10 +124,14 @@ pub struct Pending {
     tail: Vec<Message>,
     base: Request,
     options: PrepareOptions,
-    /// Tokens left under the usable limit by the system messages and the current turn.
+    /// Tokens left under the usable limit by what is kept besides the summary.
     room: usize,
-    /// Tokens of the model-visible system messages, current turn and retained user messages.
+    /// Tokens of the model-visible system messages, retained user messages and current turn.
     kept_tokens: usize,
+    /// Layer 1's traces of the request.
+    traces: Vec<Trace>,
+    /// The model-visible (layer-1) versions of `system`, `retained` and `tail`, which are raw.
+    visible: Kept,
     cache_decision: Option<crate::pricing::CacheDecision>,
 }
 
@@ -252,18 +264,20 @@ impl Guard {
         let key = self.checkpoint_key.clone();
         let msgs = &layer1.request.messages;
         // The raw messages at the same places (layer 1 rewrites content in place): what is kept
-        // goes into the checkpoint raw, and is guarded again once the summary freed the room.
+        // goes into the checkpoint raw; the model gets the layer-1 versions.
         let raw = &request.messages;
         let latest = msgs.iter().rposition(|m| m.role == Role::User);
         let split = latest.unwrap_or(msgs.len());
         let (older, turn) = msgs.split_at(split);
         let (older_raw, turn_raw) = raw.split_at(split.min(raw.len()));
         let mut system = Vec::new();
+        let mut system_visible = Vec::new();
         let mut removed = Vec::new();
         let mut removed_raw = Vec::new();
         for (m, r) in older.iter().zip(older_raw) {
             if m.role == Role::System && !is_summary(m, key.as_deref()) {
                 system.push(r.clone());
+                system_visible.push(m.clone());
             } else {
                 removed.push(m.clone());
                 removed_raw.push(r.clone());
@@ -291,19 +305,23 @@ impl Guard {
             Strategy::SessionState => 0,
         };
         let mut retained = Vec::new();
+        let mut retained_visible = Vec::new();
         let mut retained_tokens = 0;
-        for m in removed_raw.iter().rev().filter(|m| m.role == Role::User) {
-            let n = self.count_text(&m.content.text());
+        for (m, v) in removed_raw.iter().zip(&removed).rev().filter(|(m, _)| m.role == Role::User) {
+            let n = self.count_text(&v.content.text());
             if retained.len() >= RETAIN_USER_MESSAGES || retained_tokens + n > retain_budget {
                 break;
             }
             retained_tokens += n;
-            retained.push(if m.markers.checkpoint_retained { m.clone() } else { retain(m) });
+            let clone = |m: &Message| if m.markers.checkpoint_retained { m.clone() } else { retain(m) };
+            retained.push(clone(m));
+            retained_visible.push(clone(v));
         }
         retained.reverse();
+        retained_visible.reverse();
         // The rendered summary must fit next to what is kept anyway (system messages and the
         // current turn): `room` caps the answer, leaving 64 tokens for the summary's own framing.
-        let fixed: Vec<Message> = system.iter().chain(tail_visible.iter()).cloned().collect();
+        let fixed: Vec<Message> = system_visible.iter().chain(tail_visible.iter()).cloned().collect();
         let fixed_tokens = self.count(&Request { messages: fixed, ..layer1.request.clone() }).total as usize;
         let room = (self.budget.usable_limit as usize).saturating_sub(fixed_tokens);
         let max_tokens = options
@@ -360,6 +378,8 @@ impl Guard {
             options: options.clone(),
             room,
             kept_tokens: fixed_tokens + retained_tokens,
+            traces: layer1.traces,
+            visible: Kept { system: system_visible, retained: retained_visible, tail: tail_visible },
             cache_decision,
         };
         // No room for even a short summary next to the kept messages: the mechanical fallback
@@ -451,8 +471,10 @@ impl Guard {
         attempts: u32,
         now: &dyn Fn() -> f64,
     ) -> Result<Outcome> {
-        let Pending { started_ms, before_tokens, system, removed, retained, tail, base, options, cache_decision, kept_tokens, .. } = pending;
+        let Pending { started_ms, before_tokens, system, removed, retained, tail, base, options, cache_decision, kept_tokens, traces, visible, .. } = pending;
+        let mut traces = traces;
         let mut chain = system;
+        let note: Option<Message>;
         let (status, failure, state) = match result {
             Ok(answer) => {
                 // Under session_state a text answer becomes the SessionState's summary.
@@ -464,7 +486,7 @@ impl Guard {
                     Strategy::SessionState => Answer::State(state.clone()),
                     Strategy::Summary => answer,
                 };
-                chain.push(self.summary_message(&answer));
+                note = Some(self.summary_message(&answer));
                 (Status::Completed, None, Some(state))
             }
             Err(reason) => {
@@ -472,36 +494,28 @@ impl Guard {
                 // messages leave under the usable limit (layer 3 does not drop system notes).
                 let room = (self.budget.usable_limit as usize).saturating_sub(kept_tokens);
                 let budget = EVIDENCE_TOKENS.min(self.raw_budget(room.saturating_sub(16)));
-                let note = evidence::evidence_message(&removed, reason.as_str(), self.model.encoding, budget);
+                note = evidence::evidence_message(&removed, reason.as_str(), self.model.encoding, budget);
                 let state = note.as_ref().map(|n| SessionState { summary: n.content.text(), ..Default::default() });
-                chain.extend(note);
                 (Status::Fallback, Some(reason), state)
             }
         };
+        // The same chain in both views: raw (persisted) and layer 1's (what the model gets now;
+        // the next call guards the raw chain afresh, so the current turn's outputs then get the
+        // room the summary freed).
+        chain.extend(note.clone());
         chain.extend(retained);
         chain.extend(tail);
         sanitize::sanitize(&mut chain);
+        let Kept { system: mut shown, retained: shown_retained, tail: shown_tail } = visible;
+        shown.extend(note);
+        shown.extend(shown_retained);
+        shown.extend(shown_tail);
+        sanitize::sanitize(&mut shown);
         // Persisted: the raw chain, and only when a summary was written — a fallback is the model
         // input of this call, not a checkpoint (the stored history stays whole; the next call
         // asks the summarizer again).
-        let checkpoint = failure.is_none().then(|| chain.clone());
-        // What the model sees: layer 1 again over the shorter chain, so the current turn's
-        // outputs get the room the summary freed. ctxguard's own notes (the sealed summary, the
-        // evidence note) are left out of it: a preview inside a sealed summary would break its tag.
-        type Placed = Vec<(usize, Message)>;
-        let (own, rest): (Placed, Placed) =
-            chain.into_iter().enumerate().partition(|(_, m)| m.markers.summary_compacted || m.markers.pinned);
-        let (positions, others): (Vec<usize>, Vec<Message>) = rest.into_iter().unzip();
-        let visible = self.guard_sources(&Request { messages: others, ..base.clone() }, false, now);
-        // Its traces replace the first pass's (they describe what the model gets).
-        let mut traces: Vec<Trace> = visible.traces;
-        let mut slots: Vec<Option<Message>> = vec![None; positions.len() + own.len()];
-        for (i, m) in own.into_iter().chain(positions.into_iter().zip(visible.request.messages)) {
-            if let Some(slot) = slots.get_mut(i) {
-                *slot = Some(m);
-            }
-        }
-        let chain: Vec<Message> = slots.into_iter().flatten().collect();
+        let checkpoint = failure.is_none().then_some(chain);
+        let chain = shown;
         let after_compaction = self.count(&Request { messages: chain.clone(), ..base.clone() }).total as usize;
         let record = CompactionRecord {
             before_tokens: crate::guards::trace_u32(before_tokens),
