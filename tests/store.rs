@@ -109,6 +109,7 @@ fn anthropic_like_openai() -> Vec<Value> {
     vec![json!({"role": "user", "content": "hi"}), json!({"role": "assistant", "content": "hello"})]
 }
 
+#[cfg(not(target_arch = "wasm32"))] // proptest is a native-only dev-dependency
 mod edits {
     //! Property: whatever a host does to its conversation between calls — append, edit in place,
     //! delete, reorder, resend an old message — `measure_ids` (given the ids a host-side memo
