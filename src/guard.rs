@@ -87,6 +87,20 @@ pub struct Facts {
     pub compacted: bool,
 }
 
+impl Facts {
+    /// The message's (possibly calibrated) count split into the breakdown's buckets.
+    pub fn counted(&self, c: &MessageCount) -> CountedMessage {
+        CountedMessage {
+            role: self.role,
+            is_summary: self.is_summary,
+            body: to_u32(c.text + c.tool_calls),
+            attachments: to_u32(c.attachments),
+            images: to_u32(c.images),
+            framing: to_u32(c.framing),
+        }
+    }
+}
+
 /// The tool definitions of a request: their content key and raw tokens (which depend on the
 /// first system message for OpenAI).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -282,13 +296,19 @@ impl Guard {
         }
     }
 
-    /// A pass of the count cache over facts already known (keeps their entries alive).
-    pub fn touch(&mut self, facts: &[Facts]) {
+    /// Start a pass of the count cache (entries the pass uses survive its eviction).
+    pub fn begin_count_pass(&mut self) {
         self.cache.begin_pass();
-        for f in facts {
-            self.cache.get_or_insert_with(f.key, || f.raw);
-        }
+    }
+
+    /// End the pass: entries it did not use go once the cache is more than twice its size.
+    pub fn end_count_pass(&mut self) {
         self.cache.end_pass();
+    }
+
+    /// Use the count of a message known by its facts in the current pass (keeps it cached).
+    pub fn keep_counted(&mut self, f: &Facts) {
+        self.cache.get_or_insert_with(f.key, || f.raw);
     }
 
     /// The metrics of a request given its messages' facts and its tool definitions.
@@ -311,14 +331,7 @@ impl Guard {
         let cached_prefix = self.prefix_of(tools.key, facts.iter().map(|f| f.key), &counted);
         let mut breakdown = SourceBreakdown { tool_definitions: counted.tool_definitions, framing: counted.priming, ..Default::default() };
         for (f, c) in facts.iter().zip(&counted.per_message) {
-            breakdown.add(&CountedMessage {
-                role: f.role,
-                is_summary: f.is_summary,
-                body: to_u32(c.text + c.tool_calls),
-                attachments: to_u32(c.attachments),
-                images: to_u32(c.images),
-                framing: to_u32(c.framing),
-            });
+            breakdown.add(&f.counted(c));
         }
         let compacted = facts.iter().any(|f| f.compacted);
         let mut metrics = ContextMetrics::new(
@@ -477,14 +490,3 @@ fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// Split one message's count into the breakdown's buckets.
-pub fn counted_message(m: &Message, c: &MessageCount) -> CountedMessage {
-    CountedMessage {
-        role: m.role,
-        is_summary: m.markers.summary_compacted,
-        body: to_u32(c.text + c.tool_calls),
-        attachments: to_u32(c.attachments),
-        images: to_u32(c.images),
-        framing: to_u32(c.framing),
-    }
-}

@@ -70,6 +70,9 @@ impl Guard {
         if ids.iter().any(|id| !new_ids.contains(id) && !self.store.entries.contains_key(id)) {
             return Ok(None);
         }
+        // One pass of the count cache: new messages are counted (or found) in it, known ones keep
+        // their entries alive.
+        self.begin_count_pass();
         for (id, messages) in parsed {
             let facts = messages.iter().map(|m| self.facts(m)).collect();
             self.store.entries.insert(id, Entry { messages, facts, last_used: call });
@@ -79,13 +82,19 @@ impl Guard {
         for id in ids {
             if let Some(e) = self.store.entries.get_mut(id) {
                 e.last_used = call;
+                let known = facts.len();
                 facts.extend_from_slice(&e.facts);
                 if first_system.is_none() {
                     first_system = e.messages.iter().find(|m| m.role == Role::System).cloned();
                 }
+                if !new_ids.contains(id) {
+                    for f in facts.get(known..).unwrap_or(&[]).to_vec() {
+                        self.keep_counted(&f);
+                    }
+                }
             }
         }
-        self.touch(&facts);
+        self.end_count_pass();
         self.store.entries.retain(|_, e| e.last_used.saturating_add(1) >= call);
         let tools = ToolsFacts::of(self, first_system.as_ref(), &head);
         Ok(Some(self.measure_facts(&facts, &tools)))
