@@ -145,18 +145,43 @@ fn vocabulary_matches_tiktoken_rs_rank_by_rank() {
 }
 
 #[test]
-fn vocabulary_files_reject_damage() {
-    let file = data::write(&[b"a".to_vec(), Vec::new(), b"bc".to_vec()]).unwrap();
-    let (lengths, bytes) = data::parse(&file).unwrap();
-    assert_eq!(lengths, &[1, 0, 2]);
-    assert_eq!(bytes, b"abc");
-    assert!(data::parse(&file[..file.len() - 1]).is_err());
-    assert!(data::parse(&file[..5]).is_err());
+fn vocabulary_files_round_trip_and_reject_damage() {
+    // Ranks: "a", none, "bc" (no split: literal), "b", "c", "abc" (pair: "a" + "bc"), "cb" (pair).
+    let tokens: Vec<Vec<u8>> =
+        [&b"a"[..], b"", b"bc", b"b", b"c", b"abc", b"cb"].iter().map(|t| t.to_vec()).collect();
+    let file = data::write(&tokens).unwrap();
+    let decoded = data::decode(&file).unwrap();
+    assert_eq!(decoded.bytes, b"abcbcabccb");
+    assert_eq!(decoded.starts, [0, 1, 1, 3, 4, 5, 8, 10]);
+    // Every truncation fails, and so does anything left over.
+    for cut in 0..file.len() {
+        assert!(data::decode(&file[..cut]).is_err(), "cut at {cut}");
+    }
+    let mut extra = file.clone();
+    extra.push(0);
+    assert!(data::decode(&extra).is_err());
     let mut bad = file.clone();
     bad[0] = b'X';
-    assert!(data::parse(&bad).is_err());
-    let mut extra = file;
-    extra.push(0);
-    assert!(data::parse(&extra).is_err());
-    assert!(data::write(&[vec![0u8; 256]]).is_err());
+    assert!(data::decode(&bad).is_err());
+    let mut old = file.clone();
+    old[4] = 1;
+    assert!(data::decode(&old).is_err(), "format 1 is not read as format 2");
+    // A pair naming its own rank or a later one, or a rank that is not a token, is refused.
+    let pair_file = data::write(&[b"a".to_vec(), Vec::new(), b"aa".to_vec()]).unwrap();
+    assert_eq!(data::decode(&pair_file).unwrap().bytes, b"aaa");
+    let left_low = data::HEADER_LEN + 3 + 1; // kinds, one single byte
+    for (value, what) in [(2u8, "itself"), (1, "an empty rank"), (200, "out of range")] {
+        let mut forged = pair_file.clone();
+        forged[left_low] = value;
+        assert!(data::decode(&forged).is_err(), "pair naming {what}");
+    }
+    // Unknown kinds, too many ranks, over-long literals.
+    let mut kind = pair_file.clone();
+    kind[data::HEADER_LEN] = 9;
+    assert!(data::decode(&kind).is_err());
+    let mut huge = pair_file.clone();
+    huge[5..9].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert!(data::decode(&huge).is_err());
+    assert!(data::write(&[vec![7u8; 256]]).is_err());
+    assert!(data::write(&vec![Vec::new(); (1 << 18) + 1]).is_err());
 }

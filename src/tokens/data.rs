@@ -1,32 +1,54 @@
 //! The vocabularies as binary data prepared at build time (issue 7).
 //!
-//! `data/<encoding>.bin` holds the bytes of every ordinary token of the encoding, in rank order:
+//! Every ordinary token of a byte-pair vocabulary longer than one byte is the concatenation of
+//! two tokens of lower rank (it was made by merging them), so `data/<encoding>.bin` stores each
+//! token as the ranks of those two parts rather than as its bytes:
 //!
 //! ```text
 //! "CTXV"            4 bytes, magic
-//! version           1 byte, 1
+//! version           1 byte, 2
 //! count             u32 little-endian: number of ranks (the highest ordinary rank plus one)
-//! lengths           `count` bytes: token length in bytes of each rank (0: not an ordinary token)
-//! token bytes       the tokens concatenated in rank order (sum of the lengths)
+//! kinds             `count` bytes, one per rank: 0 not an ordinary token, 1 a single byte,
+//!                   2 a pair of lower ranks, 3 literal bytes
+//! singles           one byte per kind-1 rank
+//! literals          per kind-3 rank: a length byte, then the bytes
+//! left parts        per kind-2 rank, as three planes (see below)
+//! right parts       the same
 //! ```
 //!
-//! Lengths and bytes are kept apart because each compresses better on its own (gzip takes the
-//! cl100k file from 744 KB to 424 KB, o200k from 1.60 MB to 989 KB). Loading is one pass over
-//! the lengths (a prefix sum); the token bytes are used in place, never copied.
+//! A plane set holds `n` ranks below 2^18: `n` low bytes, then `n` middle bytes, then the top two
+//! bits of each, four to a byte (`(n + 3) / 4` bytes). Kept apart, each plane compresses on its
+//! own: gzip takes the cl100k file to 340 KB (the token bytes in rank order, format 1, gave
+//! 429 KB), o200k to 725 KB (994 KB), and the raw files are a third smaller. Kind 3 is never
+//! written for the shipped vocabularies (every token splits); it keeps the format total.
+//!
+//! [`decode`] rebuilds the token bytes in rank order at first use (one copy per token, a few
+//! milliseconds); the arena is then kept for the life of the process, as the tokenizer is.
 //!
 //! The files are written from tiktoken-rs by `CTXGUARD_WRITE_VOCAB=1 cargo test --test
 //! vocab_data`, and the same test (without the variable) fails when a committed file differs from
-//! what tiktoken-rs produces. tiktoken-rs itself is not called by the library any more, so its
-//! base64 assets are not linked into the `.wasm`.
+//! what tiktoken-rs produces. tiktoken-rs itself is not called by the library, so its base64
+//! assets are not linked into the `.wasm`.
+
+use std::collections::HashMap;
 
 use super::Encoding;
 
 /// First bytes of a vocabulary file.
 pub const MAGIC: &[u8; 4] = b"CTXV";
 /// Format version written after the magic.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
+/// Version of the character-class file.
+pub const CLASS_VERSION: u8 = 1;
 /// Length of the header (magic, version, count).
 pub const HEADER_LEN: usize = 9;
+/// Ranks are stored in 18 bits.
+const RANK_BITS: u32 = 18;
+
+const KIND_NONE: u8 = 0;
+const KIND_BYTE: u8 = 1;
+const KIND_PAIR: u8 = 2;
+const KIND_LITERAL: u8 = 3;
 
 /// The committed file of `encoding`, or `None` when this build leaves the encoding out (Cargo
 /// features `o200k` / `cl100k`).
@@ -41,9 +63,65 @@ pub fn file(encoding: Encoding) -> Option<&'static [u8]> {
     }
 }
 
-/// Token lengths and token bytes of a vocabulary file; checks the header and that the lengths add
-/// up to the bytes that follow.
-pub fn parse(file: &[u8]) -> Result<(&[u8], &[u8]), String> {
+/// Token bytes in rank order, decoded from a vocabulary file.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Decoded {
+    /// The tokens concatenated in rank order.
+    pub bytes: Vec<u8>,
+    /// One entry per rank plus a final one: rank `r` is `bytes[starts[r]..starts[r + 1]]` (empty
+    /// for ranks that are not ordinary tokens).
+    pub starts: Vec<u32>,
+}
+
+/// Reads consecutive sections of a file, failing (never panicking) when one runs past the end.
+struct Sections<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Sections<'a> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
+        if self.rest.len() < n {
+            return Err(format!("vocabulary file truncated ({what})"));
+        }
+        let (head, rest) = self.rest.split_at(n);
+        self.rest = rest;
+        Ok(head)
+    }
+}
+
+/// `n` ranks stored as planes (low bytes, middle bytes, top bits packed four to a byte).
+struct Planes<'a> {
+    low: &'a [u8],
+    mid: &'a [u8],
+    top: &'a [u8],
+}
+
+impl<'a> Planes<'a> {
+    fn read(s: &mut Sections<'a>, n: usize) -> Result<Planes<'a>, String> {
+        Ok(Planes { low: s.take(n, "ranks")?, mid: s.take(n, "ranks")?, top: s.take(n.div_ceil(4), "ranks")? })
+    }
+
+    /// All the ranks, in order.
+    fn all(&self) -> Vec<u32> {
+        let mut out: Vec<u32> = self.low.iter().zip(self.mid).map(|(&l, &m)| l as u32 | (m as u32) << 8).collect();
+        for (four, &top) in out.chunks_mut(4).zip(self.top) {
+            for (i, r) in four.iter_mut().enumerate() {
+                *r |= ((top >> (2 * i)) as u32 & 3) << 16;
+            }
+        }
+        out
+    }
+
+    fn write(out: &mut Vec<u8>, ranks: &[u32]) {
+        out.extend(ranks.iter().map(|&r| r as u8));
+        out.extend(ranks.iter().map(|&r| (r >> 8) as u8));
+        out.extend(ranks.chunks(4).map(|c| c.iter().enumerate().fold(0u8, |acc, (i, &r)| acc | (((r >> 16) as u8 & 3) << (2 * i)))));
+    }
+}
+
+/// Decodes a vocabulary file: checks the header, that every pair names two ordinary tokens of
+/// lower rank, and that nothing is left over.
+pub fn decode(file: &[u8]) -> Result<Decoded, String> {
     let header = file.get(..HEADER_LEN).ok_or("vocabulary file too short")?;
     let (magic, rest) = header.split_at(4);
     if magic != MAGIC {
@@ -55,33 +133,153 @@ pub fn parse(file: &[u8]) -> Result<(&[u8], &[u8]), String> {
     }
     let count: [u8; 4] = count.try_into().map_err(|_| "bad header")?;
     let count = u32::from_le_bytes(count) as usize;
-    let body = file.get(HEADER_LEN..).unwrap_or_default();
-    if body.len() < count {
-        return Err("vocabulary file truncated (lengths)".to_string());
+    if count > 1 << RANK_BITS {
+        return Err("vocabulary file: too many ranks".to_string());
     }
-    let (lengths, bytes) = body.split_at(count);
-    let total: usize = lengths.iter().map(|&l| l as usize).sum();
-    if total != bytes.len() {
-        return Err(format!("vocabulary file: lengths add up to {total} bytes, {} follow", bytes.len()));
+    let mut s = Sections { rest: file.get(HEADER_LEN..).unwrap_or_default() };
+    let kinds = s.take(count, "kinds")?;
+    let tally = |k: u8| kinds.iter().filter(|&&x| x == k).count();
+    let singles = s.take(tally(KIND_BYTE), "single bytes")?;
+    let literal_count = tally(KIND_LITERAL);
+    let mut literals = Vec::with_capacity(literal_count);
+    for _ in 0..literal_count {
+        let len = *s.take(1, "literals")?.first().unwrap_or(&0) as usize;
+        literals.push(s.take(len, "literals")?);
     }
-    Ok((lengths, bytes))
+    let pair_count = tally(KIND_PAIR);
+    let left = Planes::read(&mut s, pair_count)?;
+    let right = Planes::read(&mut s, pair_count)?;
+    if !s.rest.is_empty() {
+        return Err(format!("vocabulary file: {} bytes left over", s.rest.len()));
+    }
+    // Two passes: the offsets first (so that the arena is allocated once, at its size), then the
+    // bytes, in chunks of ranks so that an engine that compiles WebAssembly in tiers (V8: a
+    // baseline compiler first, the optimizing one for functions called often) gets to run the
+    // optimized code for most of the copy.
+    let mut starts: Vec<u32> = Vec::with_capacity(count + 1);
+    starts.push(0);
+    // Per rank, where its bytes come from: (first source, second source) as ranks, or for single
+    // bytes and literals an offset into `direct` (marked by `DIRECT`).
+    let mut sources: Vec<[u32; 2]> = Vec::with_capacity(count);
+    let mut direct: Vec<u8> = Vec::with_capacity(singles.len());
+    let (mut single, mut literal, mut total) = (singles.iter(), literals.iter(), 0u32);
+    let (left, right) = (left.all(), right.all());
+    let mut pairs = left.iter().zip(&right);
+    let len_of = |starts: &[u32], r: usize| match (starts.get(r), starts.get(r + 1)) {
+        (Some(&a), Some(&b)) => b - a,
+        _ => 0,
+    };
+    for (rank, &kind) in kinds.iter().enumerate() {
+        let (len, source) = match kind {
+            KIND_NONE => (0, [DIRECT, 0]),
+            KIND_BYTE => {
+                direct.push(*single.next().ok_or("bad single bytes")?);
+                (1, [DIRECT, direct.len() as u32 - 1])
+            }
+            KIND_LITERAL => {
+                let l = literal.next().ok_or("bad literals")?;
+                direct.extend_from_slice(l);
+                (l.len() as u32, [DIRECT, (direct.len() - l.len()) as u32])
+            }
+            KIND_PAIR => {
+                let (&a, &b) = pairs.next().ok_or("bad pair planes")?;
+                let (la, lb) = (len_of(&starts, a as usize), len_of(&starts, b as usize));
+                if a as usize >= rank || b as usize >= rank || la == 0 || lb == 0 {
+                    return Err(format!("rank {rank}: a part is not an earlier token"));
+                }
+                (la + lb, [a, b])
+            }
+            other => return Err(format!("rank {rank}: unknown kind {other}")),
+        };
+        sources.push(source);
+        total = total.checked_add(len).ok_or("vocabulary too large")?;
+        starts.push(total);
+    }
+    let mut bytes = vec![0u8; total as usize];
+    let mut rank = 0;
+    while rank < count {
+        let end = (rank + FILL_CHUNK).min(count);
+        fill(rank..end, &sources, &direct, &starts, &mut bytes).ok_or("vocabulary file: inconsistent parts")?;
+        rank = end;
+    }
+    Ok(Decoded { bytes, starts })
+}
+
+/// Ranks decoded per call of [`fill`].
+const FILL_CHUNK: usize = 4096;
+/// First source of a single byte or literal: the second is its offset in `direct`.
+const DIRECT: u32 = u32::MAX;
+
+/// The second pass of [`decode`]: copies the bytes of `ranks` into the arena at their offsets.
+/// `None` if an offset is out of range (the first pass checked them).
+#[inline(never)]
+fn fill(ranks: std::ops::Range<usize>, sources: &[[u32; 2]], direct: &[u8], starts: &[u32], bytes: &mut [u8]) -> Option<()> {
+    for rank in ranks {
+        let (at, end) = (*starts.get(rank)? as usize, *starts.get(rank + 1)? as usize);
+        let (done, rest) = bytes.split_at_mut(at);
+        let dst = rest.get_mut(..end - at)?;
+        match *sources.get(rank)? {
+            [DIRECT, from] => dst.copy_from_slice(direct.get(from as usize..from as usize + dst.len())?),
+            [a, b] => {
+                let (a0, a1) = (*starts.get(a as usize)? as usize, *starts.get(a as usize + 1)? as usize);
+                let b0 = *starts.get(b as usize)? as usize;
+                let (head, tail) = dst.split_at_mut(a1 - a0);
+                head.copy_from_slice(done.get(a0..a1)?);
+                tail.copy_from_slice(done.get(b0..b0 + tail.len())?);
+            }
+        }
+    }
+    Some(())
 }
 
 /// Writes a vocabulary file from the token bytes of each rank (empty for ranks that are not
-/// ordinary tokens). Fails if a token is longer than 255 bytes or there are more than 2^32 ranks.
+/// ordinary tokens). A token of two or more bytes is written as the split into two earlier tokens
+/// with the smallest sum of ranks (of those tried, the split that compressed best), or as literal
+/// bytes when it has none. Fails on more than 2^18 ranks or a literal longer than 255 bytes.
 pub fn write(tokens: &[Vec<u8>]) -> Result<Vec<u8>, String> {
-    let count = u32::try_from(tokens.len()).map_err(|_| "too many ranks")?;
-    let total: usize = tokens.iter().map(Vec::len).sum();
-    let mut out = Vec::with_capacity(HEADER_LEN + tokens.len() + total);
+    if tokens.len() > 1 << RANK_BITS {
+        return Err(format!("{} ranks (at most 2^{RANK_BITS})", tokens.len()));
+    }
+    let mut rank_of: HashMap<&[u8], u32> = HashMap::with_capacity(tokens.len());
+    let (mut kinds, mut singles, mut literals) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut left, mut right) = (Vec::new(), Vec::new());
+    for (rank, t) in (0u32..).zip(tokens) {
+        let split = (1..t.len())
+            .filter_map(|k| {
+                let (a, b) = t.split_at(k);
+                Some((*rank_of.get(a)?, *rank_of.get(b)?))
+            })
+            .min_by_key(|&(a, b)| a + b);
+        match (t.as_slice(), split) {
+            ([], _) => kinds.push(KIND_NONE),
+            ([b], _) => {
+                kinds.push(KIND_BYTE);
+                singles.push(*b);
+            }
+            (_, Some((a, b))) => {
+                kinds.push(KIND_PAIR);
+                left.push(a);
+                right.push(b);
+            }
+            (_, None) => {
+                kinds.push(KIND_LITERAL);
+                literals.push(u8::try_from(t.len()).map_err(|_| format!("literal token of {} bytes (at most 255)", t.len()))?);
+                literals.extend_from_slice(t);
+            }
+        }
+        if !t.is_empty() {
+            rank_of.entry(t).or_insert(rank);
+        }
+    }
+    let mut out = Vec::with_capacity(HEADER_LEN + tokens.len() * 6);
     out.extend_from_slice(MAGIC);
     out.push(VERSION);
-    out.extend_from_slice(&count.to_le_bytes());
-    for t in tokens {
-        out.push(u8::try_from(t.len()).map_err(|_| format!("token of {} bytes (at most 255)", t.len()))?);
-    }
-    for t in tokens {
-        out.extend_from_slice(t);
-    }
+    out.extend_from_slice(&(tokens.len() as u32).to_le_bytes());
+    out.extend_from_slice(&kinds);
+    out.extend_from_slice(&singles);
+    out.extend_from_slice(&literals);
+    Planes::write(&mut out, &left);
+    Planes::write(&mut out, &right);
     Ok(out)
 }
 
@@ -115,7 +313,7 @@ pub fn class_file() -> &'static [u8] {
 pub fn parse_classes(file: &[u8]) -> Result<(&[u8], &[u8]), String> {
     let header = file.get(..7).ok_or("class file too short")?;
     let (magic, rest) = header.split_at(4);
-    if magic != CLASS_MAGIC || rest.first() != Some(&VERSION) {
+    if magic != CLASS_MAGIC || rest.first() != Some(&CLASS_VERSION) {
         return Err("not a character-class file (bad magic or version)".to_string());
     }
     let unique = rest.get(1..3).and_then(|b| b.try_into().ok()).map(u16::from_le_bytes).ok_or("bad header")? as usize;
@@ -149,7 +347,7 @@ pub fn write_classes(blocks: &[[u8; 256]]) -> Result<Vec<u8>, String> {
     }
     let mut out = Vec::with_capacity(7 + index.len() + 256 * unique.len());
     out.extend_from_slice(CLASS_MAGIC);
-    out.push(VERSION);
+    out.push(CLASS_VERSION);
     out.extend_from_slice(&(unique.len() as u16).to_le_bytes());
     out.extend_from_slice(&index);
     for u in unique {

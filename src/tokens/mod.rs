@@ -150,14 +150,10 @@ impl Tokenizer {
                 format!("this build of ctxguard leaves the {} vocabulary out (Cargo feature)", encoding.as_str()),
             )
         })?;
-        let (lengths, bytes) = data::parse(file).map_err(|e| internal(encoding, e))?;
-        let mut starts: Vec<u32> = Vec::with_capacity(lengths.len() + 1);
-        let mut at = 0u32;
-        starts.push(0);
-        for &len in lengths {
-            at = at.checked_add(len as u32).ok_or_else(|| internal(encoding, "vocabulary too large"))?;
-            starts.push(at);
-        }
+        let data::Decoded { bytes, starts } = data::decode(file).map_err(|e| internal(encoding, e))?;
+        // One tokenizer per encoding, kept for the life of the process (`tokenizer`'s OnceLock):
+        // its token bytes are too.
+        let bytes: &'static [u8] = bytes.leak();
         let vocab = Vocab::from_arena(bytes, starts).map_err(|e| internal(encoding, e))?;
         Ok(Tokenizer { encoding, pattern, vocab, classes })
     }
