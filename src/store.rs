@@ -14,7 +14,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::format::{parse_message_at, parse_request, write_request, Format, Request};
+use crate::format::{parse_message_at, parse_request, Format, Request, Written};
 use crate::guard::{Facts, Guard, ToolsFacts};
 use crate::message::{Message, Origin, Role};
 use crate::metrics::ContextMetrics;
@@ -92,17 +92,29 @@ impl Assembled {
 }
 
 /// Whether `pieces`, written back in their model-visible form, are exactly `value` (key order
-/// and number representation included: every number must cross into JS unchanged).
+/// and number representation included: every number must cross into JS unchanged). Pieces
+/// carrying ctxguard metadata never are (the model-visible form drops it). Compared as trees,
+/// without serializing: this runs for every new message, `measure`'s cold path included.
 fn round_trips(format: Format, pieces: &[Message], value: &Value) -> bool {
-    if !safe_numbers(value) {
+    let metadata = |m: &Message| !m.markers.is_empty() || m.id.as_deref().is_some_and(|id| id.starts_with("ctxguard-"));
+    if pieces.iter().any(metadata) || !safe_numbers(value) {
         return false;
     }
-    let mut visible = pieces.to_vec();
-    visible.iter_mut().for_each(Message::strip_metadata);
-    let (system, written) = write_request(format, &Request { messages: visible, ..Default::default() });
-    system.is_none()
-        && written.len() == 1
-        && written.first().is_some_and(|w| serde_json::to_string(w).ok() == serde_json::to_string(value).ok())
+    let (system, written) = match (format, pieces) {
+        (Format::Openai, [m]) => (None, vec![Written::Value(crate::format::openai::message_to_wire(m))]),
+        (Format::Anthropic, _) => crate::format::anthropic::to_wire_with(pieces, &|_: &[&Message]| None),
+        _ => return false,
+    };
+    system.is_none() && matches!(written.as_slice(), [Written::Value(w)] if same_tree(w, value))
+}
+
+/// `a == b` with object keys in the same order.
+fn same_tree(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().zip(y).all(|((ka, va), (kb, vb))| ka == kb && same_tree(va, vb)),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(va, vb)| same_tree(va, vb)),
+        _ => a == b,
+    }
 }
 
 /// No number JS would read differently from serde_json (integers beyond 2^53 do not cross).
