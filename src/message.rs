@@ -192,9 +192,43 @@ pub struct Message {
     pub wire: Wire,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra: Extra,
+    /// Which message of a call assembled from the guard's store this one is, while it is
+    /// unchanged (see `store.rs`): every place that rewrites a message clears it. Not part of
+    /// the content: never serialized, and ignored by `==`.
+    #[serde(skip)]
+    pub origin: Origin,
+}
+
+/// The position of a message in a request assembled from the store (`Message::origin`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Origin(pub Option<u32>);
+
+impl PartialEq for Origin {
+    /// Origins are bookkeeping, not content: two messages with the same content are equal.
+    fn eq(&self, _: &Origin) -> bool {
+        true
+    }
 }
 
 impl Message {
+    /// Mark the message as rewritten: it no longer stands for the stored message it came from.
+    pub fn touch(&mut self) {
+        self.origin = Origin(None);
+    }
+
+    /// The model-visible form: no ctxguard markers, and no id on a message ctxguard created
+    /// (providers reject unknown fields).
+    pub fn strip_metadata(&mut self) {
+        if !self.markers.is_empty() {
+            self.markers = Markers::default();
+            self.touch();
+        }
+        if self.id.as_deref().is_some_and(|id| id.starts_with("ctxguard-")) {
+            self.id = None;
+            self.touch();
+        }
+    }
+
     pub fn text(role: Role, text: impl Into<String>) -> Self {
         Message { role, content: Content::Text(text.into()), ..Default::default() }
     }

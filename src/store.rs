@@ -14,9 +14,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::format::{parse_message_at, parse_request};
+use crate::format::{parse_message_at, parse_request, Format, Request, Written};
 use crate::guard::{Facts, Guard, ToolsFacts};
-use crate::message::{Message, Role};
+use crate::message::{Message, Origin, Role};
 use crate::metrics::ContextMetrics;
 
 /// One wire message: its internal pieces and their facts.
@@ -25,6 +25,12 @@ struct Entry {
     messages: Vec<Message>,
     facts: Vec<Facts>,
     last_used: u64,
+    /// Its position when it was parsed (Anthropic pieces are grouped by position).
+    index: usize,
+    /// Writing its pieces back (model-visible) gives exactly the wire message it was parsed
+    /// from, key order included: an output that still holds them unchanged may be answered with
+    /// "the caller's message" instead of a copy written from the pieces.
+    round_trips: bool,
 }
 
 #[derive(Debug, Default)]
@@ -51,37 +57,154 @@ pub struct Fresh {
     pub value: Value,
 }
 
+/// The wire message at one position of an assembled request: its pieces
+/// `messages[start..start + len]`, and whether they round-trip (see `Entry::round_trips`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub start: usize,
+    pub len: usize,
+    pub round_trips: bool,
+}
+
+/// A request assembled from the store. Its messages carry their index as `origin` while they
+/// are unchanged; `spans[k]` are the pieces of the caller's `messages[k]`, and `owner[i]` is the
+/// position whose pieces `messages[i]` belongs to (`None`: the `system` option's).
+#[derive(Debug, Clone)]
+pub struct Assembled {
+    pub request: Request,
+    pub spans: Vec<Span>,
+    pub owner: Vec<Option<usize>>,
+}
+
+impl Assembled {
+    /// The position `k` when `run` is exactly the unchanged pieces of the caller's
+    /// `messages[k]` and they round-trip: the output may then be the caller's message itself.
+    pub fn same_as(&self, run: &[&Message]) -> Option<usize> {
+        let first = run.first()?.origin.0? as usize;
+        let k = (*self.owner.get(first)?)?;
+        let span = self.spans.get(k)?;
+        let exact = span.round_trips
+            && span.start == first
+            && span.len == run.len()
+            && run.iter().enumerate().all(|(i, m)| m.origin.0 == u32::try_from(first + i).ok());
+        exact.then_some(k)
+    }
+}
+
+/// Whether `pieces`, written back in their model-visible form, are exactly `value` (key order
+/// and number representation included: every number must cross into JS unchanged). Pieces
+/// carrying ctxguard metadata never are (the model-visible form drops it). Compared as trees,
+/// without serializing: this runs for every new message, `measure`'s cold path included.
+fn round_trips(format: Format, pieces: &[Message], value: &Value) -> bool {
+    let metadata = |m: &Message| !m.markers.is_empty() || m.id.as_deref().is_some_and(|id| id.starts_with("ctxguard-"));
+    if pieces.iter().any(metadata) || !safe_numbers(value) {
+        return false;
+    }
+    let (system, written) = match (format, pieces) {
+        (Format::Openai, [m]) => (None, vec![Written::Value(crate::format::openai::message_to_wire(m))]),
+        (Format::Anthropic, _) => crate::format::anthropic::to_wire_with(pieces, &|_: &[&Message]| None),
+        _ => return false,
+    };
+    system.is_none() && matches!(written.as_slice(), [Written::Value(w)] if same_tree(w, value))
+}
+
+/// `a == b` with object keys in the same order.
+fn same_tree(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().zip(y).all(|((ka, va), (kb, vb))| ka == kb && same_tree(va, vb)),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(va, vb)| same_tree(va, vb)),
+        _ => a == b,
+    }
+}
+
+/// No number JS would read differently from serde_json (integers beyond 2^53 do not cross).
+fn safe_numbers(v: &Value) -> bool {
+    const MAX_SAFE: u64 = (1 << 53) - 1;
+    match v {
+        Value::Number(n) => n.as_f64().is_some() && n.as_u64().is_none_or(|u| u <= MAX_SAFE) && n.as_i64().is_none_or(|i| i.unsigned_abs() <= MAX_SAFE),
+        Value::Array(a) => a.iter().all(safe_numbers),
+        Value::Object(o) => o.values().all(safe_numbers),
+        _ => true,
+    }
+}
+
+/// Fresh messages parsed: `(id, position, pieces)`.
+type Parsed = Vec<(u32, usize, Vec<Message>)>;
+
 impl Guard {
+    /// Parse the `system` and `tools` options and the fresh messages, in the order the plain
+    /// path reads them (so the first error is the same): `(head, parsed fresh messages)`.
+    fn parse_stored_call(&self, fresh: &[Fresh], system: Option<&Value>, tools: Option<&Value>) -> Result<(Request, Parsed)> {
+        let format = self.format;
+        let empty = Value::Array(Vec::new());
+        let parse_fresh = || -> Result<Parsed> {
+            fresh.iter().map(|f| Ok((f.id, f.index, parse_message_at(format, &f.value, f.index)?))).collect()
+        };
+        // OpenAI reads the messages before the system option, Anthropic after it; tools last.
+        let (mut head, parsed) = if format == Format::Anthropic {
+            let head = parse_request(format, &empty, system, None)?;
+            (head, parse_fresh()?)
+        } else {
+            let parsed = parse_fresh()?;
+            (parse_request(format, &empty, system, None)?, parsed)
+        };
+        let with_tools = parse_request(format, &empty, None, tools)?;
+        head.tools = with_tools.tools;
+        head.tool_choice = with_tools.tool_choice;
+        Ok((head, parsed))
+    }
+
+    /// Parse and keep the fresh messages of a call; `Ok(None)` when `ids` names a message the
+    /// store does not hold. Nothing is kept when any message is bad. The new messages are
+    /// counted (through the count cache, in the caller's pass, if any).
+    fn store_call(&mut self, ids: &[u32], fresh: &[Fresh], call: u64, system: Option<&Value>, tools: Option<&Value>) -> Result<Option<(Request, FxHashSet<u32>)>> {
+        if !self.format.is_context_free() {
+            return Ok(None);
+        }
+        let (head, parsed) = self.parse_stored_call(fresh, system, tools)?;
+        let new_ids: FxHashSet<u32> = parsed.iter().map(|(id, _, _)| *id).collect();
+        if ids.iter().any(|id| !new_ids.contains(id) && !self.store.entries.contains_key(id)) {
+            return Ok(None);
+        }
+        let format = self.format;
+        for ((id, index, messages), f) in parsed.into_iter().zip(fresh) {
+            let facts = messages.iter().map(|m| self.facts(m)).collect();
+            let round_trips = round_trips(format, &messages, &f.value);
+            self.store.entries.insert(id, Entry { messages, facts, last_used: call, index, round_trips });
+        }
+        Ok(Some((head, new_ids)))
+    }
+
+    /// Drop the entries neither this call nor the one before used.
+    fn end_stored_call(&mut self, ids: &[u32], call: u64) {
+        for id in ids {
+            if let Some(e) = self.store.entries.get_mut(id) {
+                e.last_used = call;
+            }
+        }
+        self.store.entries.retain(|_, e| e.last_used.saturating_add(1) >= call);
+    }
+
     /// `measure` over a conversation named by ids (see the module doc). `system` and `tools` are
     /// the call's options, read as in `parse_request`. `Ok(None)`: an id is unknown to the store.
     /// A bad message is an error naming its index, and leaves the store as it was. Always `None`
     /// for a format whose messages parse in context (AI SDK): the binding takes the plain path.
     pub fn measure_ids(&mut self, ids: &[u32], fresh: &[Fresh], call: u64, system: Option<&Value>, tools: Option<&Value>) -> Result<Option<ContextMetrics>> {
-        let format = self.format;
-        if !format.is_context_free() {
-            return Ok(None);
-        }
-        let head = parse_request(format, &Value::Array(Vec::new()), system, tools)?;
-        let mut parsed = Vec::with_capacity(fresh.len());
-        for f in fresh {
-            parsed.push((f.id, parse_message_at(format, &f.value, f.index)?));
-        }
-        let new_ids: FxHashSet<u32> = parsed.iter().map(|(id, _)| *id).collect();
-        if ids.iter().any(|id| !new_ids.contains(id) && !self.store.entries.contains_key(id)) {
-            return Ok(None);
-        }
         // One pass of the count cache: new messages are counted (or found) in it, known ones keep
         // their entries alive.
         self.begin_count_pass();
-        for (id, messages) in parsed {
-            let facts = messages.iter().map(|m| self.facts(m)).collect();
-            self.store.entries.insert(id, Entry { messages, facts, last_used: call });
-        }
+        let stored = self.store_call(ids, fresh, call, system, tools);
+        let (head, new_ids) = match stored {
+            Ok(Some(s)) => s,
+            other => {
+                self.end_count_pass();
+                return other.map(|_| None);
+            }
+        };
         let mut facts: Vec<Facts> = head.messages.iter().map(|m| self.facts(m)).collect();
         let mut first_system = head.messages.iter().find(|m| m.role == Role::System).cloned();
         for id in ids {
-            if let Some(e) = self.store.entries.get_mut(id) {
-                e.last_used = call;
+            if let Some(e) = self.store.entries.get(id) {
                 let known = facts.len();
                 facts.extend_from_slice(&e.facts);
                 if first_system.is_none() {
@@ -95,8 +218,37 @@ impl Guard {
             }
         }
         self.end_count_pass();
-        self.store.entries.retain(|_, e| e.last_used.saturating_add(1) >= call);
+        self.end_stored_call(ids, call);
         let tools = ToolsFacts::of(self, first_system.as_ref(), &head);
         Ok(Some(self.measure_facts(&facts, &tools)))
+    }
+
+    /// The request a conversation named by ids stands for (as `parse_request` reads it), for
+    /// `prepare` and `guardSources`; see [`Assembled`]. `Ok(None)`: an id is unknown to the
+    /// store, or the format parses in context (AI SDK).
+    pub fn assemble_ids(&mut self, ids: &[u32], fresh: &[Fresh], call: u64, system: Option<&Value>, tools: Option<&Value>) -> Result<Option<Assembled>> {
+        let Some((head, _)) = self.store_call(ids, fresh, call, system, tools)? else {
+            return Ok(None);
+        };
+        let mut request = head;
+        let mut owner: Vec<Option<usize>> = vec![None; request.messages.len()];
+        let mut spans = Vec::with_capacity(ids.len());
+        for (k, id) in ids.iter().enumerate() {
+            let Some(e) = self.store.entries.get(id) else { return Ok(None) };
+            let start = request.messages.len();
+            for m in &e.messages {
+                let mut m = m.clone();
+                // Anthropic pieces name the position of their wire message, as parsing it there would.
+                if m.wire.group.is_some() && e.index != k {
+                    m.wire.group = Some(k);
+                }
+                m.origin = Origin(u32::try_from(request.messages.len()).ok());
+                request.messages.push(m);
+                owner.push(Some(k));
+            }
+            spans.push(Span { start, len: e.messages.len(), round_trips: e.round_trips });
+        }
+        self.end_stored_call(ids, call);
+        Ok(Some(Assembled { request, spans, owner }))
     }
 }

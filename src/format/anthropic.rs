@@ -119,6 +119,18 @@ pub fn to_wire(messages: &[Message]) -> (Option<Value>, Vec<Value>) {
     (system_to_wire(&system), wire::write_runs(&rest, same_run, run_to_wire))
 }
 
+/// [`to_wire`], naming the runs `same` recognizes instead of writing them (see
+/// `format::write_request_with`).
+pub fn to_wire_with(messages: &[Message], same: &dyn Fn(&[&Message]) -> Option<usize>) -> (Option<Value>, Vec<super::Written>) {
+    let system: Vec<&Message> = messages.iter().filter(|m| m.role == Role::System).collect();
+    let rest: Vec<&Message> = messages.iter().filter(|m| m.role != Role::System).collect();
+    let written = wire::write_runs(&rest, same_run, |run| match same(run) {
+        Some(k) => super::Written::Same(k),
+        None => super::Written::Value(run_to_wire(run)),
+    });
+    (system_to_wire(&system), written)
+}
+
 /// Parse Anthropic `tools` (`[{name, description, input_schema}]`).
 ///
 /// `null` means no tools. Server tools (a `type` other than `custom`, e.g.

@@ -134,3 +134,36 @@ pub fn write_request(format: Format, request: &Request) -> (Option<Value>, Vec<V
         Format::AiSdk => ai_sdk::to_wire(&request.messages),
     }
 }
+
+/// One wire message of [`write_request_with`]: the caller's own `messages[k]`, or a value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Written {
+    Same(usize),
+    Value(Value),
+}
+
+/// [`write_request`], except that a wire message whose internal messages `same` recognizes as
+/// the caller's own `messages[k]` (unchanged) is not written but named: `Written::Same(k)`.
+/// `same` sees exactly the run of internal messages that would make up one wire message, so
+/// the result, with each `Same(k)` replaced by what it names, is `write_request`'s.
+pub fn write_request_with(format: Format, request: &Request, same: &dyn Fn(&[&Message]) -> Option<usize>) -> (Option<Value>, Vec<Written>) {
+    match format {
+        Format::Openai => {
+            let skip = usize::from(request.prepended_system);
+            let messages = request.messages.get(skip..).unwrap_or(&[]);
+            let written = messages
+                .iter()
+                .map(|m| match same(&[m]) {
+                    Some(k) => Written::Same(k),
+                    None => Written::Value(openai::message_to_wire(m)),
+                })
+                .collect();
+            (None, written)
+        }
+        Format::Anthropic => anthropic::to_wire_with(&request.messages, same),
+        Format::AiSdk => {
+            let (system, messages) = write_request(format, request);
+            (system, messages.into_iter().map(Written::Value).collect())
+        }
+    }
+}

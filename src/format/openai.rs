@@ -502,7 +502,7 @@ fn parse_function_def(f: &Map<String, Value>, list: &str, k: usize, mut extra: E
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-fn message_to_wire(m: &Message) -> Value {
+pub(crate) fn message_to_wire(m: &Message) -> Value {
     let mut o = Map::new();
     if let Some(id) = &m.id {
         o.insert("id".into(), Value::String(id.clone()));

@@ -294,11 +294,11 @@ pub(crate) fn interleave_calls(
 
 /// One wire message per run of consecutive messages that `same_run(first, next)` puts together
 /// (tool results merged into one wire message), written with `write`.
-pub(crate) fn write_runs(
+pub(crate) fn write_runs<T>(
     messages: &[&Message],
     same_run: impl Fn(&Message, &Message) -> bool,
-    write: impl Fn(&[&Message]) -> Value,
-) -> Vec<Value> {
+    write: impl Fn(&[&Message]) -> T,
+) -> Vec<T> {
     let mut out = Vec::with_capacity(messages.len());
     let mut start = 0;
     while let Some(first) = messages.get(start) {

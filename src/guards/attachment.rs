@@ -281,6 +281,7 @@ pub fn apply(messages: &mut [Message], enc: Encoding, budget: usize) -> Previewe
 }
 
 fn replace_slot(m: &mut Message, slot: &Slot, new_text: String) {
+    m.touch();
     match (slot, &mut m.content) {
         (Slot::Part(i), Content::Parts(parts)) => {
             if let Some(Part::File { text, .. }) = parts.get_mut(*i) {

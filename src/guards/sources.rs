@@ -92,6 +92,7 @@ fn tool_text(m: &Message) -> Option<String> {
 }
 
 fn set_tool_text(m: &mut Message, text: String) {
+    m.touch();
     match &mut m.content {
         Content::Text(t) => *t = text,
         Content::Parts(parts) => {

@@ -9,6 +9,13 @@
 // a toJSON method, a class instance) is never remembered: it takes the plain path every time.
 // Strings are compared with ===, so an unchanged message costs a few property reads, not a scan
 // of its text.
+//
+// `prepare` and `guardSources` take the same path when every message is plain JSON data (else
+// the plain path, which reports or reads it exactly as before), and their output comes back the
+// same way: wasm names each output message that is a caller's message unchanged (`sameAs[i] =
+// k`) instead of writing it, and this module puts a structural copy of `messages[k]` there
+// (new objects and arrays, the same immutable strings: O(nodes), not O(text)), so a result never
+// shares an object with the input or with another result.
 
 const OBJECT = Symbol('object');
 const ARRAY = Symbol('array');
@@ -16,11 +23,18 @@ const MAX_DEPTH = 64;
 /** Longer arrays (and array-like proxies claiming a huge length) take the plain path. */
 const MAX_MESSAGES = 1_000_000;
 
-/** Append the JSON leaves of `v` to `out`; false when `v` is not plain JSON data. */
+const wellFormed =
+  typeof String.prototype.isWellFormed === 'function' ? (s) => s.isWellFormed() : (s) => !/[\uD800-\uDFFF]/.test(s);
+
+/**
+ * Append the JSON leaves of `v` to `out`; false when `v` is not plain JSON data that reads back
+ * as itself (a lone surrogate is repaired on the way in, so a string holding one is not).
+ */
 function leaves(v, out, depth) {
   if (v === null || typeof v !== 'object') {
     const t = typeof v;
     if (t === 'function' || t === 'symbol' || t === 'bigint') return false;
+    if (t === 'string' && !wellFormed(v)) return false;
     out.push(v);
     return true;
   }
@@ -74,34 +88,112 @@ function stateOf(guard) {
   return s;
 }
 
-/** Route `Guard.prototype.measure` through the id-keyed store; the plain method stays the fallback. */
+/** What JSON makes of plain JSON data, as new objects: `undefined` fields dropped, -0 as 0. */
+function copy(v) {
+  if (v === null || typeof v !== 'object') return Object.is(v, -0) ? 0 : v;
+  if (Array.isArray(v)) {
+    const out = new Array(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = copy(v[i]);
+    return out;
+  }
+  const out = {};
+  for (const k of Object.keys(v)) {
+    const x = v[k];
+    if (x !== undefined) out[k] = copy(x);
+  }
+  return out;
+}
+
+/** Put copies of the caller's messages where wasm named them (`sameAs`), then drop `sameAs`. */
+function rebuild(result, messages) {
+  const { sameAs } = result;
+  delete result.sameAs;
+  if (!sameAs) return result;
+  for (let i = 0; i < sameAs.length; i++) if (sameAs[i] >= 0) result.messages[i] = copy(messages[sameAs[i]]);
+  return result;
+}
+
+/** The plan of a stored call, or null for the plain path. `whole`: every message must be plain JSON data. */
+function plan(guard, messages, whole) {
+  try {
+    const s = stateOf(guard);
+    if (s.disabled || !Array.isArray(messages) || messages.length > MAX_MESSAGES) return null;
+    const p = planCall(s, messages);
+    return whole && !p.plain ? null : p;
+  } catch {
+    // A proxy or getter that throws: the plain path reports it with a stable code.
+    return null;
+  }
+}
+
+/** The store refused the call (AI SDK format, or an id it no longer holds): forget everything. */
+function refused(p, n) {
+  p.s.memo = new WeakMap();
+  // For good when even a call with every message in full was refused.
+  if (p.fresh.length === n) p.s.disabled = true;
+}
+
+function learn(p) {
+  for (const rec of p.reused) rec.lastUsed = p.call;
+  for (const [m, rec] of p.learned) p.s.memo.set(m, rec);
+}
+
+function stored(guard, method, p, options) {
+  return guard[method](p.ids, p.fresh, Uint32Array.from(p.freshIds), Uint32Array.from(p.freshAt), p.call, options);
+}
+
+/**
+ * Route `measure`, `guardSources` and `prepare` of `Guard.prototype` through the id-keyed store;
+ * the plain methods stay the fallback.
+ */
 export function installMessageMemo(Guard) {
-  const plain = Guard.prototype.measure;
-  if (typeof plain !== 'function' || typeof Guard.prototype.measureStored !== 'function') return;
-  Guard.prototype.measure = function measure(messages, options) {
-    let plan;
-    try {
-      const s = stateOf(this);
-      plan = !s.disabled && Array.isArray(messages) && messages.length <= MAX_MESSAGES ? planCall(s, messages) : null;
-    } catch {
-      // A proxy or getter that throws: the plain path reports it with a stable code.
-      plan = null;
-    }
-    if (plan === null) return plain.call(this, messages, options);
-    const { s, call, ids, fresh, freshIds, freshAt, reused, learned } = plan;
-    const result = this.measureStored(ids, fresh, Uint32Array.from(freshIds), Uint32Array.from(freshAt), call, options);
-    if (result === undefined) {
-      // The store cannot take this guard's format (AI SDK messages parse in context), or it and
-      // this memo disagree (should not happen): forget everything, plain path — for good when
-      // even a call with every message in full was refused.
-      s.memo = new WeakMap();
-      if (fresh.length === messages.length) s.disabled = true;
-      return plain.call(this, messages, options);
-    }
-    for (const rec of reused) rec.lastUsed = call;
-    for (const [m, rec] of learned) s.memo.set(m, rec);
-    return result;
-  };
+  const proto = Guard.prototype;
+  const plainMeasure = proto.measure;
+  if (typeof plainMeasure === 'function' && typeof proto.measureStored === 'function') {
+    proto.measure = function measure(messages, options) {
+      const p = plan(this, messages, false);
+      if (p === null) return plainMeasure.call(this, messages, options);
+      const result = stored(this, 'measureStored', p, options);
+      if (result === undefined) {
+        refused(p, messages.length);
+        return plainMeasure.call(this, messages, options);
+      }
+      learn(p);
+      return result;
+    };
+  }
+  const plainSources = proto.guardSources;
+  if (typeof plainSources === 'function' && typeof proto.guardSourcesStored === 'function') {
+    proto.guardSources = function guardSources(messages, options) {
+      const p = plan(this, messages, true);
+      if (p === null) return plainSources.call(this, messages, options);
+      const result = stored(this, 'guardSourcesStored', p, options);
+      if (result === undefined) {
+        refused(p, messages.length);
+        return plainSources.call(this, messages, options);
+      }
+      learn(p);
+      return rebuild(result, messages);
+    };
+  }
+  const plainPrepare = proto.prepare;
+  if (typeof plainPrepare === 'function' && typeof proto.prepareStored === 'function') {
+    proto.prepare = function prepare(messages, options) {
+      const p = plan(this, messages, true);
+      if (p === null) return plainPrepare.call(this, messages, options);
+      const promise = stored(this, 'prepareStored', p, options);
+      if (promise === undefined) {
+        refused(p, messages.length);
+        return plainPrepare.call(this, messages, options);
+      }
+      // Learned once the call is read (a rejected call may not have stored its messages); a
+      // call in between sends them in full again, which is only slower.
+      return promise.then((result) => {
+        learn(p);
+        return rebuild(result, messages);
+      });
+    };
+  }
 }
 
 /** Which messages the guard already holds (their ids) and which go over in full. */
@@ -119,6 +211,7 @@ function planCall(s, messages) {
   const freshAt = [];
   const reused = [];
   const learned = [];
+  let plain = true;
   for (let i = 0; i < n; i++) {
     const m = messages[i];
     const isObject = m !== null && typeof m === 'object';
@@ -136,7 +229,10 @@ function planCall(s, messages) {
     if (isObject) {
       const snap = [];
       if (leaves(m, snap, 0)) learned.push([m, { id, lastUsed: call, snap }]);
+      else plain = false;
+    } else {
+      plain = false;
     }
   }
-  return { s, call, ids, fresh, freshIds, freshAt, reused, learned };
+  return { s, call, ids, fresh, freshIds, freshAt, reused, learned, plain };
 }

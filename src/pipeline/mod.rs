@@ -182,6 +182,7 @@ fn is_summary(m: &Message, key: Option<&str>) -> bool {
 /// A retained user message: a clone with a new, deterministic id and the retained marker.
 fn retain(m: &Message) -> Message {
     let mut c = m.clone();
+    c.touch();
     c.id = Some(format!("ctxguard-retained-{:012x}", content_key(m, 7) & 0xffff_ffff_ffff));
     c.markers.checkpoint_retained = true;
     c

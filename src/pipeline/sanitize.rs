@@ -80,6 +80,7 @@ fn content_is_empty(c: &Content) -> bool {
 
 /// Drop the calls whose `keep` flag is false, renumbering `ToolCallRef` parts.
 fn remove_calls(m: &mut Message, keep: &[bool]) {
+    m.touch();
     let mut new_index = Vec::with_capacity(keep.len());
     let mut next = 0;
     for k in keep {

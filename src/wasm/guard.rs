@@ -92,6 +92,9 @@ struct SourcesResult {
     system: Option<serde_json::Value>,
     metrics: ContextMetrics,
     traces: Vec<Trace>,
+    /// The stored path only (see `guardSourcesStored`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    same_as: Option<Vec<f64>>,
 }
 
 #[derive(Serialize)]
@@ -158,18 +161,11 @@ impl ContextGuard {
             self.with_mut(|g| {
                 let r = g.guard_sources(&request, o.emergency, &now_ms);
                 let (system, messages) = write_request(format, &r.request);
-                Ok((encode(&SourcesResult { messages, system, metrics: r.metrics, traces: r.traces.clone() })?, r.traces, on_trace))
+                Ok((encode(&SourcesResult { messages, system, metrics: r.metrics, traces: r.traces.clone(), same_as: None })?, r.traces, on_trace))
             })
         })?;
         let (value, traces, on_trace) = out;
-        if let Some(f) = on_trace {
-            for t in &traces {
-                if let Ok(v) = encode(t) {
-                    // A throwing onTrace must not break the call: its exception is ignored.
-                    let _ = f.call1(&JsValue::UNDEFINED, &v);
-                }
-            }
-        }
+        report_traces(on_trace, &traces);
         Ok(value)
     }
 
@@ -180,32 +176,38 @@ impl ContextGuard {
     pub fn measure_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
         run(|| {
             let o: MeasureOptions = options(&opts, "options")?;
-            // Errors name the message by its place in the conversation, not in `fresh`.
-            let values: Vec<serde_json::Value> = if fresh_ids.is_empty() {
-                Vec::new()
-            } else {
-                decode(&fresh, "messages", ErrorCode::InvalidMessages).map_err(|mut e| {
-                    if let Some(at) = e.index.and_then(|i| fresh_at.get(i).map(|&at| (i, at as usize))) {
-                        e.message = e.message.replacen(&format!("messages[{}]", at.0), &format!("messages[{}]", at.1), 1);
-                        e.index = Some(at.1);
-                    }
-                    e
-                })?
-            };
-            if values.len() != fresh_ids.len() || fresh_at.len() != fresh_ids.len() {
-                return Err(crate::error::Error::new(ErrorCode::Internal, "measureStored: fresh messages and their ids differ in length"));
-            }
-            let fresh: Vec<Fresh> = values
-                .into_iter()
-                .zip(fresh_ids.iter().zip(&fresh_at))
-                .map(|(value, (&id, &at))| Fresh { id, index: at as usize, value })
-                .collect();
-            let call = if call.is_finite() && call >= 0.0 { call as u64 } else { 0 };
-            self.with_mut(|g| match g.measure_ids(&ids, &fresh, call, o.system.as_ref(), o.tools.as_ref())? {
+            let fresh = fresh_messages(&fresh, &fresh_ids, &fresh_at)?;
+            self.with_mut(|g| match g.measure_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())? {
                 Some(m) => encode(&m),
                 None => Ok(JsValue::UNDEFINED),
             })
         })
+    }
+
+    /// The fast path of `guardSources` behind `src/js/memo.js` (not public API): as
+    /// `measureStored`, and the result's `sameAs[i] = k` says that output message `i` is the
+    /// caller's `messages[k]` unchanged (`messages[i]` is then `null`; the binding copies it).
+    #[wasm_bindgen(js_name = guardSourcesStored)]
+    pub fn guard_sources_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
+        let out = run(|| {
+            let on_trace = callback(&opts, "onTrace")?;
+            let o: GuardSourcesOptions = options(&opts, "options")?;
+            let fresh = fresh_messages(&fresh, &fresh_ids, &fresh_at)?;
+            self.with_mut(|g| {
+                let Some(mut assembled) = g.assemble_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())? else {
+                    return Ok(None);
+                };
+                let request = std::mem::take(&mut assembled.request);
+                let r = g.guard_sources(&request, o.emergency, &now_ms);
+                let format = g.format;
+                let (w, same_as) = super::prepare::wire_reusing(format, &r.request, Some(&assembled));
+                let result = SourcesResult { messages: w.messages, system: w.system, metrics: r.metrics, traces: r.traces.clone(), same_as };
+                Ok(Some((encode(&result)?, r.traces, on_trace)))
+            })
+        })?;
+        let Some((value, traces, on_trace)) = out else { return Ok(JsValue::UNDEFINED) };
+        report_traces(on_trace, &traces);
+        Ok(value)
     }
 
     /// `guard.measure(messages, { tools?, system? }) -> ContextMetrics`.
@@ -217,6 +219,51 @@ impl ContextGuard {
             self.with_mut(|g| encode(&g.measure(&request)))
         })
     }
+}
+
+/// Hand each trace to `onTrace`; a throwing `onTrace` must not break the call (its exception
+/// is ignored).
+fn report_traces(on_trace: Option<js_sys::Function>, traces: &[Trace]) {
+    if let Some(f) = on_trace {
+        for t in traces {
+            if let Ok(v) = encode(t) {
+                let _ = f.call1(&JsValue::UNDEFINED, &v);
+            }
+        }
+    }
+}
+
+/// The call number the binding sends (a whole number; anything else reads as 0).
+pub(super) fn call_number(call: f64) -> u64 {
+    if call.is_finite() && call >= 0.0 {
+        call as u64
+    } else {
+        0
+    }
+}
+
+/// The fresh messages of a stored call, read through JSON; an error names the message by its
+/// place in the conversation, not in `fresh`.
+pub(super) fn fresh_messages(fresh: &JsValue, fresh_ids: &[u32], fresh_at: &[u32]) -> Result<Vec<Fresh>> {
+    let values: Vec<serde_json::Value> = if fresh_ids.is_empty() {
+        Vec::new()
+    } else {
+        decode(fresh, "messages", ErrorCode::InvalidMessages).map_err(|mut e| {
+            if let Some(at) = e.index.and_then(|i| fresh_at.get(i).map(|&at| (i, at as usize))) {
+                e.message = e.message.replacen(&format!("messages[{}]", at.0), &format!("messages[{}]", at.1), 1);
+                e.index = Some(at.1);
+            }
+            e
+        })?
+    };
+    if values.len() != fresh_ids.len() || fresh_at.len() != fresh_ids.len() {
+        return Err(crate::error::Error::new(ErrorCode::Internal, "stored call: fresh messages and their ids differ in length"));
+    }
+    Ok(values
+        .into_iter()
+        .zip(fresh_ids.iter().zip(fresh_at))
+        .map(|(value, (&id, &at))| Fresh { id, index: at as usize, value })
+        .collect())
 }
 
 impl ContextGuard {

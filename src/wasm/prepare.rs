@@ -11,10 +11,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::convert::{callback, decode, encode, js_error, now_ms, options, run};
-use super::guard::{busy, read_request, ContextGuard};
+use super::guard::{busy, call_number, fresh_messages, read_request, ContextGuard};
 use crate::error::{Error, ErrorCode, Result};
-use crate::format::{write_request, Format, Request};
+use crate::format::{write_request, write_request_with, Format, Request, Written};
+use crate::store::Assembled;
 use crate::guard::Guard;
+use crate::message::Message;
 use crate::guards::Trace;
 use crate::metrics::{CompactionRecord, ContextMetrics};
 use crate::pipeline::session_state::SessionState;
@@ -91,6 +93,9 @@ struct PrepareResult {
     dropped_messages: u32,
     session_state: Option<SessionState>,
     cache_decision: Option<CacheDecision>,
+    /// The stored path only (see `prepareStored`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    same_as: Option<Vec<f64>>,
 }
 
 #[derive(Serialize)]
@@ -117,18 +122,38 @@ struct CallResult {
 /// markers, and no ids on the messages ctxguard created.
 fn stripped(request: &Request) -> Request {
     let mut r = request.clone();
-    for m in &mut r.messages {
-        m.markers = Default::default();
-        if m.id.as_deref().is_some_and(|id| id.starts_with("ctxguard-")) {
-            m.id = None;
-        }
-    }
+    r.messages.iter_mut().for_each(Message::strip_metadata);
     r
 }
 
 pub(super) fn wire(format: Format, request: &Request) -> Wire {
     let (system, messages) = write_request(format, request);
     Wire { messages, system }
+}
+
+/// The model-visible wire messages of `request`; with `reuse` (a request assembled from the
+/// store), a message that is the caller's `messages[k]` unchanged is left `null` and named in
+/// the second value (`sameAs[i] = k`, `-1` for a written one).
+pub(super) fn wire_reusing(format: Format, request: &Request, reuse: Option<&Assembled>) -> (Wire, Option<Vec<f64>>) {
+    let Some(a) = reuse else {
+        return (wire(format, request), None);
+    };
+    let (system, written) = write_request_with(format, request, &|run| a.same_as(run));
+    let mut same_as = Vec::with_capacity(written.len());
+    let messages = written
+        .into_iter()
+        .map(|w| match w {
+            Written::Same(k) => {
+                same_as.push(k as f64);
+                Value::Null
+            }
+            Written::Value(v) => {
+                same_as.push(-1.0);
+                v
+            }
+        })
+        .collect();
+    (Wire { messages, system }, Some(same_as))
 }
 
 fn log(cb: &Callbacks, line: String) {
@@ -226,7 +251,7 @@ pub(super) async fn ask<T>(
     (result, attempts)
 }
 
-async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: PrepareOptions, cb: Callbacks, timeout: f64, heartbeat: f64) -> Result<JsValue> {
+async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: PrepareOptions, cb: Callbacks, timeout: f64, heartbeat: f64, reuse: Option<Assembled>) -> Result<JsValue> {
     let started = now_ms();
     let (format, step) = {
         let mut g = borrow_mut(&inner)?;
@@ -279,7 +304,7 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: Prepar
             }
         }
     }
-    let visible = wire(format, &stripped(&outcome.request));
+    let (visible, same_as) = wire_reusing(format, &stripped(&outcome.request), reuse.as_ref());
     let checkpoint = outcome.checkpoint.as_ref().map(|chain| {
         let r = Request { messages: chain.clone(), ..Default::default() };
         wire(format, &r)
@@ -296,6 +321,7 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: Prepar
         dropped_messages: outcome.dropped_messages,
         session_state: outcome.session_state,
         cache_decision: outcome.cache_decision,
+        same_as,
     })
 }
 
@@ -323,25 +349,58 @@ impl ContextGuard {
     pub fn prepare(&self, messages: JsValue, opts: JsValue) -> js_sys::Promise {
         let inner = self.inner.clone();
         let setup = run(|| {
-            // Callbacks first: a callback of the wrong type is named as such, not as an unknown field.
-            let cb = Callbacks::read(&opts)?;
-            let o: JsPrepareOptions = options(&opts, "options")?;
-            let timeout = timeout_ms(o.timeout_ms)?;
-            let heartbeat = positive(o.heartbeat_ms, DEFAULT_HEARTBEAT_MS, "heartbeatMs")?;
+            let (popts, cb, timeout, heartbeat, o) = prepare_setup(&opts)?;
             let format = inner.try_borrow().map(|g| g.format).map_err(|_| busy())?;
             let request = read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;
-            let popts = PrepareOptions {
-                force: o.force,
-                guidance: o.guidance,
-                summary_max_tokens: o.summary_max_tokens,
-                retain_user_tokens: o.retain_user_tokens,
-                session_state: o.session_state,
-            };
             Ok((request, popts, cb, timeout, heartbeat))
         });
         future_to_promise(async move {
             let (request, popts, cb, timeout, heartbeat) = setup?;
-            run_pipeline(inner, request, popts, cb, timeout, heartbeat).await.map_err(js_error)
+            run_pipeline(inner, request, popts, cb, timeout, heartbeat, None).await.map_err(js_error)
         })
     }
+
+    /// The fast path of `prepare` behind `src/js/memo.js` (not public API): the conversation as
+    /// ids, as in `measureStored`. `undefined` when an id is unknown (the binding then takes the
+    /// plain path); otherwise the promise of `prepare`'s result plus `sameAs` (see
+    /// `wire_reusing`), which the binding turns into copies of the caller's messages.
+    #[wasm_bindgen(js_name = prepareStored)]
+    pub fn prepare_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, opts: JsValue) -> JsValue {
+        let inner = self.inner.clone();
+        let setup = run(|| {
+            let (popts, cb, timeout, heartbeat, o) = prepare_setup(&opts)?;
+            let fresh = fresh_messages(&fresh, &fresh_ids, &fresh_at)?;
+            let mut g = borrow_mut(&inner)?;
+            let assembled = g.assemble_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())?;
+            Ok(assembled.map(|a| (a, popts, cb, timeout, heartbeat)))
+        });
+        let setup = match setup {
+            Ok(None) => return JsValue::UNDEFINED,
+            Ok(Some(s)) => Ok(s),
+            Err(e) => Err(e),
+        };
+        future_to_promise(async move {
+            let (mut assembled, popts, cb, timeout, heartbeat) = setup?;
+            let request = std::mem::take(&mut assembled.request);
+            run_pipeline(inner, request, popts, cb, timeout, heartbeat, Some(assembled)).await.map_err(js_error)
+        })
+        .into()
+    }
+}
+
+/// `prepare`'s options, read in the order every path reads them: the callbacks first (a
+/// callback of the wrong type is named as such, not as an unknown field), then the data.
+fn prepare_setup(opts: &JsValue) -> Result<(PrepareOptions, Callbacks, f64, f64, JsPrepareOptions)> {
+    let cb = Callbacks::read(opts)?;
+    let mut o: JsPrepareOptions = options(opts, "options")?;
+    let timeout = timeout_ms(o.timeout_ms)?;
+    let heartbeat = positive(o.heartbeat_ms, DEFAULT_HEARTBEAT_MS, "heartbeatMs")?;
+    let popts = PrepareOptions {
+        force: o.force,
+        guidance: o.guidance.take(),
+        summary_max_tokens: o.summary_max_tokens,
+        retain_user_tokens: o.retain_user_tokens,
+        session_state: o.session_state.take(),
+    };
+    Ok((popts, cb, timeout, heartbeat, o))
 }

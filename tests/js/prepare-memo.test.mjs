@@ -1,0 +1,223 @@
+// guard.prepare and guard.guardSources send only new or changed messages into wasm, and get
+// back, for each output message that is a caller's message unchanged, its index instead of its
+// JSON (src/js/memo.js + src/store.rs). Whatever the host does between calls, the result must be
+// exactly the plain path's: the same messages (key order included), metrics, traces, checkpoint
+// and errors. The reference is a guard whose messages are class instances: JSON reads them the
+// same, but the memo leaves them to the plain path.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ContextGuard } from 'ctxguard';
+import { deepFreeze } from './helpers.mjs';
+
+class Plain {}
+/** The same messages, read by the plain path (top-level objects are class instances). */
+const plainOf = (msgs) => msgs.map((m) => (m !== null && typeof m === 'object' && !Array.isArray(m) ? Object.assign(new Plain(), m) : m));
+
+/** JSON text of a result with its timings zeroed (the only field that may differ). */
+function canonical(r) {
+  return JSON.stringify(r, (k, v) => (k === 'durationMs' ? 0 : v));
+}
+
+const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+function openaiChat(turns) {
+  const m = [{ role: 'system', content: 'You are a build assistant. 你是构建助手。' }];
+  for (let i = 0; i < turns; i++) {
+    const user = i % 5 === 1
+      ? { role: 'user', content: [{ type: 'text', text: `Look at screenshot ${i}, s'il vous plaît.` }, { type: 'image_url', image_url: { url: PNG, detail: 'low' } }] }
+      : i % 5 === 2
+        ? { role: 'user', content: `Here is the file.\n<attachment id="f${i}" name="notes-${i}.md" type="text/markdown">${'Ligne de notes, заметки, 笔记。\n'.repeat(400)}</attachment>\nWhat changed?` }
+        : i % 5 === 3
+          ? { role: 'user', content: [{ type: 'text', text: 'The spec:' }, { type: 'file', file: { filename: `spec-${i}.txt` }, text: 'Requirement line.\n'.repeat(300) }], name: 'alice' }
+          : { role: 'user', content: `Q${i}: why does module ${i} fail? 为什么失败？` };
+    m.push(user);
+    m.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'run_tests', arguments: JSON.stringify({ module: `m${i}` }) } }] });
+    m.push({ role: 'tool', tool_call_id: `c${i}`, content: `${`log line ${i} ok\n`.repeat(i % 3 === 0 ? 3000 : 30)}FAILED at step ${i}` });
+    m.push({ content: [{ type: 'text', text: `Module ${i} fails at step ${i}.` }], role: 'assistant', extra_field: { kept: true, n: -0 } });
+  }
+  return m;
+}
+
+function anthropicChat(turns) {
+  const m = [];
+  for (let i = 0; i < turns; i++) {
+    m.push({ role: 'user', content: i % 4 === 1 ? [{ type: 'text', text: `Что в файле ${i}?` }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG.split(',')[1] } }] : `Q${i}: what is in file ${i}?` });
+    m.push({ role: 'assistant', content: [{ type: 'text', text: 'Reading it.' }, { type: 'tool_use', id: `t${i}`, name: 'read', input: { path: `f${i}` } }] });
+    m.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${i}`, content: `line ${i}\n`.repeat(i % 3 === 0 ? 4000 : 30) }, { type: 'text', text: 'and?', cache_control: { type: 'ephemeral' } }] });
+    m.push({ role: 'assistant', content: `File ${i} holds lines. ファイル ${i}.` });
+  }
+  return m;
+}
+
+/** The objects (and arrays) reachable from v. */
+function objects(v, out = new Set()) {
+  if (v !== null && typeof v === 'object' && !out.has(v)) {
+    out.add(v);
+    for (const k of Object.keys(v)) objects(v[k], out);
+  }
+  return out;
+}
+
+function assertNoSharing(a, b, what) {
+  const seen = objects(b);
+  for (const o of objects(a)) assert.ok(!seen.has(o), `${what} share an object`);
+}
+
+/** Run `prepare` (or guardSources) on both guards and compare; returns the fast result. */
+async function same(fast, slow, msgs, opts = {}, method = 'prepare') {
+  const before = JSON.stringify(msgs);
+  const settle = async (p) => {
+    try {
+      return { ok: await p };
+    } catch (e) {
+      return { err: { name: e.name, code: e.code, index: e.index, message: e.message } };
+    }
+  };
+  const a = await settle(method === 'prepare' ? fast.prepare(msgs, opts) : Promise.resolve().then(() => fast.guardSources(msgs, opts)));
+  const b = await settle(method === 'prepare' ? slow.prepare(plainOf(msgs), opts) : Promise.resolve().then(() => slow.guardSources(plainOf(msgs), opts)));
+  assert.equal(JSON.stringify(msgs), before, 'the input was modified');
+  if (b.err) {
+    assert.deepEqual(a.err, b.err);
+    return undefined;
+  }
+  assert.ok(a.ok, `fast path failed: ${JSON.stringify(a.err)}`);
+  assert.equal(canonical(a.ok), canonical(b.ok));
+  assertNoSharing(a.ok, msgs, 'the result and the input');
+  return a.ok;
+}
+
+for (const [format, model, make] of [
+  ['openai', 'gpt-4o', openaiChat],
+  ['anthropic', 'claude-sonnet-4-5', anthropicChat],
+]) {
+  test(`${format}: prepare and guardSources equal the plain path through growth, edits, deletions and reordering`, async () => {
+    const cfg = { model, format, contextWindow: 400_000, toolOutputLimit: 2_000 };
+    const fast = new ContextGuard(cfg);
+    const slow = new ContextGuard(cfg);
+    const msgs = make(12);
+    const system = format === 'anthropic' ? 'You read files.' : undefined;
+    const opts = system ? { system } : {};
+    let last = await same(fast, slow, msgs, opts);
+    await same(fast, slow, msgs, opts, 'guardSources');
+    // grown by a message (the usual turn); consecutive results share nothing
+    msgs.push({ role: 'user', content: 'And now? 次は？' });
+    const next = await same(fast, slow, msgs, opts);
+    assertNoSharing(next, last, 'two results');
+    last = next;
+    // a result the host mutates (cache_control on the last message) does not leak into the next
+    last.messages[last.messages.length - 1].cache_control = { type: 'ephemeral' };
+    last.messages[0].role = 'mutated';
+    await same(fast, slow, msgs, opts);
+    // a streaming reply appended to in place
+    const reply = { role: 'assistant', content: '' };
+    msgs.push(reply);
+    for (const delta of ['Start ', 'with module 0, ', '然后是模块 1。']) {
+      reply.content += delta;
+      await same(fast, slow, msgs, opts);
+    }
+    // edits in place deep inside remembered messages, a key added and removed
+    if (format === 'openai') {
+      msgs[2].tool_calls[0].function.arguments = JSON.stringify({ module: 'm0', verbose: true });
+      msgs[4].content[0].text = 'Module 0 fails at step 0, because the cache is stale.';
+      msgs[1].name = 'bob';
+      delete msgs[4].extra_field;
+    } else {
+      msgs[1].content[0].text = 'Reading it again.';
+      msgs[2].content[1].text = 'and then?';
+    }
+    await same(fast, slow, msgs, opts);
+    await same(fast, slow, msgs, opts, 'guardSources');
+    // removed from the middle (whole turns), reordered turns, the same object twice
+    msgs.splice(5, 4);
+    await same(fast, slow, msgs, opts);
+    const reordered = [...msgs.slice(0, 1), ...msgs.slice(9, 13), ...msgs.slice(1, 9), ...msgs.slice(13)];
+    await same(fast, slow, reordered, opts);
+    const twice = [...msgs, msgs[msgs.length - 1]];
+    const r = await same(fast, slow, twice, opts);
+    assert.notEqual(r.messages.at(-1), r.messages.at(-2));
+    // a tool result without its call (sanitized away), options changing between calls
+    await same(fast, slow, [...msgs.slice(0, 3), ...msgs.slice(4)], opts);
+    await same(fast, slow, msgs, { ...opts, guidance: 'Continue concisely.' });
+    // frozen input
+    await same(fast, slow, deepFreeze(structuredClone(msgs)), opts);
+  });
+
+  test(`${format}: compaction, the emergency layer and errors equal the plain path`, async () => {
+    const summarize = async (req) => `Summary of ${req.messages.length} messages.`;
+    const cfg = { model, format, contextWindow: 60_000, maxOutputTokens: 4_000, toolOutputLimit: 1_000 };
+    const fast = new ContextGuard(cfg);
+    const slow = new ContextGuard(cfg);
+    const msgs = make(16);
+    await same(fast, slow, msgs, { summarize });
+    const r = await same(fast, slow, msgs, { summarize, force: true });
+    assert.ok(r.compaction && r.checkpoint, 'compacted');
+    await same(fast, slow, msgs, { summarize: async () => { throw new Error('down'); }, force: true });
+    await same(fast, slow, msgs, {});
+    // errors: a bad message among remembered ones, at its index; a message JSON would change
+    const bad = [...msgs.slice(0, 5), { role: 'wizard', content: 'x' }, ...msgs.slice(5)];
+    assert.equal(await same(fast, slow, bad, {}), undefined);
+    const dated = [...msgs, { role: 'user', content: 'when?', at: new Date(0) }];
+    assert.equal(await same(fast, slow, dated, {}), undefined);
+    const tiny = new ContextGuard({ model, format, contextWindow: 9_000, maxOutputTokens: 1_000 });
+    const tinySlow = new ContextGuard({ model, format, contextWindow: 9_000, maxOutputTokens: 1_000 });
+    await same(tiny, tinySlow, msgs, {});
+    await same(tiny, tinySlow, [...msgs, { role: 'user', content: 'word '.repeat(20_000) }], {});
+    // and the guard keeps working
+    await same(fast, slow, msgs, {});
+  });
+}
+
+test('values the memo does not take (lone surrogates, class instances, undefined fields) read as on the plain path', async () => {
+  const fast = new ContextGuard({ model: 'gpt-4o' });
+  const slow = new ContextGuard({ model: 'gpt-4o' });
+  const msgs = openaiChat(3);
+  msgs.push({ role: 'user', content: 'broken \uD800 surrogate', name: undefined });
+  await same(fast, slow, msgs);
+  msgs.pop();
+  msgs.push({ role: 'user', content: 'fine', name: undefined, extra: { a: undefined, b: [1, -0, 'x'] } });
+  await same(fast, slow, msgs);
+  await same(fast, slow, msgs);
+  await same(fast, slow, msgs, {}, 'guardSources');
+});
+
+test('AI SDK messages (read in context) take the plain path', async () => {
+  const fast = new ContextGuard({ model: 'gpt-4o', format: 'ai-sdk' });
+  const slow = new ContextGuard({ model: 'gpt-4o', format: 'ai-sdk' });
+  const msgs = [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: [{ type: 'text', text: 'Run it.' }] },
+    { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'a', toolName: 'run', input: { x: 1 } }] },
+    { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'a', toolName: 'run', output: { type: 'text', value: 'ok\n'.repeat(5000) } }] },
+  ];
+  await same(fast, slow, msgs);
+  await same(fast, slow, msgs);
+  await same(fast, slow, msgs, {}, 'guardSources');
+});
+
+test('only new or changed messages cross into wasm, and unchanged ones do not come back as JSON', async () => {
+  const guard = new ContextGuard({ model: 'gpt-4o' });
+  const proto = Object.getPrototypeOf(guard);
+  const inner = proto.prepareStored;
+  const seen = [];
+  const named = [];
+  proto.prepareStored = function (ids, fresh, ...rest) {
+    seen.push(fresh.length);
+    return inner.call(this, ids, fresh, ...rest).then((r) => {
+      named.push(r.sameAs.filter((k) => k >= 0).length);
+      return r;
+    });
+  };
+  try {
+    const msgs = openaiChat(10);
+    await guard.prepare(msgs);
+    msgs.push({ role: 'user', content: 'next' });
+    const r = await guard.prepare(msgs);
+    assert.deepEqual(seen, [msgs.length - 1, 1]);
+    assert.equal(r.messages.length, msgs.length);
+    // every message but the compacted tool outputs comes back as an index
+    const compacted = r.traces.find((t) => t.operation === 'tool_output')?.messagesTruncated ?? 0;
+    assert.equal(named[1], msgs.length - compacted);
+  } finally {
+    proto.prepareStored = inner;
+  }
+});
