@@ -27,6 +27,28 @@ for (const generated of ['ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm']) {
   if (!existsSync(join(pkg, generated))) fail(`pkg/${generated} is missing; run wasm-pack build first`);
 }
 
+// The browser entry (index.js) is one module: src/js/web.js with everything it imports (the
+// wasm-bindgen glue, api.js and the rest) inlined by rolldown. Native ES modules load a graph
+// level by level, and the .wasm fetch can only start once the whole graph has been evaluated;
+// as separate files that was three round trips before the fetch (cold start in Chromium: import
+// ~150 ms -> ~100 ms, BENCHMARKS.md). The separate files stay for node.js and the worker entries.
+function bundleWebEntry(dir) {
+  const entry = join(dir, 'web-entry.js');
+  copyFileSync(join(js, 'web.js'), entry);
+  const rolldown = join(root, 'node_modules', '.bin', 'rolldown');
+  if (!existsSync(rolldown)) fail('node_modules/.bin/rolldown is missing; run scripts/setup.sh (npm ci)');
+  try {
+    execFileSync(rolldown, [entry, '--format', 'esm', '--file', join(dir, 'index.js'), '--log-level', 'warn'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  } catch (e) {
+    fail(`bundling ${entry} failed: ${e.message}`);
+  } finally {
+    rmSync(entry, { force: true });
+  }
+  const bundled = readFileSync(join(dir, 'index.js'), 'utf8');
+  if (/^\s*(import|export\s+\*)\s.*from\s/m.test(bundled)) fail(`${dir}/index.js still imports other modules after bundling`);
+  if (!bundled.includes("new URL(\"./ctxguard_wasm_bg.wasm\", import.meta.url)")) fail(`${dir}/index.js lost the .wasm URL`);
+}
+
 const metadata = JSON.parse(
   execFileSync('cargo', ['metadata', '--no-deps', '--format-version', '1', '--offline'], {
     cwd: root,
@@ -43,7 +65,7 @@ copyFileSync(join(js, 'hooks.js'), join(pkg, 'hooks.js'));
 copyFileSync(join(js, 'memo.js'), join(pkg, 'memo.js'));
 copyFileSync(join(js, 'freed.js'), join(pkg, 'freed.js'));
 copyFileSync(join(js, 'node.js'), join(pkg, 'node.js'));
-copyFileSync(join(js, 'web.js'), join(pkg, 'index.js'));
+bundleWebEntry(pkg);
 copyFileSync(join(js, 'index.d.ts'), join(pkg, 'index.d.ts'));
 const workerFiles = ['worker.js', 'worker-wire.js', 'worker-host.js', 'worker-serve.js', 'worker-serve-node.js', 'worker.d.ts', 'worker-serve.d.ts'];
 for (const file of workerFiles) copyFileSync(join(js, file), join(pkg, file));
@@ -55,7 +77,7 @@ const variants = ['o200k', 'cl100k'].filter((enc) => existsSync(join(pkg, enc, '
 for (const enc of variants) {
   const dir = join(pkg, enc);
   for (const f of ['api.js', 'hooks.js', 'memo.js', 'freed.js', 'node.js']) copyFileSync(join(js, f), join(dir, f));
-  copyFileSync(join(js, 'web.js'), join(dir, 'index.js'));
+  bundleWebEntry(dir);
   // wasm-pack's own manifest and readme are not part of the package.
   for (const f of ['package.json', 'README.md', '.gitignore']) rmSync(join(dir, f), { force: true });
   files.push(`${enc}/`);
