@@ -22,8 +22,9 @@
 //! 429 KB), o200k to 725 KB (994 KB), and the raw files are a third smaller. Kind 3 is never
 //! written for the shipped vocabularies (every token splits); it keeps the format total.
 //!
-//! [`decode`] rebuilds the token bytes in rank order at first use (one copy per token, a few
-//! milliseconds); the arena is then kept for the life of the process, as the tokenizer is.
+//! [`decode`] rebuilds the token bytes in rank order at first use (two copies per token; about
+//! 10 ms of a first count in Node, where the rank table build takes about as long); the arena is
+//! then kept for the life of the process, as the tokenizer is.
 //!
 //! The files are written from tiktoken-rs by `CTXGUARD_WRITE_VOCAB=1 cargo test --test
 //! vocab_data`, and the same test (without the variable) fails when a committed file differs from
@@ -101,15 +102,12 @@ impl<'a> Planes<'a> {
         Ok(Planes { low: s.take(n, "ranks")?, mid: s.take(n, "ranks")?, top: s.take(n.div_ceil(4), "ranks")? })
     }
 
-    /// All the ranks, in order.
-    fn all(&self) -> Vec<u32> {
-        let mut out: Vec<u32> = self.low.iter().zip(self.mid).map(|(&l, &m)| l as u32 | (m as u32) << 8).collect();
-        for (four, &top) in out.chunks_mut(4).zip(self.top) {
-            for (i, r) in four.iter_mut().enumerate() {
-                *r |= ((top >> (2 * i)) as u32 & 3) << 16;
-            }
-        }
-        out
+    #[inline]
+    fn get(&self, i: usize) -> Option<usize> {
+        let low = *self.low.get(i)? as usize;
+        let mid = *self.mid.get(i)? as usize;
+        let top = ((*self.top.get(i / 4)? >> (2 * (i % 4))) & 3) as usize;
+        Some(low | mid << 8 | top << 16)
     }
 
     fn write(out: &mut Vec<u8>, ranks: &[u32]) {
@@ -152,84 +150,69 @@ pub fn decode(file: &[u8]) -> Result<Decoded, String> {
     if !s.rest.is_empty() {
         return Err(format!("vocabulary file: {} bytes left over", s.rest.len()));
     }
-    // Two passes: the offsets first (so that the arena is allocated once, at its size), then the
-    // bytes, in chunks of ranks so that an engine that compiles WebAssembly in tiers (V8: a
-    // baseline compiler first, the optimizing one for functions called often) gets to run the
-    // optimized code for most of the copy.
-    let mut starts: Vec<u32> = Vec::with_capacity(count + 1);
-    starts.push(0);
-    // Per rank, where its bytes come from: (first source, second source) as ranks, or for single
-    // bytes and literals an offset into `direct` (marked by `DIRECT`).
-    let mut sources: Vec<[u32; 2]> = Vec::with_capacity(count);
-    let mut direct: Vec<u8> = Vec::with_capacity(singles.len());
-    let (mut single, mut literal, mut total) = (singles.iter(), literals.iter(), 0u32);
-    let (left, right) = (left.all(), right.all());
-    let mut pairs = left.iter().zip(&right);
-    let len_of = |starts: &[u32], r: usize| match (starts.get(r), starts.get(r + 1)) {
-        (Some(&a), Some(&b)) => b - a,
-        _ => 0,
+    let mut out = Arena {
+        bytes: Vec::with_capacity(8 * count),
+        starts: Vec::with_capacity(count + 1),
+        singles: singles.iter(),
+        literals: literals.into_iter(),
+        left,
+        right,
+        pair: 0,
     };
-    for (rank, &kind) in kinds.iter().enumerate() {
-        let (len, source) = match kind {
-            KIND_NONE => (0, [DIRECT, 0]),
-            KIND_BYTE => {
-                direct.push(*single.next().ok_or("bad single bytes")?);
-                (1, [DIRECT, direct.len() as u32 - 1])
-            }
-            KIND_LITERAL => {
-                let l = literal.next().ok_or("bad literals")?;
-                direct.extend_from_slice(l);
-                (l.len() as u32, [DIRECT, (direct.len() - l.len()) as u32])
-            }
-            KIND_PAIR => {
-                let (&a, &b) = pairs.next().ok_or("bad pair planes")?;
-                let (la, lb) = (len_of(&starts, a as usize), len_of(&starts, b as usize));
-                if a as usize >= rank || b as usize >= rank || la == 0 || lb == 0 {
-                    return Err(format!("rank {rank}: a part is not an earlier token"));
-                }
-                (la + lb, [a, b])
-            }
-            other => return Err(format!("rank {rank}: unknown kind {other}")),
-        };
-        sources.push(source);
-        total = total.checked_add(len).ok_or("vocabulary too large")?;
-        starts.push(total);
-    }
-    let mut bytes = vec![0u8; total as usize];
+    out.starts.push(0);
+    // In chunks of ranks, so that an engine that compiles WebAssembly in tiers (V8: a baseline
+    // compiler first, the optimizing one for functions called often) runs optimized code for most
+    // of the vocabulary.
     let mut rank = 0;
     while rank < count {
-        let end = (rank + FILL_CHUNK).min(count);
-        fill(rank..end, &sources, &direct, &starts, &mut bytes).ok_or("vocabulary file: inconsistent parts")?;
+        let end = (rank + DECODE_CHUNK).min(count);
+        out.ranks(kinds, rank, end)?;
         rank = end;
     }
+    let Arena { mut bytes, starts, .. } = out;
+    bytes.shrink_to_fit();
     Ok(Decoded { bytes, starts })
 }
 
-/// Ranks decoded per call of [`fill`].
-const FILL_CHUNK: usize = 4096;
-/// First source of a single byte or literal: the second is its offset in `direct`.
-const DIRECT: u32 = u32::MAX;
+/// Ranks decoded per call of [`Arena::ranks`].
+const DECODE_CHUNK: usize = 2048;
 
-/// The second pass of [`decode`]: copies the bytes of `ranks` into the arena at their offsets.
-/// `None` if an offset is out of range (the first pass checked them).
-#[inline(never)]
-fn fill(ranks: std::ops::Range<usize>, sources: &[[u32; 2]], direct: &[u8], starts: &[u32], bytes: &mut [u8]) -> Option<()> {
-    for rank in ranks {
-        let (at, end) = (*starts.get(rank)? as usize, *starts.get(rank + 1)? as usize);
-        let (done, rest) = bytes.split_at_mut(at);
-        let dst = rest.get_mut(..end - at)?;
-        match *sources.get(rank)? {
-            [DIRECT, from] => dst.copy_from_slice(direct.get(from as usize..from as usize + dst.len())?),
-            [a, b] => {
-                let (a0, a1) = (*starts.get(a as usize)? as usize, *starts.get(a as usize + 1)? as usize);
-                let b0 = *starts.get(b as usize)? as usize;
-                let (head, tail) = dst.split_at_mut(a1 - a0);
-                head.copy_from_slice(done.get(a0..a1)?);
-                tail.copy_from_slice(done.get(b0..b0 + tail.len())?);
+/// The token bytes being decoded, and where [`decode`] is in the file's sections.
+struct Arena<'a> {
+    bytes: Vec<u8>,
+    starts: Vec<u32>,
+    singles: std::slice::Iter<'a, u8>,
+    literals: std::vec::IntoIter<&'a [u8]>,
+    left: Planes<'a>,
+    right: Planes<'a>,
+    pair: usize,
+}
+
+impl Arena<'_> {
+    /// Appends the tokens of ranks `from..to` (each kind taken from `kinds`).
+    #[inline(never)]
+    fn ranks(&mut self, kinds: &[u8], from: usize, to: usize) -> Result<(), String> {
+        for (rank, &kind) in (from..to).zip(kinds.get(from..to).unwrap_or_default()) {
+            match kind {
+                KIND_NONE => {}
+                KIND_BYTE => self.bytes.push(*self.singles.next().ok_or("bad single bytes")?),
+                KIND_LITERAL => self.bytes.extend_from_slice(self.literals.next().ok_or("bad literals")?),
+                KIND_PAIR => {
+                    for part in [self.left.get(self.pair), self.right.get(self.pair)] {
+                        let part = part.ok_or("bad pair planes")?;
+                        match (self.starts.get(part), self.starts.get(part + 1)) {
+                            (Some(&a), Some(&b)) if part < rank && b > a => self.bytes.extend_from_within(a as usize..b as usize),
+                            _ => return Err(format!("rank {rank}: part {part} is not an earlier token")),
+                        }
+                    }
+                    self.pair += 1;
+                }
+                other => return Err(format!("rank {rank}: unknown kind {other}")),
             }
+            self.starts.push(u32::try_from(self.bytes.len()).map_err(|_| "vocabulary too large")?);
         }
+        Ok(())
     }
-    Some(())
 }
 
 /// Writes a vocabulary file from the token bytes of each rank (empty for ranks that are not
