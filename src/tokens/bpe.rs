@@ -9,6 +9,7 @@
 //! then leftmost" is the same as "lowest `(rank, start)`".
 
 use std::hash::Hasher;
+use std::sync::OnceLock;
 
 use rustc_hash::FxHasher;
 
@@ -21,6 +22,10 @@ const HEAP_THRESHOLD: usize = 32;
 /// An empty slot of the open-addressing table (never a valid slot: ranks are below
 /// `rank_mask`).
 const EMPTY: u32 = u32::MAX;
+
+/// Pieces at least this long are first cut where two adjacent bytes occur together in no token
+/// (see [`Vocab::segments`]).
+pub(crate) const SPLIT_THRESHOLD: usize = 256;
 
 /// log2 of the Bloom filter's size in bits (256 KiB: stays in L2 where the slot table does not).
 const BLOOM_BITS: u32 = 21;
@@ -47,6 +52,9 @@ pub(crate) struct Vocab {
     pair_rank: Vec<u32>,
     /// Length in bytes of the longest token.
     max_token_len: usize,
+    /// Bit `b0 << 8 | b1` is set when some token contains the bytes `b0 b1` next to each other
+    /// (8 KiB, built on the first piece of `SPLIT_THRESHOLD` bytes or more).
+    joinable: OnceLock<Vec<u64>>,
 }
 
 /// FxHash of the bytes with a final mix, so that every bit range is usable (slot index in the
@@ -102,6 +110,7 @@ impl Vocab {
             byte_rank: [NO_RANK; 256],
             pair_rank: vec![NO_RANK; 1 << 16],
             max_token_len,
+            joinable: OnceLock::new(),
         };
         for rank in 0..rank_slots as u32 {
             let Some(t) = vocab.token_bytes(rank) else { continue };
@@ -158,6 +167,7 @@ impl Vocab {
         self.bytes.len()
             + 4 * (self.starts.capacity() + self.slots.capacity() + self.pair_rank.capacity())
             + 8 * self.bloom.capacity()
+            + self.joinable.get().map_or(0, |j| 8 * j.capacity())
     }
 
     /// Number of rank slots (the highest ordinary rank plus one).
@@ -274,7 +284,61 @@ impl Vocab {
     /// Number of tokens of one piece.
     #[inline]
     pub(crate) fn piece_count(&self, piece: &[u8], scratch: &mut Scratch) -> usize {
-        self.merge(piece, scratch).0
+        if piece.len() < SPLIT_THRESHOLD {
+            return self.merge(piece, scratch).0;
+        }
+        self.segments(piece).map(|(a, b)| piece.get(a..b).map_or(0, |seg| self.merge(seg, scratch).0)).sum()
+    }
+
+    /// The bigram table behind [`segments`](Self::segments).
+    fn joinable(&self) -> &[u64] {
+        self.joinable.get_or_init(|| {
+            let mut bits = vec![0u64; 1 << 10];
+            for rank in 0..self.rank_count() as u32 {
+                for w in self.token_bytes(rank).unwrap_or_default().windows(2) {
+                    if let [b0, b1] = w {
+                        let i = ((*b0 as usize) << 8) | *b1 as usize;
+                        if let Some(word) = bits.get_mut(i >> 6) {
+                            *word |= 1 << (i & 63);
+                        }
+                    }
+                }
+            }
+            bits
+        })
+    }
+
+    /// Cuts a piece into segments that merge independently: between two adjacent bytes that no
+    /// token contains next to each other, no part can ever span the cut (every part is a token),
+    /// so the pair across it never merges and the merges on either side never see each other —
+    /// the tokens of the piece are the tokens of the segments, in order. Yields `(start, end)`
+    /// ranges covering the piece.
+    pub(crate) fn segments<'p>(&'p self, piece: &'p [u8]) -> impl Iterator<Item = (usize, usize)> + 'p {
+        let joinable = self.joinable();
+        let mut start = 0usize;
+        let mut i = 1usize;
+        let n = piece.len();
+        let cuts = std::iter::from_fn(move || {
+            while i < n {
+                let at = i;
+                i += 1;
+                let (Some(&b0), Some(&b1)) = (piece.get(at - 1), piece.get(at)) else { break };
+                let x = ((b0 as usize) << 8) | b1 as usize;
+                let join = joinable.get(x >> 6).is_none_or(|w| w & (1 << (x & 63)) != 0);
+                if !join {
+                    let seg = (start, at);
+                    start = at;
+                    return Some(seg);
+                }
+            }
+            if start < n {
+                let seg = (start, n);
+                start = n;
+                return Some(seg);
+            }
+            None
+        });
+        cuts
     }
 
     /// Tokens of one piece: calls `f(rank, start, end)` for each, in order (offsets within the
@@ -285,6 +349,20 @@ impl Vocab {
         scratch: &mut Scratch,
         mut f: impl FnMut(u32, usize, usize),
     ) -> usize {
+        if piece.len() < SPLIT_THRESHOLD {
+            return self.segment_tokens(piece, scratch, f);
+        }
+        let mut count = 0;
+        for (a, b) in self.segments(piece) {
+            if let Some(seg) = piece.get(a..b) {
+                count += self.segment_tokens(seg, scratch, |id, s, e| f(id, a + s, a + e));
+            }
+        }
+        count
+    }
+
+    /// [`piece_tokens`](Self::piece_tokens) without the cut into segments.
+    fn segment_tokens(&self, piece: &[u8], scratch: &mut Scratch, mut f: impl FnMut(u32, usize, usize)) -> usize {
         let (count, how) = self.merge(piece, scratch);
         match how {
             Merged::Whole => {
