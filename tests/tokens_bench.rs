@@ -151,3 +151,53 @@ fn dump_inputs() {
         inputs().into_iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v))).collect();
     std::fs::write(path, serde_json::to_string(&map).unwrap()).unwrap();
 }
+
+/// Time per MB of long single pieces ÷ time per MB of prose (issue #7: adversarial input within
+/// 2× of prose), ours only. Runs alternate prose and the long-piece input; the ratio is the median
+/// of the per-round ratios. `CTXGUARD_BENCH_RUNS` rounds (default 9).
+#[test]
+#[ignore = "benchmark; run explicitly with --release --ignored --nocapture"]
+fn long_piece_ratio() {
+    let runs: usize = std::env::var("CTXGUARD_BENCH_RUNS").ok().and_then(|s| s.parse().ok()).unwrap_or(9);
+    let only = std::env::var("CTXGUARD_BENCH_ONLY").unwrap_or_default();
+    let mut rng = Rng::new(7);
+    let mb = 1 << 20;
+    let prose = repeat_to(PROSE, mb);
+    let long: Vec<(&str, String)> = vec![
+        ("letters", random_letters(&mut rng, mb)),
+        ("'a'", "a".repeat(mb)),
+        ("'ab'", "ab".repeat(mb / 2)),
+        ("CJK no ws", random_cjk(&mut rng, mb / 3)),
+        ("base64 5 MB", format!("data:image/png;base64,{}", random_base64(&mut rng, 5 * mb))),
+    ];
+    for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+        let t = ours(enc);
+        t.count("warm up");
+        for (name, text) in &long {
+            if !name.contains(only.as_str()) {
+                continue;
+            }
+            t.count(text);
+            let (mut ratios, mut ps, mut ls) = (Vec::new(), Vec::new(), Vec::new());
+            for round in 0..runs {
+                let (p, l) = if round % 2 == 0 {
+                    let p = rate(prose.len(), || t.count(&prose)).0;
+                    (p, rate(text.len(), || t.count(text)).0)
+                } else {
+                    let l = rate(text.len(), || t.count(text)).0;
+                    (rate(prose.len(), || t.count(&prose)).0, l)
+                };
+                ratios.push(p / l);
+                ps.push(p);
+                ls.push(l);
+            }
+            println!(
+                "{:12} {name:12} prose {:6.1} MB/s, {:6.1} MB/s, time per MB ÷ prose {:5.2}x",
+                enc.as_str(),
+                median(ps),
+                median(ls),
+                median(ratios)
+            );
+        }
+    }
+}

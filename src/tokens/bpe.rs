@@ -3,12 +3,13 @@
 //! The merge reproduces tiktoken's `byte_pair_encode` exactly: repeatedly merge the adjacent pair
 //! of parts whose concatenation has the lowest rank, the leftmost one on ties, until no adjacent
 //! pair is a token. Short pieces use tiktoken's own scan (quadratic but with a tiny constant);
-//! long pieces use a priority queue of `(rank, start)` keys (a tournament tree indexed by
-//! position) over a linked list of parts, which is O(n log n). Both orders are the same: a part is
+//! long pieces use a priority queue of `(rank, start)` keys (a min-tree of cache-line nodes
+//! indexed by position) over a bit set of part starts, which is O(n log n). Both orders are the same: a part is
 //! identified by its start offset, which never changes while the part survives, so "lowest rank,
 //! then leftmost" is the same as "lowest `(rank, start)`".
 
 use std::hash::Hasher;
+use std::sync::OnceLock;
 
 use rustc_hash::FxHasher;
 
@@ -21,6 +22,10 @@ const HEAP_THRESHOLD: usize = 32;
 /// An empty slot of the open-addressing table (never a valid slot: ranks are below
 /// `rank_mask`).
 const EMPTY: u32 = u32::MAX;
+
+/// Pieces at least this long are first cut where two adjacent bytes occur together in no token
+/// (see [`Vocab::segments`]).
+pub(crate) const SPLIT_THRESHOLD: usize = 256;
 
 /// log2 of the Bloom filter's size in bits (256 KiB: stays in L2 where the slot table does not).
 const BLOOM_BITS: u32 = 21;
@@ -47,6 +52,9 @@ pub(crate) struct Vocab {
     pair_rank: Vec<u32>,
     /// Length in bytes of the longest token.
     max_token_len: usize,
+    /// Bit `b0 << 8 | b1` is set when some token contains the bytes `b0 b1` next to each other
+    /// (8 KiB, built on the first piece of `SPLIT_THRESHOLD` bytes or more).
+    joinable: OnceLock<Vec<u64>>,
 }
 
 /// FxHash of the bytes with a final mix, so that every bit range is usable (slot index in the
@@ -102,6 +110,7 @@ impl Vocab {
             byte_rank: [NO_RANK; 256],
             pair_rank: vec![NO_RANK; 1 << 16],
             max_token_len,
+            joinable: OnceLock::new(),
         };
         for rank in 0..rank_slots as u32 {
             let Some(t) = vocab.token_bytes(rank) else { continue };
@@ -158,6 +167,7 @@ impl Vocab {
         self.bytes.len()
             + 4 * (self.starts.capacity() + self.slots.capacity() + self.pair_rank.capacity())
             + 8 * self.bloom.capacity()
+            + self.joinable.get().map_or(0, |j| 8 * j.capacity())
     }
 
     /// Number of rank slots (the highest ordinary rank plus one).
@@ -224,12 +234,10 @@ impl Vocab {
 pub(crate) struct Scratch {
     /// Scan merge: `(start, rank of the pair starting here)`.
     parts: Vec<(u32, u32)>,
-    /// Heap merge: end of the part starting at `i` (meaningful where a part starts).
-    end: Vec<u32>,
-    /// Heap merge: start of the part before the one starting at `i`.
-    prev: Vec<u32>,
-    /// Heap merge: the tournament tree of pair keys.
-    heap: Vec<u64>,
+    /// Heap merge: bit `i` is set where a part starts, and bit `n` (the end of the piece).
+    bounds: Bits,
+    /// Heap merge: the priority queue of pair ranks.
+    tree: MinTree,
     /// Statistics for tests: priority-queue operations (pops and leaf updates, each O(log n))
     /// since the scratch was created.
     pub(crate) queue_ops: u64,
@@ -246,7 +254,7 @@ enum Merged {
     Bytes,
     /// Part starts are `parts[..].0` (the last entry is the piece length).
     Scan,
-    /// Part `i` ends at `end[i]`, starting from 0.
+    /// Parts start where `bounds` has a bit set.
     Heap,
 }
 
@@ -276,7 +284,61 @@ impl Vocab {
     /// Number of tokens of one piece.
     #[inline]
     pub(crate) fn piece_count(&self, piece: &[u8], scratch: &mut Scratch) -> usize {
-        self.merge(piece, scratch).0
+        if piece.len() < SPLIT_THRESHOLD {
+            return self.merge(piece, scratch).0;
+        }
+        self.segments(piece).map(|(a, b)| piece.get(a..b).map_or(0, |seg| self.merge(seg, scratch).0)).sum()
+    }
+
+    /// The bigram table behind [`segments`](Self::segments).
+    fn joinable(&self) -> &[u64] {
+        self.joinable.get_or_init(|| {
+            let mut bits = vec![0u64; 1 << 10];
+            for rank in 0..self.rank_count() as u32 {
+                for w in self.token_bytes(rank).unwrap_or_default().windows(2) {
+                    if let [b0, b1] = w {
+                        let i = ((*b0 as usize) << 8) | *b1 as usize;
+                        if let Some(word) = bits.get_mut(i >> 6) {
+                            *word |= 1 << (i & 63);
+                        }
+                    }
+                }
+            }
+            bits
+        })
+    }
+
+    /// Cuts a piece into segments that merge independently: between two adjacent bytes that no
+    /// token contains next to each other, no part can ever span the cut (every part is a token),
+    /// so the pair across it never merges and the merges on either side never see each other —
+    /// the tokens of the piece are the tokens of the segments, in order. Yields `(start, end)`
+    /// ranges covering the piece.
+    pub(crate) fn segments<'p>(&'p self, piece: &'p [u8]) -> impl Iterator<Item = (usize, usize)> + 'p {
+        let joinable = self.joinable();
+        let mut start = 0usize;
+        let mut i = 1usize;
+        let n = piece.len();
+        let cuts = std::iter::from_fn(move || {
+            while i < n {
+                let at = i;
+                i += 1;
+                let (Some(&b0), Some(&b1)) = (piece.get(at - 1), piece.get(at)) else { break };
+                let x = ((b0 as usize) << 8) | b1 as usize;
+                let join = joinable.get(x >> 6).is_none_or(|w| w & (1 << (x & 63)) != 0);
+                if !join {
+                    let seg = (start, at);
+                    start = at;
+                    return Some(seg);
+                }
+            }
+            if start < n {
+                let seg = (start, n);
+                start = n;
+                return Some(seg);
+            }
+            None
+        });
+        cuts
     }
 
     /// Tokens of one piece: calls `f(rank, start, end)` for each, in order (offsets within the
@@ -287,6 +349,20 @@ impl Vocab {
         scratch: &mut Scratch,
         mut f: impl FnMut(u32, usize, usize),
     ) -> usize {
+        if piece.len() < SPLIT_THRESHOLD {
+            return self.segment_tokens(piece, scratch, f);
+        }
+        let mut count = 0;
+        for (a, b) in self.segments(piece) {
+            if let Some(seg) = piece.get(a..b) {
+                count += self.segment_tokens(seg, scratch, |id, s, e| f(id, a + s, a + e));
+            }
+        }
+        count
+    }
+
+    /// [`piece_tokens`](Self::piece_tokens) without the cut into segments.
+    fn segment_tokens(&self, piece: &[u8], scratch: &mut Scratch, mut f: impl FnMut(u32, usize, usize)) -> usize {
         let (count, how) = self.merge(piece, scratch);
         match how {
             Merged::Whole => {
@@ -310,8 +386,7 @@ impl Vocab {
             Merged::Heap => {
                 let mut i = 0usize;
                 while i < piece.len() {
-                    let Some(&e) = scratch.end.get(i) else { break };
-                    let e = e as usize;
+                    let e = scratch.bounds.next(i).min(piece.len());
                     f(piece.get(i..e).map_or(NO_RANK, |t| self.lookup(t)), i, e);
                     i = e;
                 }
@@ -366,123 +441,280 @@ impl Vocab {
         }
     }
 
-    /// Long-piece merge; returns the number of merges done. The part structure is left in
-    /// `scratch.end`. Pieces must be shorter than 4 GiB (offsets are 32-bit; `merge` checks).
+    /// Long-piece merge; returns the number of merges done. The part starts are left in
+    /// `scratch.bounds`. Pieces must be shorter than 4 GiB (offsets are 32-bit; `merge` checks).
     ///
-    /// The priority queue is a tournament tree over positions: leaf `x` holds
-    /// `rank << 32 | x` for the pair starting at `x` (`NO_RANK << 32 | x` if there is none), each
-    /// inner node the minimum of its children, so the root is the lowest rank, leftmost on ties
-    /// — tiktoken's choice. Updates touch one leaf-to-root path and stop as soon as a node does not
-    /// change; neighbouring positions share most of their path, so the tree stays cache-friendly
-    /// where a binary heap of a million entries would miss the cache on every level.
+    /// The priority queue is a [`MinTree`] over positions: the rank of the pair starting at `x`
+    /// (`NO_RANK` if there is none) at leaf `x`, and the lowest key `rank << 32 | x` at the
+    /// root: lowest rank, leftmost on ties — tiktoken's choice. A part is identified by its start
+    /// offset, which never changes while the part survives. The parts are a bit set of their
+    /// starts (128 KiB for a megabyte piece, so it stays in cache; neighbours are a bit scan
+    /// away), which leaves the tree's leaf node as the one memory access per update that misses
+    /// the cache on a megabyte piece.
     fn heap_merge(&self, piece: &[u8], s: &mut Scratch) -> usize {
         let n = piece.len();
-        s.end.clear();
-        s.prev.clear();
-        s.end.extend((1..=n).map(|i| i as u32));
-        s.prev.extend((0..n).map(|i| (i as u32).wrapping_sub(1)));
-        let tree = &mut s.heap;
-        tree.clear();
-        // Leaves live at n..2n; node 1 is the root and node 0 is unused. With n not a power of two
-        // the leaves are not in position order, which does not matter: ties are broken by the
-        // position stored in the key, not by tree order.
-        tree.resize(2 * n, u64::MAX);
-        for (x, leaf) in tree.iter_mut().skip(n).enumerate() {
-            let r = match (piece.get(x), piece.get(x + 1)) {
-                (Some(&b0), Some(&b1)) => {
-                    self.pair_rank.get(((b0 as usize) << 8) | b1 as usize).copied().unwrap_or(NO_RANK)
-                }
-                _ => NO_RANK,
-            };
-            *leaf = key(r, x);
-        }
-        for i in (1..n).rev() {
-            let m = min_children(tree, i);
-            if let Some(node) = tree.get_mut(i) {
-                *node = m;
-            }
-        }
+        s.bounds.fill_ones(n + 1);
+        let tree = &mut s.tree;
+        tree.build(n, |x| match (piece.get(x), piece.get(x + 1)) {
+            (Some(&b0), Some(&b1)) => self.pair_rank.get(((b0 as usize) << 8) | b1 as usize).copied().unwrap_or(NO_RANK),
+            _ => NO_RANK,
+        });
         let mut ops = 0u64;
-        let mut writes = 0u64;
         let mut merges = 0usize;
-        let end = &mut s.end;
-        let prev = &mut s.prev;
+        let bounds = &mut s.bounds;
         let rank_of = |a: usize, b: usize| piece.get(a..b).map_or(NO_RANK, |t| self.lookup(t));
 
-        while let Some(&top) = tree.get(1) {
-            let r = (top >> 32) as u32;
-            if r == NO_RANK {
+        loop {
+            let top = tree.min();
+            if (top >> 32) as u32 == NO_RANK {
                 break;
             }
-            ops += 1;
             let i = (top & 0xFFFF_FFFF) as usize;
-            let Some(&j) = end.get(i) else { break };
-            let j = j as usize;
-            let Some(&k) = end.get(j) else { break };
-            let k = k as usize;
-            // Merge [i, j) and [j, k); j no longer starts a part.
-            if let Some(e) = end.get_mut(i) {
-                *e = k as u32;
+            ops += 1;
+            let j = bounds.next(i);
+            let k = bounds.next(j);
+            if k > n {
+                break;
             }
-            writes += set_leaf(tree, n, j, key(NO_RANK, j));
+            // Merge [i, j) and [j, k); j no longer starts a part.
+            bounds.clear(j);
+            tree.set(j, NO_RANK);
             ops += 1;
             merges += 1;
-            // New pair with the right neighbour [k, end[k]).
-            let new_right = if k < n {
-                if let Some(p) = prev.get_mut(k) {
-                    *p = i as u32;
-                }
-                end.get(k).map_or(NO_RANK, |&e2| rank_of(i, e2 as usize))
-            } else {
-                NO_RANK
-            };
-            writes += set_leaf(tree, n, i, key(new_right, i));
+            // New pair with the right neighbour [k, next).
+            let new_right = if k < n { rank_of(i, bounds.next(k)) } else { NO_RANK };
+            tree.set(i, new_right);
             ops += 1;
-            // New pair with the left neighbour [prev[i], i).
+            // New pair with the left neighbour [prev, i).
             if i > 0 {
-                if let Some(&pv) = prev.get(i) {
-                    let pv = pv as usize;
-                    writes += set_leaf(tree, n, pv, key(rank_of(pv, k), pv));
-                    ops += 1;
-                }
+                let pv = bounds.prev(i);
+                tree.set(pv, rank_of(pv, k));
+                ops += 1;
             }
         }
         s.queue_ops += ops;
-        s.tree_writes += writes;
+        s.tree_writes += std::mem::take(&mut tree.writes);
         merges
     }
 }
 
+/// A bit set over positions `0..len` (the part starts of the heap merge: a megabyte piece needs
+/// 128 KiB, which stays in cache where per-position links would not).
+#[derive(Default)]
+struct Bits {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Bits {
+    /// `len` bits, all set.
+    fn fill_ones(&mut self, len: usize) {
+        self.words.clear();
+        self.words.resize(len.div_ceil(64), u64::MAX);
+        if len % 64 != 0 {
+            if let Some(last) = self.words.last_mut() {
+                *last = (1u64 << (len % 64)) - 1;
+            }
+        }
+        self.len = len;
+    }
+
+    #[inline]
+    fn clear(&mut self, i: usize) {
+        if let Some(w) = self.words.get_mut(i / 64) {
+            *w &= !(1u64 << (i % 64));
+        }
+    }
+
+    /// First set bit after `i`, or `len` if there is none.
+    #[inline]
+    fn next(&self, i: usize) -> usize {
+        let mut w = i / 64;
+        let mut bits = self.words.get(w).copied().unwrap_or(0) & (u64::MAX << (i % 64) << 1);
+        loop {
+            if bits != 0 {
+                return (w * 64 + bits.trailing_zeros() as usize).min(self.len);
+            }
+            w += 1;
+            match self.words.get(w) {
+                Some(&b) => bits = b,
+                None => return self.len,
+            }
+        }
+    }
+
+    /// Last set bit before `i`, or 0 if there is none.
+    #[inline]
+    fn prev(&self, i: usize) -> usize {
+        let mut w = i / 64;
+        let mut bits = self.words.get(w).copied().unwrap_or(0) & ((1u64 << (i % 64)) - 1);
+        loop {
+            if bits != 0 {
+                return w * 64 + 63 - bits.leading_zeros() as usize;
+            }
+            if w == 0 {
+                return 0;
+            }
+            w -= 1;
+            bits = self.words.get(w).copied().unwrap_or(0);
+        }
+    }
+}
+
+/// Leaves per leaf node of [`MinTree`]: 16 `u32` are one 64-byte cache line.
+const LEAF_FAN: usize = 16;
+/// Children per inner node of [`MinTree`]: 8 `u64` keys are one cache line.
+const FAN: usize = 8;
+
+/// `rank << 32 | pos`: ordering keys orders by rank, then position (tiktoken's merge order).
 #[inline]
 fn key(rank: u32, pos: usize) -> u64 {
     ((rank as u64) << 32) | pos as u64
 }
 
-#[inline]
-fn min_children(tree: &[u64], i: usize) -> u64 {
-    let a = tree.get(2 * i).copied().unwrap_or(u64::MAX);
-    let b = tree.get(2 * i + 1).copied().unwrap_or(u64::MAX);
-    a.min(b)
+/// A priority queue of `(rank, position)` over positions `0..n` with point updates: leaves hold
+/// the rank at each position, 16 to a node; inner nodes hold the minimum key `rank << 32 | pos`
+/// of each child, 8 to a node; the root key names the next merge directly. An update touches one
+/// node per level (`log8(n / 16)` inner levels) and stops at the first node whose minimum does
+/// not change. All nodes are one cache line, so a megabyte piece misses the cache on one or two
+/// nodes per update where a binary tree misses on ten or more.
+#[derive(Default)]
+struct MinTree {
+    leaves: Vec<[u32; LEAF_FAN]>,
+    /// Inner levels, bottom first; level `l` starts at `level_start[l]` and has one value per
+    /// node of the level below, padded with `u64::MAX` to whole nodes.
+    inner: Vec<[u64; FAN]>,
+    level_start: Vec<usize>,
+    root: u64,
+    /// Statistics for tests: values written (leaves and inner keys).
+    writes: u64,
 }
 
-/// Sets leaf `x` of a tournament tree with `n` leaves and fixes the path to the root; returns the
-/// number of nodes written (for the work counters).
+/// Minimum key of leaf node `c`.
 #[inline]
-fn set_leaf(tree: &mut [u64], n: usize, x: usize, value: u64) -> u64 {
-    let mut i = n + x;
-    match tree.get_mut(i) {
-        Some(leaf) if *leaf != value => *leaf = value,
-        _ => return 0,
-    }
-    let mut writes = 1;
-    while i > 1 {
-        i /= 2;
-        let m = min_children(tree, i);
-        match tree.get_mut(i) {
-            Some(node) if *node != m => *node = m,
-            _ => break,
+fn leaf_min(node: &[u32; LEAF_FAN], c: usize) -> u64 {
+    let base = c * LEAF_FAN;
+    node.iter().enumerate().map(|(o, &r)| key(r, base + o)).min().unwrap_or(u64::MAX)
+}
+
+#[inline]
+fn inner_min(node: &[u64; FAN]) -> u64 {
+    node.iter().copied().min().unwrap_or(u64::MAX)
+}
+
+impl MinTree {
+    /// Rebuilds the tree for `n` positions with leaf values `leaf(x)`.
+    fn build(&mut self, n: usize, leaf: impl Fn(usize) -> u32) {
+        self.leaves.clear();
+        self.inner.clear();
+        self.level_start.clear();
+        let chunks = n.div_ceil(LEAF_FAN).max(1);
+        self.leaves.extend((0..chunks).map(|c| {
+            let mut node = [NO_RANK; LEAF_FAN];
+            for (o, v) in node.iter_mut().enumerate() {
+                let x = c * LEAF_FAN + o;
+                if x < n {
+                    *v = leaf(x);
+                }
+            }
+            node
+        }));
+        // Level 0 holds the leaf nodes' minima; each level has one value per node of the one
+        // below, until a level fits in one node.
+        let mut count = chunks;
+        let mut below_start = 0usize;
+        let mut first = true;
+        loop {
+            let start = self.inner.len();
+            self.level_start.push(start);
+            let nodes = count.div_ceil(FAN);
+            for c in 0..nodes {
+                let mut node = [u64::MAX; FAN];
+                for (o, v) in node.iter_mut().enumerate() {
+                    let child = c * FAN + o;
+                    if child < count {
+                        *v = if first {
+                            self.leaves.get(child).map_or(u64::MAX, |l| leaf_min(l, child))
+                        } else {
+                            self.inner.get(below_start + child).map_or(u64::MAX, inner_min)
+                        };
+                    }
+                }
+                self.inner.push(node);
+            }
+            first = false;
+            below_start = start;
+            count = nodes;
+            if nodes <= 1 {
+                break;
+            }
         }
-        writes += 1;
+        self.root = self.inner.get(below_start).map_or(u64::MAX, inner_min);
     }
-    writes
+
+    /// The lowest `(rank, position)` as a key (`rank == NO_RANK` when none is left).
+    #[inline]
+    fn min(&self) -> u64 {
+        self.root
+    }
+
+    /// Key stored for child `idx` of inner level `l` (the root for the level above the top).
+    #[inline]
+    fn parent_key(&self, l: usize, idx: usize) -> Option<u64> {
+        match self.level_start.get(l) {
+            Some(&start) => self.inner.get(start + idx / FAN).and_then(|n| n.get(idx % FAN)).copied(),
+            None => Some(self.root),
+        }
+    }
+
+    /// Sets the rank at position `x` and fixes the minima above it, stopping at the first node
+    /// whose minimum does not change. A node's minimum before the write is read from its parent's
+    /// slot; the node is only rescanned when the write raised its minimum.
+    #[inline]
+    fn set(&mut self, x: usize, rank: u32) {
+        let c = x / LEAF_FAN;
+        let Some(before) = self.parent_key(0, c) else { return };
+        let Some(node) = self.leaves.get_mut(c) else { return };
+        let Some(slot) = node.get_mut(x % LEAF_FAN) else { return };
+        let was = key(*slot, x);
+        let new = key(rank, x);
+        if was == new {
+            return;
+        }
+        *slot = rank;
+        self.writes += 1;
+        let after = if new < before {
+            new
+        } else if was == before {
+            leaf_min(node, c)
+        } else {
+            before
+        };
+        if after == before {
+            return;
+        }
+        let (mut idx, mut was, mut new) = (c, before, after);
+        for l in 0..self.level_start.len() {
+            let Some(before) = self.parent_key(l + 1, idx / FAN) else { return };
+            let start = self.level_start.get(l).copied().unwrap_or(0);
+            let Some(node) = self.inner.get_mut(start + idx / FAN) else { return };
+            let Some(slot) = node.get_mut(idx % FAN) else { return };
+            *slot = new;
+            self.writes += 1;
+            let after = if new < before {
+                new
+            } else if was == before {
+                inner_min(node)
+            } else {
+                before
+            };
+            if after == before {
+                return;
+            }
+            idx /= FAN;
+            was = before;
+            new = after;
+        }
+        self.root = new;
+    }
 }

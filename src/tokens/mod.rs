@@ -16,7 +16,7 @@
 //!   patterns by hand (character classes computed by the same regex engine), which is linear and
 //!   several times faster.
 //! - Byte-pair merging (`bpe`) reproduces tiktoken's merge order exactly: tiktoken's own scan for
-//!   short pieces, a priority queue (tournament tree keyed by `(rank, start)`) for long ones.
+//!   short pieces, a priority queue (a min-tree keyed by `(rank, start)`) for long ones.
 //!
 //! Tests: `tests/tokens_exact.rs` (ids and pieces against tiktoken-rs and its regex, including
 //! every code point in context), `tests/tokens_linear.rs` (work counters on adversarial input),
