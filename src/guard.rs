@@ -295,7 +295,8 @@ impl Guard {
     /// Keep `m`'s facts on it for as long as it is unchanged (messages only ctxguard holds: the
     /// store's, layer 1's remembered outputs).
     pub(crate) fn stamp(&mut self, m: &Message) -> Facts {
-        let f = self.facts(m);
+        // Outside any scope, so that the facts are not kept for this call only first.
+        let f = facts_of(m, self.id, None, &self.profile, self.salt, self.checkpoint_key.as_deref(), &mut self.cache);
         m.memo.set(self.id, 0, f);
         f
     }
@@ -445,15 +446,10 @@ impl Guard {
 
     fn guard_sources_in(&mut self, request: &Request, emergency: bool, now: &dyn Fn() -> f64) -> SourcesOutcome {
         let opts = SourceOptions { emergency, ..self.sources.clone() };
-        let (messages, traces) = guards::guard_sources(
-            &request.messages,
-            self.model.encoding,
-            self.budget.usable_limit,
-            self.model.estimate_factor,
-            &opts,
-            &mut self.source_memo,
-            now,
-        );
+        let mut memo = std::mem::take(&mut self.source_memo);
+        let (enc, usable, factor) = (self.model.encoding, self.budget.usable_limit, self.model.estimate_factor);
+        let (messages, traces) = guards::guard_sources(&request.messages, enc, usable, factor, &opts, &mut memo, self, now);
+        self.source_memo = memo;
         // Traces speak the model's tokens, like the metrics (raw counts times the factor).
         let factor = self.model.estimate_factor;
         let traces = if factor > 1.0 {
@@ -476,6 +472,17 @@ impl Guard {
 
     pub fn cache_stats(&self) -> (usize, u64, u64) {
         (self.cache.len(), self.cache.hits, self.cache.misses)
+    }
+}
+
+/// Layer 1 remembers its results for the messages whose facts are kept on them for good.
+impl guards::sources::Known for Guard {
+    fn key(&self, m: &Message) -> Option<u64> {
+        m.memo.get(self.id, None).map(|f| f.key)
+    }
+
+    fn stamp(&mut self, m: &Message) {
+        Guard::stamp(self, m);
     }
 }
 
