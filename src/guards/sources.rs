@@ -153,18 +153,21 @@ fn tool_names(messages: &[Message]) -> Vec<Option<String>> {
         .collect()
 }
 
-/// Compact tool outputs in place. Returns the trace, or `None` when nothing changed (no noise).
+/// Compact tool outputs: a copy of `messages` with the compacted ones replaced (each message is
+/// copied once: a compacted output is not copied whole first), and the trace, or `None` when
+/// nothing changed (no noise).
 pub fn guard_tool_outputs(
-    messages: &mut [Message],
+    messages: &[Message],
     enc: Encoding,
     limits: &Limits,
     opts: &SourceOptions,
     memo: &mut SourceMemo,
     known: &mut dyn Known,
     now: &dyn Fn() -> f64,
-) -> Option<Trace> {
+) -> (Vec<Message>, Option<Trace>) {
     let t0 = now();
     let names = tool_names(messages);
+    let mut replaced: Vec<Option<Message>> = vec![None; messages.len()];
     // (message index, its content key if known, tokens, cap)
     let mut outputs = Vec::new();
     for (i, m) in messages.iter().enumerate() {
@@ -190,7 +193,7 @@ pub fn guard_tool_outputs(
         // An output that must give up room to the others gets its share rounded down to a
         // stable step (see `memo::ladder`); one that fits its share keeps its cap.
         let limit = if share < n.min(cap) { ladder(share) } else { cap };
-        let Some(m) = messages.get_mut(i) else { continue };
+        let (Some(m), Some(slot)) = (messages.get(i), replaced.get_mut(i)) else { continue };
         let o = CompactOptions {
             limit,
             emergency: opts.emergency,
@@ -201,33 +204,39 @@ pub fn guard_tool_outputs(
         if let Some(remembered) = key.and_then(|k| memo.output(k, &o)) {
             if let Some((out, tokens)) = remembered {
                 after = after - n + tokens;
-                *m = out.clone();
+                *slot = Some(out.clone());
                 truncated += 1;
             }
             continue;
         }
-        let text = tool_text(m).unwrap_or_default().into_owned();
+        let text = tool_text(m).unwrap_or_default();
         let compacted = memo.compact(enc, &text, &o).filter(|c| c.tokens < n);
         let kept = compacted.map(|c| {
             after = after - n + c.tokens;
-            set_tool_text(m, c.text);
+            let mut out = m.clone();
+            set_tool_text(&mut out, c.text);
             truncated += 1;
-            (m.clone(), c.tokens)
+            (out, c.tokens)
         });
-        if let Some(k) = key {
-            if let Some((out, _)) = &kept {
-                known.stamp(out);
+        match key {
+            Some(k) => {
+                if let Some((out, _)) = &kept {
+                    known.stamp(out);
+                    *slot = Some(out.clone());
+                }
+                memo.keep_output(k, &o, kept);
             }
-            memo.keep_output(k, &o, kept);
+            None => *slot = kept.map(|(out, _)| out),
         }
     }
+    let out = messages.iter().zip(replaced).map(|(m, r)| r.unwrap_or_else(|| m.clone())).collect();
     if truncated == 0 {
-        return None;
+        return (out, None);
     }
     let mut t = Trace::new(Operation::ToolOutput, Status::Applied, now() - t0, before, after);
     t.messages_truncated = Some(u32_of(truncated));
     t.emergency = Some(opts.emergency);
-    Some(t)
+    (out, Some(t))
 }
 
 /// Preview attachments in place. Returns the trace, or `None` when there is no attachment.
@@ -257,10 +266,10 @@ pub fn guard_sources(
     now: &dyn Fn() -> f64,
 ) -> (Vec<Message>, Vec<Trace>) {
     let limits = Limits::resolve(opts, usable_limit, scale);
-    let mut out = messages.to_vec();
     let mut traces = Vec::new();
     memo.begin();
-    traces.extend(guard_tool_outputs(&mut out, enc, &limits, opts, memo, known, now));
+    let (mut out, trace) = guard_tool_outputs(messages, enc, &limits, opts, memo, known, now);
+    traces.extend(trace);
     traces.extend(guard_attachments(&mut out, enc, &limits, memo, known, now));
     memo.end();
     (out, traces)
