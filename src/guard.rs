@@ -151,7 +151,16 @@ pub struct Guard {
     pub store: crate::store::MessageStore,
     /// Layer 1's per-output work, remembered by content (see `guards/memo.rs`).
     source_memo: guards::memo::SourceMemo,
+    /// This guard's number, for the facts kept on messages (`Message::memo`).
+    id: u64,
+    /// The top-level call running now (`Guard::scoped`): facts kept on messages during it are
+    /// valid until it ends.
+    scope: Option<u64>,
+    scopes: u64,
 }
+
+/// Guards created so far (each gets its own number).
+static GUARDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Content keys of the last request sent, for the cached-prefix estimate.
 #[derive(Debug, Clone)]
@@ -225,6 +234,9 @@ impl Guard {
             strategy: config.strategy.unwrap_or_default(),
             store: Default::default(),
             source_memo: Default::default(),
+            id: GUARDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            scope: None,
+            scopes: 0,
         })
     }
 
@@ -252,11 +264,7 @@ impl Guard {
         let profile = &self.profile;
         let salt = self.salt;
         let cache = &mut self.cache;
-        let per_message = request
-            .messages
-            .iter()
-            .map(|m| cache.get_or_insert_with(content_key(m, salt), || count::count_message(profile, m)))
-            .collect();
+        let per_message = request.messages.iter().map(|m| facts_of(m, self.id, self.scope, profile, salt, self.checkpoint_key.as_deref(), cache).raw).collect();
         let rc = count::count_request_from(profile, &request.messages, per_message, &request.tools, &request.tool_choice);
         self.cache.end_pass();
         Counted {
@@ -277,23 +285,34 @@ impl Guard {
     }
 
     /// What `measure` needs of one message, computed once per content: its content key, raw
-    /// count (through the count cache), role and markers.
+    /// count (through the count cache), role and markers. Within a top-level call (see
+    /// [`Guard::scoped`]) they are kept on the message, so the call's later passes (layer 3's
+    /// count, the final measure, `note_sent`) do not hash it again.
     pub fn facts(&mut self, m: &Message) -> Facts {
-        let key = content_key(m, self.salt);
-        let profile = &self.profile;
-        let raw = self.cache.get_or_insert_with(key, || count::count_message(profile, m));
-        let summary_block = m.role == Role::System && crate::checkpoint::is_checkpoint_summary(m, self.checkpoint_key.as_deref());
-        Facts {
-            key,
-            raw,
-            role: m.role,
-            is_summary: m.role == Role::System && (m.markers.summary_compacted || summary_block),
-            compacted: m.markers.summary_compacted
-                || summary_block
-                || m.markers.compacted_tool_output
-                || m.markers.checkpoint_retained
-                || (matches!(m.role, Role::Tool | Role::User) && carries_guard_marker(&m.content)),
+        facts_of(m, self.id, self.scope, &self.profile, self.salt, self.checkpoint_key.as_deref(), &mut self.cache)
+    }
+
+    /// Keep `m`'s facts on it for as long as it is unchanged (messages only ctxguard holds: the
+    /// store's, layer 1's remembered outputs).
+    pub(crate) fn stamp(&mut self, m: &Message) -> Facts {
+        // Outside any scope, so that the facts are not kept for this call only first.
+        let f = facts_of(m, self.id, None, &self.profile, self.salt, self.checkpoint_key.as_deref(), &mut self.cache);
+        m.memo.set(self.id, 0, f);
+        f
+    }
+
+    /// Run `f` as one top-level call: facts kept on messages during it stay valid until it
+    /// ends (a nested call runs in the caller's scope). Between calls the host may change
+    /// messages it owns, so nothing kept in a scope is trusted outside it.
+    pub fn scoped<T>(&mut self, f: impl FnOnce(&mut Guard) -> T) -> T {
+        if self.scope.is_some() {
+            return f(self);
         }
+        self.scopes += 1;
+        self.scope = Some(self.scopes);
+        let out = f(self);
+        self.scope = None;
+        out
     }
 
     /// Start a pass of the count cache (entries the pass uses survive its eviction).
@@ -386,7 +405,7 @@ impl Guard {
         let growth = growth.or(self.sent.as_ref().and_then(|s| s.growth));
         self.sent = Some(Sent {
             tools: content_key(&request.tools, self.salt),
-            messages: request.messages.iter().map(|m| content_key(m, self.salt)).collect(),
+            messages: request.messages.iter().map(|m| self.facts(m).key).collect(),
             total,
             growth,
         });
@@ -399,8 +418,9 @@ impl Guard {
 
     /// Tokens of the prefix of `request` unchanged since the last request sent: the tool
     /// definitions (when unchanged) and the leading messages with the same content keys.
-    pub fn prefix_tokens(&self, request: &Request, counted: &Counted) -> u32 {
-        self.prefix_of(content_key(&request.tools, self.salt), request.messages.iter().map(|m| content_key(m, self.salt)), counted)
+    pub fn prefix_tokens(&mut self, request: &Request, counted: &Counted) -> u32 {
+        let keys: Vec<u64> = request.messages.iter().map(|m| self.facts(m).key).collect();
+        self.prefix_of(content_key(&request.tools, self.salt), keys.into_iter(), counted)
     }
 
     /// [`Guard::prefix_tokens`] from the tools' and the messages' content keys.
@@ -421,16 +441,15 @@ impl Guard {
 
     /// Layer 1 over a copy of the request: tool-output compaction and attachment previews.
     pub fn guard_sources(&mut self, request: &Request, emergency: bool, now: &dyn Fn() -> f64) -> SourcesOutcome {
+        self.scoped(|g| g.guard_sources_in(request, emergency, now))
+    }
+
+    fn guard_sources_in(&mut self, request: &Request, emergency: bool, now: &dyn Fn() -> f64) -> SourcesOutcome {
         let opts = SourceOptions { emergency, ..self.sources.clone() };
-        let (messages, traces) = guards::guard_sources(
-            &request.messages,
-            self.model.encoding,
-            self.budget.usable_limit,
-            self.model.estimate_factor,
-            &opts,
-            &mut self.source_memo,
-            now,
-        );
+        let mut memo = std::mem::take(&mut self.source_memo);
+        let (enc, usable, factor) = (self.model.encoding, self.budget.usable_limit, self.model.estimate_factor);
+        let (messages, traces) = guards::guard_sources(&request.messages, enc, usable, factor, &opts, &mut memo, self, now);
+        self.source_memo = memo;
         // Traces speak the model's tokens, like the metrics (raw counts times the factor).
         let factor = self.model.estimate_factor;
         let traces = if factor > 1.0 {
@@ -446,7 +465,7 @@ impl Guard {
         } else {
             traces
         };
-        let out = Request { messages, ..request.clone() };
+        let out = Request { messages, tools: request.tools.clone(), tool_choice: request.tool_choice.clone(), prepended_system: request.prepended_system };
         let metrics = self.measure(&out);
         SourcesOutcome { request: out, metrics, traces }
     }
@@ -454,6 +473,45 @@ impl Guard {
     pub fn cache_stats(&self) -> (usize, u64, u64) {
         (self.cache.len(), self.cache.hits, self.cache.misses)
     }
+}
+
+/// Layer 1 remembers its results for the messages whose facts are kept on them for good.
+impl guards::sources::Known for Guard {
+    fn key(&self, m: &Message) -> Option<u64> {
+        m.memo.get(self.id, None).map(|f| f.key)
+    }
+
+    fn stamp(&mut self, m: &Message) {
+        Guard::stamp(self, m);
+    }
+}
+
+/// [`Guard::facts`] on the guard's parts (so that a pass can hold the count cache while the
+/// profile is borrowed).
+fn facts_of(m: &Message, guard: u64, scope: Option<u64>, profile: &Profile, salt: u64, checkpoint_key: Option<&str>, cache: &mut CountCache<MessageCount>) -> Facts {
+    if let Some(f) = m.memo.get(guard, scope) {
+        debug_assert_eq!(f.key, content_key(m, salt), "a message changed without `touch`");
+        cache.get_or_insert_with(f.key, || f.raw);
+        return f;
+    }
+    let key = content_key(m, salt);
+    let raw = cache.get_or_insert_with(key, || count::count_message(profile, m));
+    let summary_block = m.role == Role::System && crate::checkpoint::is_checkpoint_summary(m, checkpoint_key);
+    let f = Facts {
+        key,
+        raw,
+        role: m.role,
+        is_summary: m.role == Role::System && (m.markers.summary_compacted || summary_block),
+        compacted: m.markers.summary_compacted
+            || summary_block
+            || m.markers.compacted_tool_output
+            || m.markers.checkpoint_retained
+            || (matches!(m.role, Role::Tool | Role::User) && carries_guard_marker(&m.content)),
+    };
+    if let Some(scope) = scope {
+        m.memo.set(guard, scope, f);
+    }
+    f
 }
 
 /// Whether a message's text carries a source-guard marker (compacted output or preview).

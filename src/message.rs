@@ -197,6 +197,37 @@ pub struct Message {
     /// the content: never serialized, and ignored by `==`.
     #[serde(skip)]
     pub origin: Origin,
+    /// What a guard computed of this message's content (its content key, count and markers),
+    /// kept so that one call hashes and counts each message once (see `Guard::facts`). Every
+    /// place that rewrites a message clears it (`touch`), as it clears `origin`. Not part of
+    /// the content: never serialized, and ignored by `==`.
+    #[serde(skip)]
+    pub memo: Memo,
+}
+
+/// A guard's facts of a message (`Message::memo`): which guard computed them and in which
+/// scope (`0`: for as long as the message is unchanged, used for messages only ctxguard holds,
+/// such as the store's; else one top-level call of that guard).
+#[derive(Debug, Clone, Default)]
+pub struct Memo(std::sync::OnceLock<(u64, u64, crate::guard::Facts)>);
+
+impl PartialEq for Memo {
+    /// Bookkeeping, not content (as `Origin`).
+    fn eq(&self, _: &Memo) -> bool {
+        true
+    }
+}
+
+impl Memo {
+    /// The facts `guard` computed in `scope` (or in scope 0).
+    pub(crate) fn get(&self, guard: u64, scope: Option<u64>) -> Option<crate::guard::Facts> {
+        self.0.get().filter(|(g, s, _)| *g == guard && (*s == 0 || Some(*s) == scope)).map(|(_, _, f)| *f)
+    }
+
+    /// Keep `facts` (a message keeps the first facts it was given until it is rewritten).
+    pub(crate) fn set(&self, guard: u64, scope: u64, facts: crate::guard::Facts) {
+        let _ = self.0.set((guard, scope, facts));
+    }
 }
 
 /// The position of a message in a request assembled from the store (`Message::origin`).
@@ -214,6 +245,7 @@ impl Message {
     /// Mark the message as rewritten: it no longer stands for the stored message it came from.
     pub fn touch(&mut self) {
         self.origin = Origin(None);
+        self.memo = Memo::default();
     }
 
     /// The model-visible form: no ctxguard markers, and no id on a message ctxguard created

@@ -168,7 +168,8 @@ impl Guard {
         }
         let format = self.format;
         for ((id, index, messages), f) in parsed.into_iter().zip(fresh) {
-            let facts = messages.iter().map(|m| self.facts(m)).collect();
+            // Kept on the pieces too: a call assembled from them hashes none of them again.
+            let facts = messages.iter().map(|m| self.stamp(m)).collect();
             let round_trips = round_trips(format, &messages, &f.value);
             self.store.entries.insert(id, Entry { messages, facts, last_used: call, index, round_trips });
         }
@@ -241,6 +242,8 @@ impl Guard {
                 // Anthropic pieces name the position of their wire message, as parsing it there would.
                 if m.wire.group.is_some() && e.index != k {
                     m.wire.group = Some(k);
+                    // The group is part of the content key: these facts no longer apply.
+                    m.memo = Default::default();
                 }
                 m.origin = Origin(u32::try_from(request.messages.len()).ok());
                 request.messages.push(m);

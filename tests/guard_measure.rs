@@ -116,3 +116,22 @@ fn model_resolution_with_and_without_names() {
     let claude = resolve_model(Some("claude-3-5-haiku"), None);
     assert!(claude.estimate_factor > 1.0 && claude.kind == CountKind::Estimate);
 }
+
+/// Facts a call keeps on messages (so that its passes hash each message once) are not trusted
+/// by a later call: a host may change a message between calls without ctxguard knowing, and
+/// another guard (another profile) computes its own.
+#[test]
+fn facts_kept_on_messages_do_not_outlive_the_call() {
+    let wire = conversation(3);
+    let mut req = parse_request(Format::Openai, &wire, None, None).unwrap();
+    let mut g = guard("gpt-4o");
+    let before = g.scoped(|g| g.measure(&req)).used_tokens;
+    req.messages[1].content = ctxguard::message::Content::Text("a much longer question than before, ".repeat(20));
+    let fresh = guard("gpt-4o").measure(&req).used_tokens;
+    assert!(fresh > before);
+    assert_eq!(g.scoped(|g| g.measure(&req)).used_tokens, fresh);
+    assert_eq!(g.guard_sources(&req, false, &|| 0.0).metrics.used_tokens, fresh);
+    // Another guard, another profile: its own counts.
+    let mut claude = guard("claude-sonnet-4-5");
+    assert_eq!(claude.scoped(|c| c.measure(&req)).used_tokens, guard("claude-sonnet-4-5").measure(&req).used_tokens);
+}

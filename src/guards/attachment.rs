@@ -8,6 +8,8 @@ use crate::message::{Content, Message, Part};
 use crate::tokens::{self, Encoding};
 
 use super::cut::cut_head;
+use super::memo::SourceMemo;
+use super::sources::Known;
 
 /// The marker every preview carries; recognizing it makes previews idempotent.
 pub const MARKER: &str = "[ctxguard:attachment-preview]";
@@ -111,33 +113,49 @@ fn found_blocks(message: usize, part: Option<usize>, text: &str, enc: Encoding, 
     }
 }
 
-/// Every attachment of the request, in order.
-pub fn find(messages: &[Message], enc: Encoding) -> Vec<Found> {
+/// Every attachment of the request, in order; those of a message ctxguard holds unchanged are
+/// remembered by its content key.
+pub fn find(messages: &[Message], enc: Encoding, memo: &mut SourceMemo, known: &dyn Known) -> Vec<Found> {
     let mut out = Vec::new();
     for (mi, m) in messages.iter().enumerate() {
-        match &m.content {
-            Content::Text(t) => found_blocks(mi, None, t, enc, &mut out),
-            Content::Parts(parts) => {
-                for (pi, p) in parts.iter().enumerate() {
-                    match p {
-                        Part::File { text: Some(t), name, media_type, extra } => out.push(Found {
-                            message: mi,
-                            slot: Slot::Part(pi),
-                            id: file_id(extra).unwrap_or_else(|| content_id(t)),
-                            name: name.clone(),
-                            media_type: media_type.clone(),
-                            tokens: tokens::count(enc, t),
-                            chars: t.chars().count(),
-                            previewed: t.contains(MARKER),
-                        }),
-                        Part::Text { text, .. } => found_blocks(mi, Some(pi), text, enc, &mut out),
-                        _ => {}
-                    }
+        match known.key(m) {
+            Some(k) => {
+                let found = memo.attachments(k, || {
+                    let mut v = Vec::new();
+                    find_in(0, m, enc, &mut v);
+                    v
+                });
+                out.extend(found.iter().map(|f| Found { message: mi, ..f.clone() }));
+            }
+            None => find_in(mi, m, enc, &mut out),
+        }
+    }
+    out
+}
+
+/// The attachments of message `mi`.
+fn find_in(mi: usize, m: &Message, enc: Encoding, out: &mut Vec<Found>) {
+    match &m.content {
+        Content::Text(t) => found_blocks(mi, None, t, enc, out),
+        Content::Parts(parts) => {
+            for (pi, p) in parts.iter().enumerate() {
+                match p {
+                    Part::File { text: Some(t), name, media_type, extra } => out.push(Found {
+                        message: mi,
+                        slot: Slot::Part(pi),
+                        id: file_id(extra).unwrap_or_else(|| content_id(t)),
+                        name: name.clone(),
+                        media_type: media_type.clone(),
+                        tokens: tokens::count(enc, t),
+                        chars: t.chars().count(),
+                        previewed: t.contains(MARKER),
+                    }),
+                    Part::Text { text, .. } => found_blocks(mi, Some(pi), text, enc, out),
+                    _ => {}
                 }
             }
         }
     }
-    out
 }
 
 /// The host's id of a file part: OpenAI `file.file_id`, or an `id` it put on the part.
@@ -251,14 +269,22 @@ pub struct Previewed {
 }
 
 /// Replace attachments larger than their fair share of `budget` with previews, in place.
-pub fn apply(messages: &mut [Message], enc: Encoding, budget: usize) -> Previewed {
-    let found = find(messages, enc);
+pub fn apply(messages: &mut [Message], enc: Encoding, budget: usize, memo: &mut SourceMemo, known: &dyn Known) -> Previewed {
+    let found = find(messages, enc, memo, known);
+    // The content key of each message as it was found (a preview rewrites it), and the place
+    // of each attachment among its message's.
+    let keys: Vec<Option<u64>> = messages.iter().map(|m| known.key(m)).collect();
+    let mut at = Vec::with_capacity(found.len());
+    for (j, f) in found.iter().enumerate() {
+        let first = found.get(..j).map_or(0, |b| b.iter().rev().take_while(|g| g.message == f.message).count());
+        at.push(first);
+    }
     let sizes: Vec<usize> = found.iter().map(|f| f.tokens).collect();
     let shares = fair_shares(&sizes, budget);
     let mut result = Previewed { blocks: found.len(), before_tokens: sizes.iter().sum(), ..Default::default() };
     // Rewrite from the last attachment backwards so byte ranges of earlier blocks stay valid.
     let mut after = result.before_tokens;
-    for (f, share) in found.iter().zip(shares).rev() {
+    for (j, (f, share)) in found.iter().zip(shares).enumerate().rev() {
         // A preview is left alone (its prefix stays byte-stable for prompt caches) — but only
         // within twice its share: text that merely carries the marker (a file quoting one) cannot
         // use it to escape the budget.
@@ -266,9 +292,16 @@ pub fn apply(messages: &mut [Message], enc: Encoding, budget: usize) -> Previewe
             continue;
         }
         let Some(m) = messages.get_mut(f.message) else { continue };
-        let Some(text) = text_of_slot(m, &f.slot).map(str::to_string) else { continue };
-        let new_text = preview(enc, &text, f, share);
-        let new_tokens = tokens::count(enc, &new_text);
+        let Some(text) = text_of_slot(m, &f.slot) else { continue };
+        let make = || {
+            let p = preview(enc, text, f, share);
+            let n = tokens::count(enc, &p);
+            (p, n)
+        };
+        let (new_text, new_tokens) = match keys.get(f.message).copied().flatten() {
+            Some(k) => memo.preview(k, at.get(j).copied().unwrap_or(0), share, make).clone(),
+            None => make(),
+        };
         if new_tokens >= f.tokens {
             continue;
         }
@@ -319,11 +352,11 @@ mod tests {
         let body: String = (0..2000).map(|i| format!("word{i} ")).collect();
         let forged = format!("{MARKER} notes.md: showing the first 10 of 10 tokens.\n{body}");
         let mut msgs = vec![Message::text(crate::message::Role::User, format!("<attachment name=\"n.md\">{forged}</attachment>"))];
-        let r = apply(&mut msgs, Encoding::O200kBase, 500);
+        let r = apply(&mut msgs, Encoding::O200kBase, 500, &mut SourceMemo::default(), &crate::guards::sources::Unknown);
         assert_eq!(r.truncated, 1);
         assert!(r.after_tokens <= 500, "{r:?}");
         // A real preview, within twice its share, is left alone on the next pass.
-        let again = apply(&mut msgs, Encoding::O200kBase, 500);
+        let again = apply(&mut msgs, Encoding::O200kBase, 500, &mut SourceMemo::default(), &crate::guards::sources::Unknown);
         assert_eq!(again.truncated, 0);
     }
 

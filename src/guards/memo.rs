@@ -11,16 +11,52 @@ use std::hash::{Hash, Hasher};
 
 use rustc_hash::{FxHashMap, FxHasher};
 
+use crate::message::Message;
 use crate::tokens::{self, Encoding};
 
+use super::attachment::Found;
 use super::tool_output::{self, CompactOptions, Compacted};
+
+/// Layer 1's results for a message ctxguard holds unchanged (the store's), by its content key:
+/// an unchanged message costs a lookup, not a scan of its text.
+#[derive(Debug, Default)]
+struct ByMessage {
+    /// Tokens of a tool result's text.
+    counts: FxHashMap<u64, (usize, u64)>,
+    /// A tool result compacted under some options: the compacted message (its facts kept on
+    /// it) and its tokens, or `None` when compaction leaves it as it is.
+    outputs: FxHashMap<u64, (Option<(Message, usize)>, u64)>,
+    /// The attachments a message holds (`Found::message` is 0).
+    attachments: FxHashMap<u64, (Vec<Found>, u64)>,
+    /// A preview: (message key, attachment, share) -> its text and tokens.
+    previews: FxHashMap<u64, ((String, usize), u64)>,
+}
 
 #[derive(Debug, Default)]
 pub struct SourceMemo {
     counts: FxHashMap<u64, (usize, u64)>,
     compacted: FxHashMap<u64, (Option<Compacted>, u64)>,
+    by_message: ByMessage,
     pass: u64,
     used: usize,
+}
+
+/// Look `key` up in `map`, or insert `make()`; the entry counts as used by `pass`.
+fn remember<V>(map: &mut FxHashMap<u64, (V, u64)>, key: u64, pass: u64, make: impl FnOnce() -> V) -> &V {
+    let e = map.entry(key).or_insert_with(|| (make(), pass));
+    e.1 = pass;
+    &e.0
+}
+
+fn mix(key: u64, parts: impl Hash) -> u64 {
+    let mut h = FxHasher::default();
+    key.hash(&mut h);
+    parts.hash(&mut h);
+    h.finish()
+}
+
+fn options_key(key: u64, opts: &CompactOptions) -> u64 {
+    mix(key, (opts.limit, opts.emergency, &opts.retrieval_tool, &opts.call_id))
 }
 
 fn text_key(enc: Encoding, text: &str) -> u64 {
@@ -46,6 +82,52 @@ impl SourceMemo {
         if self.compacted.len() > keep {
             self.compacted.retain(|_, (_, p)| *p == pass);
         }
+        let b = &mut self.by_message;
+        if b.counts.len() > keep {
+            b.counts.retain(|_, (_, p)| *p == pass);
+        }
+        if b.outputs.len() > keep {
+            b.outputs.retain(|_, (_, p)| *p == pass);
+        }
+        if b.attachments.len() > keep {
+            b.attachments.retain(|_, (_, p)| *p == pass);
+        }
+        if b.previews.len() > keep {
+            b.previews.retain(|_, (_, p)| *p == pass);
+        }
+    }
+
+    /// Tokens of the text of the tool result whose content key is `key`.
+    pub fn count_message(&mut self, key: u64, text: impl FnOnce() -> usize) -> usize {
+        self.used += 1;
+        *remember(&mut self.by_message.counts, key, self.pass, text)
+    }
+
+    /// The tool result whose content key is `key`, compacted under `opts`, when remembered:
+    /// `Some(None)` when it stays as it is.
+    pub fn output(&mut self, key: u64, opts: &CompactOptions) -> Option<Option<(&Message, usize)>> {
+        self.used += 1;
+        let pass = self.pass;
+        let e = self.by_message.outputs.get_mut(&options_key(key, opts))?;
+        e.1 = pass;
+        Some(e.0.as_ref().map(|(m, n)| (m, *n)))
+    }
+
+    /// Remember what compacting the tool result `key` under `opts` gave.
+    pub fn keep_output(&mut self, key: u64, opts: &CompactOptions, output: Option<(Message, usize)>) {
+        self.by_message.outputs.insert(options_key(key, opts), (output, self.pass));
+    }
+
+    /// The attachments of the message whose content key is `key` (at message 0).
+    pub fn attachments(&mut self, key: u64, find: impl FnOnce() -> Vec<Found>) -> &[Found] {
+        self.used += 1;
+        remember(&mut self.by_message.attachments, key, self.pass, find).as_slice()
+    }
+
+    /// The preview of attachment `at` of the message `key` within `share` tokens.
+    pub fn preview(&mut self, key: u64, at: usize, share: usize, make: impl FnOnce() -> (String, usize)) -> &(String, usize) {
+        self.used += 1;
+        remember(&mut self.by_message.previews, mix(key, (at, share)), self.pass, make)
     }
 
     /// `tokens::count`, remembered.

@@ -1,6 +1,7 @@
 //! Layer 1 as a whole: tool-output compaction and attachment previews over a request, with one
 //! trace per protection that did something (SPEC §6, §10).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
@@ -82,11 +83,39 @@ impl Limits {
     }
 }
 
-/// The text of a tool result, when it is text (string or text parts only).
-fn tool_text(m: &Message) -> Option<String> {
+/// What the caller of layer 1 knows of the messages it passes (the guard: the store's messages
+/// and their content keys).
+pub trait Known {
+    /// The content key of a message that stands for its content for good (ctxguard's own,
+    /// unchanged), if it is one: layer 1's results for it are remembered by that key.
+    fn key(&self, m: &Message) -> Option<u64>;
+    /// Keep the facts of a message layer 1 remembers (a compacted tool result) on it.
+    fn stamp(&mut self, m: &Message);
+}
+
+/// Nothing known: every message is looked at (and remembered by its text only).
+pub struct Unknown;
+
+impl Known for Unknown {
+    fn key(&self, _: &Message) -> Option<u64> {
+        None
+    }
+    fn stamp(&mut self, _: &Message) {}
+}
+
+/// Whether a tool result is text (string or text parts only).
+fn is_text(m: &Message) -> bool {
     match &m.content {
-        Content::Text(t) => Some(t.clone()),
-        Content::Parts(parts) if parts.iter().all(|p| matches!(p, Part::Text { .. })) => Some(m.content.text()),
+        Content::Text(_) => true,
+        Content::Parts(parts) => parts.iter().all(|p| matches!(p, Part::Text { .. })),
+    }
+}
+
+/// The text of a tool result, when it is text (string or text parts only).
+fn tool_text(m: &Message) -> Option<Cow<'_, str>> {
+    match &m.content {
+        Content::Text(t) => Some(Cow::Borrowed(t.as_str())),
+        Content::Parts(_) if is_text(m) => Some(Cow::Owned(m.content.text())),
         Content::Parts(_) => None,
     }
 }
@@ -124,66 +153,96 @@ fn tool_names(messages: &[Message]) -> Vec<Option<String>> {
         .collect()
 }
 
-/// Compact tool outputs in place. Returns the trace, or `None` when nothing changed (no noise).
+/// Compact tool outputs: a copy of `messages` with the compacted ones replaced (each message is
+/// copied once: a compacted output is not copied whole first), and the trace, or `None` when
+/// nothing changed (no noise).
 pub fn guard_tool_outputs(
-    messages: &mut [Message],
+    messages: &[Message],
     enc: Encoding,
     limits: &Limits,
     opts: &SourceOptions,
     memo: &mut SourceMemo,
+    known: &mut dyn Known,
     now: &dyn Fn() -> f64,
-) -> Option<Trace> {
+) -> (Vec<Message>, Option<Trace>) {
     let t0 = now();
     let names = tool_names(messages);
-    // (message index, text, tokens, cap)
+    let mut replaced: Vec<Option<Message>> = vec![None; messages.len()];
+    // (message index, its content key if known, tokens, cap)
     let mut outputs = Vec::new();
     for (i, m) in messages.iter().enumerate() {
-        if m.role != Role::Tool {
+        if m.role != Role::Tool || !is_text(m) {
             continue;
         }
-        let Some(text) = tool_text(m) else { continue };
         let name = names.get(i).cloned().flatten();
         let cap = name.as_ref().and_then(|n| limits.per_tool.get(n)).copied().unwrap_or(limits.tool_output);
-        let n = memo.count(enc, &text);
-        outputs.push((i, text, n, cap));
+        let key = known.key(m);
+        let text = || tool_text(m).unwrap_or_default();
+        let n = match key {
+            Some(k) => memo.count_message(k, || crate::tokens::count(enc, &text())),
+            None => memo.count(enc, &text()),
+        };
+        outputs.push((i, key, n, cap));
     }
     let capped: Vec<usize> = outputs.iter().map(|(_, _, n, cap)| (*n).min(*cap)).collect();
     let shares = attachment::fair_shares(&capped, limits.tool_output_total);
     let before: usize = outputs.iter().map(|o| o.2).sum();
     let mut after = before;
     let mut truncated = 0usize;
-    for ((i, text, n, cap), share) in outputs.into_iter().zip(shares) {
+    for ((i, key, n, cap), share) in outputs.into_iter().zip(shares) {
         // An output that must give up room to the others gets its share rounded down to a
         // stable step (see `memo::ladder`); one that fits its share keeps its cap.
         let limit = if share < n.min(cap) { ladder(share) } else { cap };
-        let Some(m) = messages.get_mut(i) else { continue };
+        let (Some(m), Some(slot)) = (messages.get(i), replaced.get_mut(i)) else { continue };
         let o = CompactOptions {
             limit,
             emergency: opts.emergency,
             retrieval_tool: opts.retrieval_tool.clone(),
             call_id: m.tool_call_id.clone(),
         };
-        if let Some(c) = memo.compact(enc, &text, &o) {
-            if c.tokens < n {
-                after = after - n + c.tokens;
-                set_tool_text(m, c.text);
+        // A message ctxguard holds unchanged: its compacted form (facts included) remembered.
+        if let Some(remembered) = key.and_then(|k| memo.output(k, &o)) {
+            if let Some((out, tokens)) = remembered {
+                after = after - n + tokens;
+                *slot = Some(out.clone());
                 truncated += 1;
             }
+            continue;
+        }
+        let text = tool_text(m).unwrap_or_default();
+        let compacted = memo.compact(enc, &text, &o).filter(|c| c.tokens < n);
+        let kept = compacted.map(|c| {
+            after = after - n + c.tokens;
+            let mut out = m.clone();
+            set_tool_text(&mut out, c.text);
+            truncated += 1;
+            (out, c.tokens)
+        });
+        match key {
+            Some(k) => {
+                if let Some((out, _)) = &kept {
+                    known.stamp(out);
+                    *slot = Some(out.clone());
+                }
+                memo.keep_output(k, &o, kept);
+            }
+            None => *slot = kept.map(|(out, _)| out),
         }
     }
+    let out = messages.iter().zip(replaced).map(|(m, r)| r.unwrap_or_else(|| m.clone())).collect();
     if truncated == 0 {
-        return None;
+        return (out, None);
     }
     let mut t = Trace::new(Operation::ToolOutput, Status::Applied, now() - t0, before, after);
     t.messages_truncated = Some(u32_of(truncated));
     t.emergency = Some(opts.emergency);
-    Some(t)
+    (out, Some(t))
 }
 
 /// Preview attachments in place. Returns the trace, or `None` when there is no attachment.
-pub fn guard_attachments(messages: &mut [Message], enc: Encoding, limits: &Limits, now: &dyn Fn() -> f64) -> Option<Trace> {
+pub fn guard_attachments(messages: &mut [Message], enc: Encoding, limits: &Limits, memo: &mut SourceMemo, known: &dyn Known, now: &dyn Fn() -> f64) -> Option<Trace> {
     let t0 = now();
-    let r = attachment::apply(messages, enc, limits.attachments);
+    let r = attachment::apply(messages, enc, limits.attachments, memo, known);
     if r.blocks == 0 {
         return None;
     }
@@ -195,6 +254,7 @@ pub fn guard_attachments(messages: &mut [Message], enc: Encoding, limits: &Limit
 }
 
 /// Both source guards over a copy of `messages`; the input is never modified.
+#[allow(clippy::too_many_arguments)]
 pub fn guard_sources(
     messages: &[Message],
     enc: Encoding,
@@ -202,14 +262,15 @@ pub fn guard_sources(
     scale: f64,
     opts: &SourceOptions,
     memo: &mut SourceMemo,
+    known: &mut dyn Known,
     now: &dyn Fn() -> f64,
 ) -> (Vec<Message>, Vec<Trace>) {
     let limits = Limits::resolve(opts, usable_limit, scale);
-    let mut out = messages.to_vec();
     let mut traces = Vec::new();
     memo.begin();
-    traces.extend(guard_tool_outputs(&mut out, enc, &limits, opts, memo, now));
+    let (mut out, trace) = guard_tool_outputs(messages, enc, &limits, opts, memo, known, now);
+    traces.extend(trace);
+    traces.extend(guard_attachments(&mut out, enc, &limits, memo, known, now));
     memo.end();
-    traces.extend(guard_attachments(&mut out, enc, &limits, now));
     (out, traces)
 }

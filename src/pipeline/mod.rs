@@ -246,6 +246,10 @@ impl Guard {
 
     /// Layer 1, then the decision: done (no summary needed) or a summary to ask for.
     pub fn prepare_start(&mut self, request: &Request, options: &PrepareOptions, now: &dyn Fn() -> f64) -> Result<Step> {
+        self.scoped(|g| g.prepare_start_in(request, options, now))
+    }
+
+    fn prepare_start_in(&mut self, request: &Request, options: &PrepareOptions, now: &dyn Fn() -> f64) -> Result<Step> {
         let started = now();
         let from_state;
         let request = match &options.session_state {
@@ -466,6 +470,16 @@ impl Guard {
 
     /// Build the checkpoint from the summary (or the mechanical fallback), then layer 3.
     pub fn prepare_finish(
+        &mut self,
+        pending: Pending,
+        result: std::result::Result<Answer, FailureReason>,
+        attempts: u32,
+        now: &dyn Fn() -> f64,
+    ) -> Result<Outcome> {
+        self.scoped(|g| g.prepare_finish_in(pending, result, attempts, now))
+    }
+
+    fn prepare_finish_in(
         &mut self,
         pending: Pending,
         result: std::result::Result<Answer, FailureReason>,

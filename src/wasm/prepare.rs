@@ -120,10 +120,9 @@ struct CallResult {
 
 /// Model-visible messages carry no ctxguard metadata (providers reject unknown fields): no
 /// markers, and no ids on the messages ctxguard created.
-fn stripped(request: &Request) -> Request {
-    let mut r = request.clone();
-    r.messages.iter_mut().for_each(Message::strip_metadata);
-    r
+fn stripped(mut request: Request) -> Request {
+    request.messages.iter_mut().for_each(Message::strip_metadata);
+    request
 }
 
 pub(super) fn wire(format: Format, request: &Request) -> Wire {
@@ -304,7 +303,8 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: Prepar
             }
         }
     }
-    let (visible, same_as) = wire_reusing(format, &stripped(&outcome.request), reuse.as_ref());
+    let mut outcome = outcome;
+    let (visible, same_as) = wire_reusing(format, &stripped(std::mem::take(&mut outcome.request)), reuse.as_ref());
     let checkpoint = outcome.checkpoint.as_ref().map(|chain| {
         let r = Request { messages: chain.clone(), ..Default::default() };
         wire(format, &r)

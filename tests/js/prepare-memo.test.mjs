@@ -142,6 +142,39 @@ for (const [format, model, make] of [
     await same(fast, slow, deepFreeze(structuredClone(msgs)), opts);
   });
 
+  test(`${format}: layer 1 remembered per message (tight shares, previews, the emergency pass) equals the plain path`, async () => {
+    // Tool outputs share a tight total and attachments a small budget, so a new output or
+    // attachment changes the limits of the remembered ones; edits in place change their content.
+    const cfg = { model, format, contextWindow: 300_000, toolOutputLimit: 3_000, toolOutputTotal: 5_000, attachmentBudget: 1_200 };
+    const fast = new ContextGuard(cfg);
+    const slow = new ContextGuard(cfg);
+    const msgs = make(10);
+    const system = format === 'anthropic' ? 'You read files.' : undefined;
+    const opts = system ? { system } : {};
+    await same(fast, slow, msgs, opts);
+    await same(fast, slow, msgs, opts);
+    for (const extra of make(4).slice(format === 'openai' ? 1 : 0)) {
+      msgs.push(extra);
+      await same(fast, slow, msgs, opts);
+    }
+    await same(fast, slow, msgs, opts, 'guardSources');
+    await same(fast, slow, msgs, { ...opts, emergency: true }, 'guardSources');
+    // a remembered tool output and an attachment edited in place
+    const big = msgs.findIndex((m) => JSON.stringify(m).length > 20_000);
+    if (format === 'openai') msgs[big].content += '\nmore output';
+    else msgs[big].content[0].content += '\nmore output';
+    const att = msgs.findIndex((m) => typeof m.content === 'string' && m.content.includes('<attachment'));
+    if (att >= 0) msgs[att].content = msgs[att].content.replace('Ligne', 'Line');
+    await same(fast, slow, msgs, opts);
+    await same(fast, slow, msgs, opts);
+    // the same remembered output twice, and one dropped (the shares of the others grow)
+    await same(fast, slow, [...msgs, ...msgs.slice(-4)], opts);
+    msgs.splice(big - 1, 4);
+    await same(fast, slow, msgs, opts);
+    await same(fast, slow, msgs, { ...opts, force: true });
+    await same(fast, slow, msgs, { ...opts, emergency: true }, 'guardSources');
+  });
+
   test(`${format}: compaction, the emergency layer and errors equal the plain path`, async () => {
     const summarize = async (req) => `Summary of ${req.messages.length} messages.`;
     const cfg = { model, format, contextWindow: 60_000, maxOutputTokens: 4_000, toolOutputLimit: 1_000 };
