@@ -32,7 +32,7 @@ const BLOOM_BITS: u32 = 21;
 
 /// The ordinary (non-special) tokens of one encoding.
 pub(crate) struct Vocab {
-    /// All token bytes, concatenated in rank order (the embedded vocabulary file, used in place).
+    /// All token bytes, concatenated in rank order (decoded from the embedded vocabulary file once).
     bytes: &'static [u8],
     /// `starts[r]..starts[r + 1]` are the bytes of rank `r` (empty for ranks that are not ordinary
     /// tokens).
