@@ -148,52 +148,43 @@ function stored(guard, method, p, options) {
  */
 export function installMessageMemo(Guard) {
   const proto = Guard.prototype;
-  const plainMeasure = proto.measure;
-  if (typeof plainMeasure === 'function' && typeof proto.measureStored === 'function') {
-    proto.measure = function measure(messages, options) {
-      const p = plan(this, messages, false);
-      if (p === null) return plainMeasure.call(this, messages, options);
-      const result = stored(this, 'measureStored', p, options);
-      if (result === undefined) {
-        refused(p, messages.length);
-        return plainMeasure.call(this, messages, options);
-      }
-      learn(p);
-      return result;
-    };
-  }
-  const plainSources = proto.guardSources;
-  if (typeof plainSources === 'function' && typeof proto.guardSourcesStored === 'function') {
-    proto.guardSources = function guardSources(messages, options) {
-      const p = plan(this, messages, true);
-      if (p === null) return plainSources.call(this, messages, options);
-      const result = stored(this, 'guardSourcesStored', p, options);
-      if (result === undefined) {
-        refused(p, messages.length);
-        return plainSources.call(this, messages, options);
-      }
+  route(proto, 'measure', 'measureStored', false, (result, p) => {
+    learn(p);
+    return result;
+  });
+  route(proto, 'guardSources', 'guardSourcesStored', true, (result, p, messages) => {
+    learn(p);
+    return rebuild(result, messages);
+  });
+  // Learned once the call is read (a rejected call may not have stored its messages); a call in
+  // between sends them in full again, which is only slower.
+  route(proto, 'prepare', 'prepareStored', true, (promise, p, messages) =>
+    promise.then((result) => {
       learn(p);
       return rebuild(result, messages);
-    };
-  }
-  const plainPrepare = proto.prepare;
-  if (typeof plainPrepare === 'function' && typeof proto.prepareStored === 'function') {
-    proto.prepare = function prepare(messages, options) {
-      const p = plan(this, messages, true);
-      if (p === null) return plainPrepare.call(this, messages, options);
-      const promise = stored(this, 'prepareStored', p, options);
-      if (promise === undefined) {
+    }));
+}
+
+/**
+ * Replace `proto[name]` by a method that takes the stored path `proto[storedName]` when it can
+ * (`withOutput`: the call returns messages, which come back as indexes where unchanged) and the
+ * plain method otherwise; `finish(result, plan, messages)` completes a stored call.
+ */
+function route(proto, name, storedName, withOutput, finish) {
+  const plainMethod = proto[name];
+  if (typeof plainMethod !== 'function' || typeof proto[storedName] !== 'function') return;
+  proto[name] = {
+    [name](messages, options) {
+      const p = plan(this, messages, withOutput);
+      if (p === null) return plainMethod.call(this, messages, options);
+      const result = stored(this, storedName, p, options);
+      if (result === undefined) {
         refused(p, messages.length);
-        return plainPrepare.call(this, messages, options);
+        return plainMethod.call(this, messages, options);
       }
-      // Learned once the call is read (a rejected call may not have stored its messages); a
-      // call in between sends them in full again, which is only slower.
-      return promise.then((result) => {
-        learn(p);
-        return rebuild(result, messages);
-      });
-    };
-  }
+      return finish(result, p, messages);
+    },
+  }[name];
 }
 
 /** Which messages the guard already holds (their ids) and which go over in full. */
