@@ -74,13 +74,13 @@ console.log(JSON.stringify({ ms, count, sinceProcessStart: performance.now() }))
   return out;
 }
 
-/** Chromium: a new context and page per sample; time from navigation start to the first count. */
+/** Chromium: a new context and page per sample; time from before the first import to after the first count (and since navigation start). */
 export async function coldChromium({ browser, server, libs, encodings, samples, env }) {
   const out = {};
   for (let s = 0; s < samples; s++) {
     for (const lib of libs) {
       for (const enc of encodings) {
-        const cell = (((out[lib] ??= {})[enc]) ??= { samples: [], counts: [], errors: [], fetched: null });
+        const cell = (((out[lib] ??= {})[enc]) ??= { samples: [], sinceNavigation: [], counts: [], errors: [], fetched: null });
         const b = await browser.get();
         const context = await b.newContext();
         try {
@@ -93,6 +93,7 @@ export async function coldChromium({ browser, server, libs, encodings, samples, 
           if (r.error) cell.errors.push(r.error);
           else {
             cell.samples.push(r.ms);
+            cell.sinceNavigation.push(r.sinceNavigation);
             cell.counts.push(r.count);
           }
           if (!cell.fetched) cell.fetched = server.log.map((e) => ({ ...e }));

@@ -185,6 +185,19 @@ export function coldTable(results, runtimes, libs, encodings) {
   return table(head, rows);
 }
 
+/** Chromium's cold start counted from navigation start instead (the page's own loading included). */
+function sinceNavigation(results, libs, encodings) {
+  const parts = [];
+  for (const enc of encodings) {
+    const ref = median(results.cold?.chromium?.[REF]?.[enc]?.sinceNavigation ?? []);
+    for (const lib of libs) {
+      const m = median(results.cold?.chromium?.[lib]?.[enc]?.sinceNavigation ?? []);
+      if (m != null) parts.push(`${lib} ${ENC_SHORT[enc]} ${fmt(m, 0)} ms${lib === REF ? '' : ` (${fmtRatio(ratio(m, ref))})`}`);
+    }
+  }
+  return parts.length ? `Chromium, from navigation start instead (the harness page's own loading included, as runs before 2026-11-30 10:00 reported it): ${parts.join('; ')}.` : null;
+}
+
 export function memoryTable(results, libs, encodings) {
   const mem = results.memory?.node;
   if (!mem) return null;
@@ -465,7 +478,7 @@ export function notes(results) {
   n.push(`Count APIs: ${Object.entries(COUNT_API).map(([k, v]) => `${k}: \`${v}\``).join('; ')}.`);
   n.push(`Throughput: gpt-tokenizer is paired with each other library in turn; each pair and encoding gets one fresh process (Node) or page (Chromium), which reads the inputs (not timed) and loads both tokenizers. Every input exists in ${m.inputs.variants} variants (same generator and vocabulary, other seeds). Per input, each library first counts variant 0 (warm-up: JIT, wasm tier-up, caches), then up to ${m.params.runs} rounds count variants 1, 2, … — text of the same kind not seen before, as a chat client meets new messages — alternating the two libraries (and which one goes first), each library stopping when its next run would pass ${m.params.budgetMs / 1000} s. MB/s is the median run; the ratio in parentheses is the median of the per-round ratios within the pair (same text, same process, same moment), or the ratio of medians when one side has a single run. gpt-tokenizer's MB/s shown is from its pair with ctxguard; ${(m.params.solo ?? []).join(', ') || 'no library'} runs alone (its ratio is the ratio of medians: it is an order of magnitude slower, far beyond the load noise the pairing removes); an input on which it was over the cap or slower than the budget is not measured again in the later pairs. MB = 10^6 bytes of UTF-8. A warm-up call that does not return within ${m.params.capMs / 1000} s is abandoned (process/browser killed) and shown as "> cap" with an upper bound on MB/s. [n=…] marks cells with fewer than 3 runs.`);
   n.push(`Chat: ${m.inputs.files.chat.messages} OpenAI-format messages (user/assistant turns, assistant tool_calls with JSON arguments, tool outputs: logs, JSON, file listings, code), ${m.inputs.files.chat.strings} strings, ${(m.inputs.files.chat.bytes / 1e6).toFixed(2)} MB of text; "per message" counts each message's content and each tool call's name and arguments separately (${m.chatTokens ?? '?'} o200k tokens in all). ctxguard's countMessages and ContextGuard.measure each run in a fresh process/page with model gpt-4o (o200k) or gpt-4 (cl100k): first countTokens on every message of another conversation (variant 1) warms the code up and builds the vocabulary; then the API on conversation variant 0 (cold per-message cache), again on the same messages, and for the guard after appending one new user message (${m.params.extrasRuns} times, growing); last the baseline: countTokens on each of variant 0's strings, one by one, in the same process — "counting its text once" (issue #7: measure from cold ≤ 1.1× that, after +1 message ≤ 5 ms).`);
-  n.push(`Cold start: Node — a fresh \`node --input-type=module -e\` per sample, from before the first \`import\` to after the first count of a short sentence returns; Chromium — a new browser context and page per sample, from navigation start (performance.timeOrigin) to the first count. Samples are interleaved across libraries.`);
+  n.push(`Cold start: Node — a fresh \`node --input-type=module -e\` per sample, from before the first \`import\` to after the first count of a short sentence returns; Chromium — a new browser context and page per sample, from before the first \`import\` to after the first count, as in Node (runs before 2026-11-30 10:00 timed from navigation start, which adds the page's own loading to every library; that figure is still given below the table). Samples are interleaved across libraries.`);
   n.push(`Memory: a fresh \`node --expose-gc\` process per sample; deltas of process.memoryUsage() after gc() against a baseline taken after the harness and the 1 MB prose were loaded. ctxguard's and tiktoken's wasm linear memory shows in RSS, not in heap/external/arrayBuffers: compare RSS.`);
   n.push(`Download: every file the Chromium cold-start page fetched from node_modules or pkg/ (harness files excluded), each gzipped with zlib level 9 in Node and summed — what a page that loads the library natively (ES modules, no bundler) downloads for one encoding.`);
   n.push('gpt-tokenizer 4.x ships no dist/ UMD bundle any more: its per-encoding entry `esm/encoding/<enc>.js` is loaded as native ES modules, and the download is that module graph as published (unminified, so a bundler would make it smaller).');
@@ -534,6 +547,8 @@ export function renderMarkdown(results) {
   out.push('');
   out.push(coldTable(results, runtimes, libs, encodings));
   out.push('');
+  const nav = sinceNavigation(results, libs, encodings);
+  if (nav) out.push(nav, '');
   const mt = memoryTable(results, libs, encodings);
   if (mt) {
     out.push('### Memory in Node after loading one encoding (median of fresh processes)');
