@@ -102,7 +102,7 @@ fn round_trips(format: Format, pieces: &[Message], value: &Value) -> bool {
     }
     let (system, written) = match (format, pieces) {
         (Format::Openai, [m]) => (None, vec![Written::Value(crate::format::openai::message_to_wire(m))]),
-        (Format::Anthropic, _) => crate::format::anthropic::to_wire_with(pieces, &|_: &[&Message]| None),
+        (Format::Anthropic, _) => crate::format::anthropic::to_wire_with(pieces, &|_: &[&Message]| None::<crate::format::Named>),
         _ => return false,
     };
     system.is_none() && matches!(written.as_slice(), [Written::Value(w)] if same_tree(w, value))
