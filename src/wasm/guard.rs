@@ -199,11 +199,12 @@ impl ContextGuard {
             let o: GuardSourcesOptions = options(&opts, "options")?;
             let fresh = fresh_messages(&fresh, &fresh_ids, &fresh_at)?;
             self.with_mut(|g| {
-                let Some(mut assembled) = g.assemble_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())? else {
+                let Some(mut assembled) = g.lend_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())? else {
                     return Ok(None);
                 };
                 let request = std::mem::take(&mut assembled.request);
                 let r = g.guard_sources(&request, o.emergency, &now_ms);
+                g.give_back(request, &mut assembled);
                 let format = g.format;
                 let reuse = super::prepare::Reuse { assembled, kept: super::prepare::kept_names(&kept) };
                 let w = super::prepare::wire_reusing(format, &r.request, Some(&reuse));

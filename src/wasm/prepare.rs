@@ -299,11 +299,16 @@ pub(super) async fn ask<T>(
     (result, attempts)
 }
 
-async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: PrepareOptions, cb: Callbacks, timeout: f64, heartbeat: f64, reuse: Option<Reuse>) -> Result<JsValue> {
+async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: PrepareOptions, cb: Callbacks, timeout: f64, heartbeat: f64, mut reuse: Option<Reuse>) -> Result<JsValue> {
     let started = now_ms();
     let (format, step) = {
         let mut g = borrow_mut(&inner)?;
-        (g.format, g.prepare_start(&request, &popts, &now_ms)?)
+        let step = g.prepare_start(&request, &popts, &now_ms);
+        // The pipeline keeps what it needs of the request: the pieces lent by the store go back.
+        if let Some(r) = reuse.as_mut() {
+            g.give_back(request, &mut r.assembled);
+        }
+        (g.format, step?)
     };
     let outcome: Outcome = match step {
         Step::Done(o) => *o,
@@ -423,7 +428,7 @@ impl ContextGuard {
             let (popts, cb, timeout, heartbeat, o) = prepare_setup(&opts)?;
             let fresh = fresh_messages(&fresh, &fresh_ids, &fresh_at)?;
             let mut g = borrow_mut(&inner)?;
-            let assembled = g.assemble_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())?;
+            let assembled = g.lend_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())?;
             Ok(assembled.map(|a| (a, popts, cb, timeout, heartbeat)))
         });
         let setup = match setup {

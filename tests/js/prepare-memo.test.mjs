@@ -341,6 +341,54 @@ for (const [format, model, make] of [
   });
 }
 
+for (const [format, model, make, tools] of [
+  ['openai', 'gpt-4o', openaiTools, [{ type: 'function', function: { name: 'run', description: 'Run it.', parameters: { type: 'object', properties: {} } } }]],
+  ['anthropic', 'claude-sonnet-4-5', anthropicTools, [{ name: 'read', description: 'Read a file.', input_schema: { type: 'object', properties: {} } }]],
+]) {
+  test(`${format}: calls made while prepare holds the stored messages (before it starts) equal the plain path, and the store recovers`, async () => {
+    const cfg = { model, format, contextWindow: 400_000, toolOutputLimit: 2_500, toolOutputTotal: 12_000 };
+    const fast = new ContextGuard(cfg);
+    const slow = new ContextGuard(cfg);
+    const msgs = make(8);
+    const system = format === 'anthropic' ? 'You read files.' : undefined;
+    const opts = system ? { system, tools } : { tools };
+    await same(fast, slow, msgs, opts);
+    msgs.push({ role: 'user', content: 'next' });
+    // prepare() returns before its pipeline starts: measure, guardSources and another prepare
+    // in that window (the same messages twice, too)
+    const both = (g, m) => {
+      const p = g.prepare(m, opts);
+      const twice = [...m, m[1]];
+      return { p, measure: g.measure(m, opts), sources: g.guardSources(twice, opts), p2: g.prepare(twice, opts) };
+    };
+    const a = both(fast, msgs);
+    const b = both(slow, plainOf(msgs));
+    assert.deepEqual(a.measure, b.measure);
+    assert.equal(canonical(a.sources), canonical(b.sources));
+    const [ap, ap2, bp, bp2] = await Promise.all([a.p, a.p2, b.p, b.p2]);
+    assert.equal(canonical(ap), canonical(bp));
+    assert.equal(canonical(ap2), canonical(bp2));
+    assertNoSharing(ap, ap2, 'two results');
+    // and afterwards only new messages cross again
+    await same(fast, slow, msgs, opts);
+    const proto = Object.getPrototypeOf(fast);
+    const inner = proto.prepareStored;
+    const seen = [];
+    proto.prepareStored = function (ids, fresh, ...rest) {
+      seen.push(fresh.length);
+      return inner.call(this, ids, fresh, ...rest);
+    };
+    try {
+      msgs.push({ role: 'user', content: 'and next' });
+      await same(fast, slow, msgs, opts);
+      await same(fast, slow, [...msgs, msgs[2]], opts);
+    } finally {
+      proto.prepareStored = inner;
+    }
+    assert.deepEqual(seen, [1, 0]);
+  });
+}
+
 test('values the memo does not take (lone surrogates, class instances, undefined fields) read as on the plain path', async () => {
   const fast = new ContextGuard({ model: 'gpt-4o' });
   const slow = new ContextGuard({ model: 'gpt-4o' });
