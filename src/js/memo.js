@@ -115,18 +115,22 @@ function copy(v) {
  * drop `sameAs` and `keptAs`. `s.pending` already counts this call out.
  */
 function rebuild(result, messages, s) {
-  const { sameAs, keptAs } = result;
+  const { sameAs, keptAs, keptRuns } = result;
   delete result.sameAs;
   delete result.keptAs;
+  delete result.keptRuns;
   if (!sameAs) return result;
   const used = new Map();
+  let run = 0;
   for (let i = 0; i < sameAs.length; i++) {
     if (sameAs[i] >= 0) {
       result.messages[i] = copy(messages[sameAs[i]]);
       continue;
     }
-    const name = keptAs ? keptAs[i] : null;
-    if (typeof name !== 'string') continue;
+    // A name: one tag (a number), or -2 for the next of `keptRuns` (a string); -1: none.
+    const code = keptAs ? keptAs[i] : -1;
+    if (code === -1) continue;
+    const name = code === -2 ? keptRuns[run++] : code;
     if (result.messages[i] === null) {
       const kept = s.outputs.get(name);
       // Never happens: wasm names only what this call said it holds, and nothing is dropped
@@ -173,7 +177,10 @@ function stored(guard, method, p, options, withOutput) {
   const freshIds = Uint32Array.from(p.freshIds);
   const freshAt = Uint32Array.from(p.freshAt);
   if (!withOutput) return guard[method](ids, fresh, freshIds, freshAt, call, options);
-  return guard[method](ids, fresh, freshIds, freshAt, call, [...p.s.outputs.keys()], options);
+  const tags = [];
+  const runs = [];
+  for (const name of p.s.outputs.keys()) (typeof name === 'number' ? tags : runs).push(name);
+  return guard[method](ids, fresh, freshIds, freshAt, call, Float64Array.from(tags), runs, options);
 }
 
 /**

@@ -96,7 +96,9 @@ struct SourcesResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     same_as: Option<Vec<f64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    kept_as: Option<Vec<Option<String>>>,
+    kept_as: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kept_runs: Option<Vec<String>>,
 }
 
 #[derive(Serialize)]
@@ -163,7 +165,7 @@ impl ContextGuard {
             self.with_mut(|g| {
                 let r = g.guard_sources(&request, o.emergency, &now_ms);
                 let (system, messages) = write_request(format, &r.request);
-                Ok((encode(&SourcesResult { messages, system, metrics: r.metrics, traces: r.traces.clone(), same_as: None, kept_as: None })?, r.traces, on_trace))
+                Ok((encode(&SourcesResult { messages, system, metrics: r.metrics, traces: r.traces.clone(), same_as: None, kept_as: None, kept_runs: None })?, r.traces, on_trace))
             })
         })?;
         let (value, traces, on_trace) = out;
@@ -189,11 +191,11 @@ impl ContextGuard {
     /// The fast path of `guardSources` behind `src/js/memo.js` (not public API): as
     /// `measureStored`, and the result's `sameAs[i] = k` says that output message `i` is the
     /// caller's `messages[k]` unchanged (`messages[i]` is then `null`; the binding copies it);
-    /// `keptAs` names the layer-1 outputs the binding kept or is to keep (`kept`: the names it
-    /// holds; see `prepare::Reused`).
+    /// `keptAs` names the layer-1 outputs the binding kept or is to keep (`kept_tags`,
+    /// `kept_runs`: the names it holds; see `prepare::Reused`).
     #[wasm_bindgen(js_name = guardSourcesStored)]
     #[allow(clippy::too_many_arguments)]
-    pub fn guard_sources_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, kept: JsValue, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
+    pub fn guard_sources_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, kept_tags: Vec<f64>, kept_runs: JsValue, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
         let out = run(|| {
             let on_trace = callback(&opts, "onTrace")?;
             let o: GuardSourcesOptions = options(&opts, "options")?;
@@ -206,7 +208,7 @@ impl ContextGuard {
                 let r = g.guard_sources(&request, o.emergency, &now_ms);
                 g.give_back(request, &mut assembled);
                 let format = g.format;
-                let reuse = super::prepare::Reuse { assembled, kept: super::prepare::kept_names(&kept) };
+                let reuse = super::prepare::Reuse { assembled, kept: super::prepare::kept_names(&kept_tags, &kept_runs) };
                 let w = super::prepare::wire_reusing(format, &r.request, Some(&reuse));
                 let result = SourcesResult {
                     messages: w.wire.messages,
@@ -215,6 +217,7 @@ impl ContextGuard {
                     traces: r.traces.clone(),
                     same_as: w.same_as,
                     kept_as: w.kept_as,
+                    kept_runs: w.kept_runs,
                 };
                 Ok(Some((encode(&result)?, r.traces, on_trace)))
             })

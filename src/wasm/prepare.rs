@@ -98,7 +98,9 @@ struct PrepareResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     same_as: Option<Vec<f64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    kept_as: Option<Vec<Option<String>>>,
+    kept_as: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kept_runs: Option<Vec<String>>,
 }
 
 #[derive(Serialize)]
@@ -141,13 +143,28 @@ pub(super) struct Reuse {
     pub kept: FxHashSet<String>,
 }
 
-/// The names of the outputs the binding kept (`kept`: an array of strings; anything else
-/// names none).
-pub(super) fn kept_names(kept: &JsValue) -> FxHashSet<String> {
-    if !js_sys::Array::is_array(kept) {
-        return FxHashSet::default();
+/// The names of the outputs the binding kept: `tags` (a name that is one tag crosses as a
+/// number: no string to make on either side) and `runs` (an array of the other names, strings;
+/// anything else names none).
+pub(super) fn kept_names(tags: &[f64], runs: &JsValue) -> FxHashSet<String> {
+    let mut names: FxHashSet<String> = tags.iter().filter(|t| t.is_finite() && **t >= 0.0).map(|t| format!("{t}")).collect();
+    if js_sys::Array::is_array(runs) {
+        names.extend(js_sys::Array::from(runs).iter().filter_map(|v| v.as_string()));
     }
-    js_sys::Array::from(kept).iter().filter_map(|v| v.as_string()).collect()
+    names
+}
+
+/// How `keptAs[i]` says a name: the tag itself when the name is one tag JS reads exactly (a
+/// number), else `-2` and the name is the next of `keptRuns`.
+fn name_code(name: String, runs: &mut Vec<String>) -> f64 {
+    const MAX_SAFE: u64 = (1 << 53) - 1;
+    match name.parse::<u64>() {
+        Ok(tag) if tag <= MAX_SAFE => tag as f64,
+        _ => {
+            runs.push(name);
+            -2.0
+        }
+    }
 }
 
 /// The name of a run of internal messages that are all remembered layer-1 outputs, unchanged:
@@ -167,11 +184,13 @@ fn made_name(run: &[&Message]) -> Option<String> {
 /// The wire messages of a stored call's result (`messages[i]` is `null` where one of the
 /// others names it) and, per message, `sameAs[i] = k` (the caller's `messages[k]` unchanged,
 /// `-1` otherwise) and `keptAs[i]`: the name of a layer-1 output the binding kept (when
-/// `messages[i]` is `null`) or is to keep (when it is written).
+/// `messages[i]` is `null`) or is to keep (when it is written), `-1` for none (see `name_code`
+/// for how a name is said; `keptRuns`: the names said as `-2`, in order).
 pub(super) struct Reused {
     pub wire: Wire,
     pub same_as: Option<Vec<f64>>,
-    pub kept_as: Option<Vec<Option<String>>>,
+    pub kept_as: Option<Vec<f64>>,
+    pub kept_runs: Option<Vec<String>>,
 }
 
 /// The model-visible wire messages of `request`; with `reuse` (a request assembled from the
@@ -179,7 +198,7 @@ pub(super) struct Reused {
 /// binding kept, is left `null` and named instead (see `Reused`).
 pub(super) fn wire_reusing(format: Format, request: &Request, reuse: Option<&Reuse>) -> Reused {
     let Some(r) = reuse else {
-        return Reused { wire: wire(format, request), same_as: None, kept_as: None };
+        return Reused { wire: wire(format, request), same_as: None, kept_as: None, kept_runs: None };
     };
     let (system, written) = write_request_with(format, request, &|run| match r.assembled.same_as(run) {
         Some(k) => Some(Named::Same(k)),
@@ -187,21 +206,22 @@ pub(super) fn wire_reusing(format: Format, request: &Request, reuse: Option<&Reu
     });
     let mut same_as = Vec::with_capacity(written.len());
     let mut kept_as = Vec::with_capacity(written.len());
+    let mut runs = Vec::new();
     let messages = written
         .into_iter()
         .map(|w| {
             let (same, kept, value) = match w {
-                Written::Same(k) => (k as f64, None, Value::Null),
-                Written::Kept(name) => (-1.0, Some(name), Value::Null),
-                Written::Keep(v, name) => (-1.0, Some(name), v),
-                Written::Value(v) => (-1.0, None, v),
+                Written::Same(k) => (k as f64, -1.0, Value::Null),
+                Written::Kept(name) => (-1.0, name_code(name, &mut runs), Value::Null),
+                Written::Keep(v, name) => (-1.0, name_code(name, &mut runs), v),
+                Written::Value(v) => (-1.0, -1.0, v),
             };
             same_as.push(same);
             kept_as.push(kept);
             value
         })
         .collect();
-    Reused { wire: Wire { messages, system }, same_as: Some(same_as), kept_as: Some(kept_as) }
+    Reused { wire: Wire { messages, system }, same_as: Some(same_as), kept_as: Some(kept_as), kept_runs: Some(runs) }
 }
 
 fn log(cb: &Callbacks, line: String) {
@@ -358,7 +378,7 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: Prepar
         }
     }
     let mut outcome = outcome;
-    let Reused { wire: visible, same_as, kept_as } = wire_reusing(format, &stripped(std::mem::take(&mut outcome.request)), reuse.as_ref());
+    let Reused { wire: visible, same_as, kept_as, kept_runs } = wire_reusing(format, &stripped(std::mem::take(&mut outcome.request)), reuse.as_ref());
     let checkpoint = outcome.checkpoint.as_ref().map(|chain| {
         let r = Request { messages: chain.clone(), ..Default::default() };
         wire(format, &r)
@@ -377,6 +397,7 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: Prepar
         cache_decision: outcome.cache_decision,
         same_as,
         kept_as,
+        kept_runs,
     })
 }
 
@@ -419,10 +440,10 @@ impl ContextGuard {
     /// ids, as in `measureStored`. `undefined` when an id is unknown (the binding then takes the
     /// plain path); otherwise the promise of `prepare`'s result plus `sameAs` and `keptAs` (see
     /// `Reused`), which the binding turns into copies of the caller's messages and of the
-    /// outputs it kept (`kept`: their names).
+    /// outputs it kept (`kept_tags`, `kept_runs`: their names, see `kept_names`).
     #[wasm_bindgen(js_name = prepareStored)]
     #[allow(clippy::too_many_arguments)]
-    pub fn prepare_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, kept: JsValue, opts: JsValue) -> JsValue {
+    pub fn prepare_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, kept_tags: Vec<f64>, kept_runs: JsValue, opts: JsValue) -> JsValue {
         let inner = self.inner.clone();
         let setup = run(|| {
             let (popts, cb, timeout, heartbeat, o) = prepare_setup(&opts)?;
@@ -439,7 +460,7 @@ impl ContextGuard {
         future_to_promise(async move {
             let (mut assembled, popts, cb, timeout, heartbeat) = setup?;
             let request = std::mem::take(&mut assembled.request);
-            let reuse = Reuse { assembled, kept: kept_names(&kept) };
+            let reuse = Reuse { assembled, kept: kept_names(&kept_tags, &kept_runs) };
             run_pipeline(inner, request, popts, cb, timeout, heartbeat, Some(reuse)).await.map_err(js_error)
         })
         .into()

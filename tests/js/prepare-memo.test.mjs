@@ -236,8 +236,9 @@ function watchStored(guard) {
   const calls = [];
   const tally = (r) => {
     const c = { written: 0, same: 0, kept: 0, keep: 0, names: [] };
+    let run = 0;
     r.messages.forEach((m, i) => {
-      const name = r.keptAs[i];
+      const name = r.keptAs[i] === -2 ? r.keptRuns[run++] : r.keptAs[i] >= 0 ? String(r.keptAs[i]) : null;
       if (r.sameAs[i] >= 0) c.same++;
       else if (m === null) c.kept++;
       else if (typeof name === 'string') c.keep++;
