@@ -203,6 +203,12 @@ pub struct Message {
     /// the content: never serialized, and ignored by `==`.
     #[serde(skip)]
     pub memo: Memo,
+    /// Which output of layer 1's memo this message is, while it is unchanged (see
+    /// `guards::memo::made_tag`): a tag is never given to two different outputs, so two messages
+    /// with the same tag write the same wire value. Cleared by `touch`, as `origin`. Not part of
+    /// the content: never serialized, and ignored by `==`.
+    #[serde(skip)]
+    pub made: Made,
 }
 
 /// A guard's facts of a message (`Message::memo`): which guard computed them and in which
@@ -241,11 +247,24 @@ impl PartialEq for Origin {
     }
 }
 
+/// The tag of a layer-1 output a guard remembers (`Message::made`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Made(pub Option<u64>);
+
+impl PartialEq for Made {
+    /// Bookkeeping, not content (as `Origin`).
+    fn eq(&self, _: &Made) -> bool {
+        true
+    }
+}
+
 impl Message {
-    /// Mark the message as rewritten: it no longer stands for the stored message it came from.
+    /// Mark the message as rewritten: it no longer stands for the stored message it came from
+    /// (nor for a remembered layer-1 output).
     pub fn touch(&mut self) {
         self.origin = Origin(None);
         self.memo = Memo::default();
+        self.made = Made(None);
     }
 
     /// The model-visible form: no ctxguard markers, and no id on a message ctxguard created

@@ -31,6 +31,12 @@ struct Entry {
     /// from, key order included: an output that still holds them unchanged may be answered with
     /// "the caller's message" instead of a copy written from the pieces.
     round_trips: bool,
+    /// Its pieces are lent to a request being prepared (`messages` is empty until
+    /// `Guard::give_back`); a call that needs them meanwhile is refused (the binding then takes
+    /// the plain path).
+    lent: bool,
+    /// Its first `system` piece, if any (what `measure_ids` needs of the pieces, lent or not).
+    system: Option<Message>,
 }
 
 #[derive(Debug, Default)]
@@ -74,6 +80,8 @@ pub struct Assembled {
     pub request: Request,
     pub spans: Vec<Span>,
     pub owner: Vec<Option<usize>>,
+    /// The entries whose pieces were moved into `request` (`Guard::lend_ids`): `(id, position)`.
+    pub lent: Vec<(u32, usize)>,
 }
 
 impl Assembled {
@@ -102,7 +110,7 @@ fn round_trips(format: Format, pieces: &[Message], value: &Value) -> bool {
     }
     let (system, written) = match (format, pieces) {
         (Format::Openai, [m]) => (None, vec![Written::Value(crate::format::openai::message_to_wire(m))]),
-        (Format::Anthropic, _) => crate::format::anthropic::to_wire_with(pieces, &|_: &[&Message]| None),
+        (Format::Anthropic, _) => crate::format::anthropic::to_wire_with(pieces, &|_: &[&Message]| None::<crate::format::Named>),
         _ => return false,
     };
     system.is_none() && matches!(written.as_slice(), [Written::Value(w)] if same_tree(w, value))
@@ -171,7 +179,8 @@ impl Guard {
             // Kept on the pieces too: a call assembled from them hashes none of them again.
             let facts = messages.iter().map(|m| self.stamp(m)).collect();
             let round_trips = round_trips(format, &messages, &f.value);
-            self.store.entries.insert(id, Entry { messages, facts, last_used: call, index, round_trips });
+            let system = messages.iter().find(|m| m.role == Role::System).cloned();
+            self.store.entries.insert(id, Entry { messages, facts, last_used: call, index, round_trips, lent: false, system });
         }
         Ok(Some((head, new_ids)))
     }
@@ -209,7 +218,7 @@ impl Guard {
                 let known = facts.len();
                 facts.extend_from_slice(&e.facts);
                 if first_system.is_none() {
-                    first_system = e.messages.iter().find(|m| m.role == Role::System).cloned();
+                    first_system = e.system.clone();
                 }
                 if !new_ids.contains(id) {
                     for f in facts.get(known..).unwrap_or(&[]).to_vec() {
@@ -228,17 +237,40 @@ impl Guard {
     /// `prepare` and `guardSources`; see [`Assembled`]. `Ok(None)`: an id is unknown to the
     /// store, or the format parses in context (AI SDK).
     pub fn assemble_ids(&mut self, ids: &[u32], fresh: &[Fresh], call: u64, system: Option<&Value>, tools: Option<&Value>) -> Result<Option<Assembled>> {
+        self.assemble(ids, fresh, call, system, tools, false)
+    }
+
+    /// [`Guard::assemble_ids`], except that the pieces are moved out of the store, not copied,
+    /// where they can be (`Assembled::lent`): the request must be handed back with
+    /// [`Guard::give_back`] once it has been read, in the same synchronous stretch of work as far
+    /// as possible. Until then a call that needs those pieces is refused.
+    pub fn lend_ids(&mut self, ids: &[u32], fresh: &[Fresh], call: u64, system: Option<&Value>, tools: Option<&Value>) -> Result<Option<Assembled>> {
+        self.assemble(ids, fresh, call, system, tools, true)
+    }
+
+    fn assemble(&mut self, ids: &[u32], fresh: &[Fresh], call: u64, system: Option<&Value>, tools: Option<&Value>, lend: bool) -> Result<Option<Assembled>> {
+        if ids.iter().any(|id| self.store.entries.get(id).is_some_and(|e| e.lent)) {
+            return Ok(None);
+        }
         let Some((head, _)) = self.store_call(ids, fresh, call, system, tools)? else {
             return Ok(None);
         };
         let mut request = head;
         let mut owner: Vec<Option<usize>> = vec![None; request.messages.len()];
         let mut spans = Vec::with_capacity(ids.len());
+        let mut lent: Vec<(u32, usize)> = Vec::new();
+        // Where the pieces of an entry lent by this call sit (the same message twice).
+        let mut lent_at: FxHashMap<u32, Span> = FxHashMap::default();
+        let mut missing = false;
         for (k, id) in ids.iter().enumerate() {
-            let Some(e) = self.store.entries.get(id) else { return Ok(None) };
+            // Never: `store_call` checked every id.
+            let Some(e) = self.store.entries.get_mut(id) else {
+                missing = true;
+                break;
+            };
             let start = request.messages.len();
-            for m in &e.messages {
-                let mut m = m.clone();
+            let renumber = e.index != k && e.messages.iter().any(|m| m.wire.group.is_some());
+            let mut add = |mut m: Message, request: &mut Request| {
                 // Anthropic pieces name the position of their wire message, as parsing it there would.
                 if m.wire.group.is_some() && e.index != k {
                     m.wire.group = Some(k);
@@ -248,10 +280,67 @@ impl Guard {
                 m.origin = Origin(u32::try_from(request.messages.len()).ok());
                 request.messages.push(m);
                 owner.push(Some(k));
+            };
+            let len;
+            if let Some(first) = lent_at.get(id).copied() {
+                let copies: Vec<Message> = request.messages.get(first.start..first.start + first.len).unwrap_or(&[]).to_vec();
+                len = copies.len();
+                for mut m in copies {
+                    // Lent unrenumbered: the group is the entry's own.
+                    if m.wire.group.is_some() {
+                        m.wire.group = Some(e.index);
+                    }
+                    add(m, &mut request);
+                }
+            } else if lend && !renumber {
+                let pieces = std::mem::take(&mut e.messages);
+                e.lent = true;
+                len = pieces.len();
+                for m in pieces {
+                    add(m, &mut request);
+                }
+                lent.push((*id, k));
+                lent_at.insert(*id, Span { start, len, round_trips: e.round_trips });
+            } else {
+                len = e.messages.len();
+                for m in &e.messages {
+                    add(m.clone(), &mut request);
+                }
             }
-            spans.push(Span { start, len: e.messages.len(), round_trips: e.round_trips });
+            spans.push(Span { start, len, round_trips: e.round_trips });
+        }
+        let mut assembled = Assembled { request, spans, owner, lent };
+        if missing {
+            let request = std::mem::take(&mut assembled.request);
+            self.give_back(request, &mut assembled);
+            return Ok(None);
         }
         self.end_stored_call(ids, call);
-        Ok(Some(Assembled { request, spans, owner }))
+        Ok(Some(assembled))
+    }
+
+    /// Put the pieces [`Guard::lend_ids`] moved into `request` back into the store (an entry
+    /// dropped meanwhile just drops them).
+    pub fn give_back(&mut self, mut request: Request, assembled: &mut Assembled) {
+        for (id, k) in std::mem::take(&mut assembled.lent) {
+            let Some(span) = assembled.spans.get(k).copied() else { continue };
+            let pieces: Vec<Message> = request
+                .messages
+                .get_mut(span.start..span.start + span.len)
+                .unwrap_or(&mut [])
+                .iter_mut()
+                .map(|m| {
+                    let mut m = std::mem::take(m);
+                    m.origin = Origin(None);
+                    m
+                })
+                .collect();
+            if let Some(e) = self.store.entries.get_mut(&id) {
+                if e.lent && pieces.len() == span.len {
+                    e.messages = pieces;
+                    e.lent = false;
+                }
+            }
+        }
     }
 }

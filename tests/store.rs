@@ -187,3 +187,39 @@ mod edits {
         }
     }
 }
+
+/// `lend_ids` moves the stored pieces into the request instead of copying them: the request is
+/// the one `assemble_ids` gives (the same message twice, an Anthropic message at a new position
+/// included), calls needing lent pieces are refused until `give_back`, `measure_ids` still
+/// answers, and afterwards the store is whole again.
+#[test]
+fn lent_pieces_are_the_assembled_ones_and_come_back() {
+    for (model, format, msgs) in [("gpt-4o", "openai", openai_chat(6)), ("claude-sonnet-4-5", "anthropic", anthropic_chat(6))] {
+        let mut g = guard(model, format);
+        let (ids, fresh) = all_fresh(&msgs, 1);
+        let whole = g.assemble_ids(&ids, &fresh, 1, None, None).unwrap().unwrap();
+        // the first message dropped (every Anthropic piece moves), and the last message twice
+        let mut moved: Vec<u32> = ids[1..].to_vec();
+        moved.push(*ids.last().unwrap());
+        for (call, ids) in [(2, ids.clone()), (3, moved.clone()), (4, ids.clone())] {
+            let copied = g.assemble_ids(&ids, &[], call, None, None).unwrap().unwrap();
+            let metrics = serde_json::to_value(g.measure_ids(&ids, &[], call, None, None).unwrap().unwrap()).unwrap();
+            let mut lent = g.lend_ids(&ids, &[], call, None, None).unwrap().unwrap();
+            assert_eq!(lent.request.messages, copied.request.messages);
+            let origins = |r: &ctxguard::format::Request| r.messages.iter().map(|m| m.origin.0).collect::<Vec<_>>();
+            assert_eq!(origins(&lent.request), origins(&copied.request));
+            assert_eq!((&lent.spans, &lent.owner), (&copied.spans, &copied.owner));
+            assert!(!lent.lent.is_empty());
+            // while lent: refused for a request, answered for measure
+            assert!(g.assemble_ids(&ids, &[], call, None, None).unwrap().is_none());
+            assert!(g.lend_ids(&ids, &[], call, None, None).unwrap().is_none());
+            assert_eq!(serde_json::to_value(g.measure_ids(&ids, &[], call, None, None).unwrap().unwrap()).unwrap(), metrics);
+            let request = std::mem::take(&mut lent.request);
+            g.give_back(request, &mut lent);
+            assert!(lent.lent.is_empty());
+            let again = g.assemble_ids(&ids, &[], call, None, None).unwrap().unwrap();
+            assert_eq!(again.request.messages, copied.request.messages);
+        }
+        assert_eq!(g.assemble_ids(&ids, &[], 5, None, None).unwrap().unwrap().request.messages, whole.request.messages);
+    }
+}

@@ -121,13 +121,10 @@ pub fn to_wire(messages: &[Message]) -> (Option<Value>, Vec<Value>) {
 
 /// [`to_wire`], naming the runs `same` recognizes instead of writing them (see
 /// `format::write_request_with`).
-pub fn to_wire_with(messages: &[Message], same: &dyn Fn(&[&Message]) -> Option<usize>) -> (Option<Value>, Vec<super::Written>) {
+pub fn to_wire_with(messages: &[Message], same: &dyn Fn(&[&Message]) -> Option<super::Named>) -> (Option<Value>, Vec<super::Written>) {
     let system: Vec<&Message> = messages.iter().filter(|m| m.role == Role::System).collect();
     let rest: Vec<&Message> = messages.iter().filter(|m| m.role != Role::System).collect();
-    let written = wire::write_runs(&rest, same_run, |run| match same(run) {
-        Some(k) => super::Written::Same(k),
-        None => super::Written::Value(run_to_wire(run)),
-    });
+    let written = wire::write_runs(&rest, same_run, |run| super::written(same(run), || run_to_wire(run)));
     (system_to_wire(&system), written)
 }
 

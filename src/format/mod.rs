@@ -135,28 +135,49 @@ pub fn write_request(format: Format, request: &Request) -> (Option<Value>, Vec<V
     }
 }
 
-/// One wire message of [`write_request_with`]: the caller's own `messages[k]`, or a value.
+/// One wire message of [`write_request_with`]: the caller's own `messages[k]`, a value the
+/// caller kept from an earlier result under a name, or a value (with the name to keep it under).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Written {
     Same(usize),
+    Kept(String),
     Value(Value),
+    Keep(Value, String),
+}
+
+/// What `write_request_with`'s `same` says of a run of internal messages: the caller's
+/// `messages[k]` unchanged, a value the caller kept under this name, or one to write and keep
+/// under this name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Named {
+    Same(usize),
+    Kept(String),
+    Keep(String),
+}
+
+/// The wire message of a run `same` said `named` of (`write` makes its value).
+pub(crate) fn written(named: Option<Named>, write: impl FnOnce() -> Value) -> Written {
+    match named {
+        Some(Named::Same(k)) => Written::Same(k),
+        Some(Named::Kept(key)) => Written::Kept(key),
+        Some(Named::Keep(key)) => Written::Keep(write(), key),
+        None => Written::Value(write()),
+    }
 }
 
 /// [`write_request`], except that a wire message whose internal messages `same` recognizes as
-/// the caller's own `messages[k]` (unchanged) is not written but named: `Written::Same(k)`.
-/// `same` sees exactly the run of internal messages that would make up one wire message, so
-/// the result, with each `Same(k)` replaced by what it names, is `write_request`'s.
-pub fn write_request_with(format: Format, request: &Request, same: &dyn Fn(&[&Message]) -> Option<usize>) -> (Option<Value>, Vec<Written>) {
+/// the caller's own `messages[k]` (unchanged) is not written but named: `Written::Same(k)`, and
+/// one `same` names as kept by the caller is not written either (`Written::Kept`). `same` sees
+/// exactly the run of internal messages that would make up one wire message, so the result,
+/// with each `Same(k)` / `Kept(name)` replaced by what it names, is `write_request`'s.
+pub fn write_request_with(format: Format, request: &Request, same: &dyn Fn(&[&Message]) -> Option<Named>) -> (Option<Value>, Vec<Written>) {
     match format {
         Format::Openai => {
             let skip = usize::from(request.prepended_system);
             let messages = request.messages.get(skip..).unwrap_or(&[]);
             let written = messages
                 .iter()
-                .map(|m| match same(&[m]) {
-                    Some(k) => Written::Same(k),
-                    None => Written::Value(openai::message_to_wire(m)),
-                })
+                .map(|m| written(same(&[m]), || openai::message_to_wire(m)))
                 .collect();
             (None, written)
         }

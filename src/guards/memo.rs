@@ -8,6 +8,7 @@
 //! that pass used (as `CountCache` does), so memory follows the live conversation.
 
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustc_hash::{FxHashMap, FxHasher};
 
@@ -153,6 +154,13 @@ impl SourceMemo {
         e.1 = pass;
         e.0.clone()
     }
+}
+
+/// A tag for a layer-1 output the memo keeps (`Message::made`): never handed out twice in the
+/// process, so a tag names one message's content for good, even across guards and memo resets.
+pub fn made_tag() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The limit a fair share becomes: rounded down to a ladder of eight steps per doubling (32, 36,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::message::{Content, Message, Part, Role};
+use crate::message::{Content, Made, Message, Part, Role};
 use crate::tokens::Encoding;
 
 use super::attachment;
@@ -220,7 +220,10 @@ pub fn guard_tool_outputs(
         });
         match key {
             Some(k) => {
-                if let Some((out, _)) = &kept {
+                let mut kept = kept;
+                if let Some((out, _)) = &mut kept {
+                    // Remembered: its copies in later calls write the same wire value.
+                    out.made = Made(Some(super::memo::made_tag()));
                     known.stamp(out);
                     *slot = Some(out.clone());
                 }

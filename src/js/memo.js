@@ -15,7 +15,12 @@
 // same way: wasm names each output message that is a caller's message unchanged (`sameAs[i] =
 // k`) instead of writing it, and this module puts a structural copy of `messages[k]` there
 // (new objects and arrays, the same immutable strings: O(nodes), not O(text)), so a result never
-// shares an object with the input or with another result.
+// shares an object with the input or with another result. Tool outputs that layer 1 compacted
+// come back the same way: wasm names each one it remembers (`keptAs[i]`), writes it the first
+// time, and afterwards leaves it `null` while this module still holds a pristine copy of it
+// (`outputs`, by name; the names it holds go in with each call); the result gets a copy of that
+// copy. The copies kept are those of the latest result (of every result that ended while
+// another call was pending), so memory follows the live conversation.
 
 const OBJECT = Symbol('object');
 const ARRAY = Symbol('array');
@@ -82,7 +87,7 @@ const states = new WeakMap();
 function stateOf(guard) {
   let s = states.get(guard);
   if (!s) {
-    s = { call: 0, nextId: 1, memo: new WeakMap() };
+    s = { call: 0, nextId: 1, memo: new WeakMap(), outputs: new Map(), pending: 0 };
     states.set(guard, s);
   }
   return s;
@@ -104,12 +109,41 @@ function copy(v) {
   return out;
 }
 
-/** Put copies of the caller's messages where wasm named them (`sameAs`), then drop `sameAs`. */
-function rebuild(result, messages) {
-  const { sameAs } = result;
+/**
+ * Put copies of the caller's messages where wasm named them (`sameAs`), and of the compacted
+ * outputs kept from earlier results (`keptAs`); keep a pristine copy of each output wasm named;
+ * drop `sameAs` and `keptAs`. `s.pending` already counts this call out.
+ */
+function rebuild(result, messages, s) {
+  const { sameAs, keptAs, keptRuns } = result;
   delete result.sameAs;
+  delete result.keptAs;
+  delete result.keptRuns;
   if (!sameAs) return result;
-  for (let i = 0; i < sameAs.length; i++) if (sameAs[i] >= 0) result.messages[i] = copy(messages[sameAs[i]]);
+  const used = new Map();
+  let run = 0;
+  for (let i = 0; i < sameAs.length; i++) {
+    if (sameAs[i] >= 0) {
+      result.messages[i] = copy(messages[sameAs[i]]);
+      continue;
+    }
+    // A name: one tag (a number), or -2 for the next of `keptRuns` (a string); -1: none.
+    const code = keptAs ? keptAs[i] : -1;
+    if (code === -1) continue;
+    const name = code === -2 ? keptRuns[run++] : code;
+    if (result.messages[i] === null) {
+      const kept = s.outputs.get(name);
+      // Never happens: wasm names only what this call said it holds, and nothing is dropped
+      // while a call is pending.
+      if (kept === undefined) throw new Error(`ctxguard: internal error: compacted output ${name} is not kept`);
+      result.messages[i] = copy(kept);
+      used.set(name, kept);
+    } else {
+      used.set(name, copy(result.messages[i]));
+    }
+  }
+  if (s.pending === 0) s.outputs = used;
+  else for (const [name, kept] of used) s.outputs.set(name, kept);
   return result;
 }
 
@@ -138,8 +172,15 @@ function learn(p) {
   for (const [m, rec] of p.learned) p.s.memo.set(m, rec);
 }
 
-function stored(guard, method, p, options) {
-  return guard[method](p.ids, p.fresh, Uint32Array.from(p.freshIds), Uint32Array.from(p.freshAt), p.call, options);
+function stored(guard, method, p, options, withOutput) {
+  const { ids, fresh, call } = p;
+  const freshIds = Uint32Array.from(p.freshIds);
+  const freshAt = Uint32Array.from(p.freshAt);
+  if (!withOutput) return guard[method](ids, fresh, freshIds, freshAt, call, options);
+  const tags = [];
+  const runs = [];
+  for (const name of p.s.outputs.keys()) (typeof name === 'number' ? tags : runs).push(name);
+  return guard[method](ids, fresh, freshIds, freshAt, call, Float64Array.from(tags), runs, options);
 }
 
 /**
@@ -153,16 +194,24 @@ export function installMessageMemo(Guard) {
     return result;
   });
   route(proto, 'guardSources', 'guardSourcesStored', true, (result, p, messages) => {
+    p.s.pending--;
     learn(p);
-    return rebuild(result, messages);
+    return rebuild(result, messages, p.s);
   });
   // Learned once the call is read (a rejected call may not have stored its messages); a call in
   // between sends them in full again, which is only slower.
   route(proto, 'prepare', 'prepareStored', true, (promise, p, messages) =>
-    promise.then((result) => {
-      learn(p);
-      return rebuild(result, messages);
-    }));
+    promise.then(
+      (result) => {
+        p.s.pending--;
+        learn(p);
+        return rebuild(result, messages, p.s);
+      },
+      (error) => {
+        p.s.pending--;
+        throw error;
+      },
+    ));
 }
 
 /**
@@ -177,8 +226,18 @@ function route(proto, name, storedName, withOutput, finish) {
     [name](messages, options) {
       const p = plan(this, messages, withOutput);
       if (p === null) return plainMethod.call(this, messages, options);
-      const result = stored(this, storedName, p, options);
+      // Counted while the call may still refer to kept outputs (`rebuild`); `finish` counts a
+      // call that returns out again.
+      if (withOutput) p.s.pending++;
+      let result;
+      try {
+        result = stored(this, storedName, p, options, withOutput);
+      } catch (e) {
+        if (withOutput) p.s.pending--;
+        throw e;
+      }
       if (result === undefined) {
+        if (withOutput) p.s.pending--;
         refused(p, messages.length);
         return plainMethod.call(this, messages, options);
       }

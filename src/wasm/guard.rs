@@ -95,6 +95,10 @@ struct SourcesResult {
     /// The stored path only (see `guardSourcesStored`).
     #[serde(skip_serializing_if = "Option::is_none")]
     same_as: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kept_as: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kept_runs: Option<Vec<String>>,
 }
 
 #[derive(Serialize)]
@@ -161,7 +165,7 @@ impl ContextGuard {
             self.with_mut(|g| {
                 let r = g.guard_sources(&request, o.emergency, &now_ms);
                 let (system, messages) = write_request(format, &r.request);
-                Ok((encode(&SourcesResult { messages, system, metrics: r.metrics, traces: r.traces.clone(), same_as: None })?, r.traces, on_trace))
+                Ok((encode(&SourcesResult { messages, system, metrics: r.metrics, traces: r.traces.clone(), same_as: None, kept_as: None, kept_runs: None })?, r.traces, on_trace))
             })
         })?;
         let (value, traces, on_trace) = out;
@@ -186,22 +190,35 @@ impl ContextGuard {
 
     /// The fast path of `guardSources` behind `src/js/memo.js` (not public API): as
     /// `measureStored`, and the result's `sameAs[i] = k` says that output message `i` is the
-    /// caller's `messages[k]` unchanged (`messages[i]` is then `null`; the binding copies it).
+    /// caller's `messages[k]` unchanged (`messages[i]` is then `null`; the binding copies it);
+    /// `keptAs` names the layer-1 outputs the binding kept or is to keep (`kept_tags`,
+    /// `kept_runs`: the names it holds; see `prepare::Reused`).
     #[wasm_bindgen(js_name = guardSourcesStored)]
-    pub fn guard_sources_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn guard_sources_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, kept_tags: Vec<f64>, kept_runs: JsValue, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
         let out = run(|| {
             let on_trace = callback(&opts, "onTrace")?;
             let o: GuardSourcesOptions = options(&opts, "options")?;
             let fresh = fresh_messages(&fresh, &fresh_ids, &fresh_at)?;
             self.with_mut(|g| {
-                let Some(mut assembled) = g.assemble_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())? else {
+                let Some(mut assembled) = g.lend_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())? else {
                     return Ok(None);
                 };
                 let request = std::mem::take(&mut assembled.request);
                 let r = g.guard_sources(&request, o.emergency, &now_ms);
+                g.give_back(request, &mut assembled);
                 let format = g.format;
-                let (w, same_as) = super::prepare::wire_reusing(format, &r.request, Some(&assembled));
-                let result = SourcesResult { messages: w.messages, system: w.system, metrics: r.metrics, traces: r.traces.clone(), same_as };
+                let reuse = super::prepare::Reuse { assembled, kept: super::prepare::kept_names(&kept_tags, &kept_runs) };
+                let w = super::prepare::wire_reusing(format, &r.request, Some(&reuse));
+                let result = SourcesResult {
+                    messages: w.wire.messages,
+                    system: w.wire.system,
+                    metrics: r.metrics,
+                    traces: r.traces.clone(),
+                    same_as: w.same_as,
+                    kept_as: w.kept_as,
+                    kept_runs: w.kept_runs,
+                };
                 Ok(Some((encode(&result)?, r.traces, on_trace)))
             })
         })?;

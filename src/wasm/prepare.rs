@@ -13,7 +13,8 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use super::convert::{callback, decode, encode, js_error, now_ms, options, run};
 use super::guard::{busy, call_number, fresh_messages, read_request, ContextGuard};
 use crate::error::{Error, ErrorCode, Result};
-use crate::format::{write_request, write_request_with, Format, Request, Written};
+use crate::format::{write_request, write_request_with, Format, Named, Request, Written};
+use rustc_hash::FxHashSet;
 use crate::store::Assembled;
 use crate::guard::Guard;
 use crate::message::Message;
@@ -96,6 +97,10 @@ struct PrepareResult {
     /// The stored path only (see `prepareStored`).
     #[serde(skip_serializing_if = "Option::is_none")]
     same_as: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kept_as: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kept_runs: Option<Vec<String>>,
 }
 
 #[derive(Serialize)]
@@ -130,29 +135,93 @@ pub(super) fn wire(format: Format, request: &Request) -> Wire {
     Wire { messages, system }
 }
 
+/// What the binding already holds, for a request assembled from the store: the assembly (the
+/// caller's unchanged messages) and the names of the layer-1 outputs it kept from earlier
+/// results (see `src/js/memo.js`).
+pub(super) struct Reuse {
+    pub assembled: Assembled,
+    pub kept: FxHashSet<String>,
+}
+
+/// The names of the outputs the binding kept: `tags` (a name that is one tag crosses as a
+/// number: no string to make on either side) and `runs` (an array of the other names, strings;
+/// anything else names none).
+pub(super) fn kept_names(tags: &[f64], runs: &JsValue) -> FxHashSet<String> {
+    let mut names: FxHashSet<String> = tags.iter().filter(|t| t.is_finite() && **t >= 0.0).map(|t| format!("{t}")).collect();
+    if js_sys::Array::is_array(runs) {
+        names.extend(js_sys::Array::from(runs).iter().filter_map(|v| v.as_string()));
+    }
+    names
+}
+
+/// How `keptAs[i]` says a name: the tag itself when the name is one tag JS reads exactly (a
+/// number), else `-2` and the name is the next of `keptRuns`.
+fn name_code(name: String, runs: &mut Vec<String>) -> f64 {
+    const MAX_SAFE: u64 = (1 << 53) - 1;
+    match name.parse::<u64>() {
+        Ok(tag) if tag <= MAX_SAFE => tag as f64,
+        _ => {
+            runs.push(name);
+            -2.0
+        }
+    }
+}
+
+/// The name of a run of internal messages that are all remembered layer-1 outputs, unchanged:
+/// their tags, in order (tags are never reused, so the name stands for one wire value).
+fn made_name(run: &[&Message]) -> Option<String> {
+    let mut name = String::new();
+    for m in run {
+        let tag = m.made.0?;
+        if !name.is_empty() {
+            name.push(',');
+        }
+        name.push_str(&tag.to_string());
+    }
+    (!name.is_empty()).then_some(name)
+}
+
+/// The wire messages of a stored call's result (`messages[i]` is `null` where one of the
+/// others names it) and, per message, `sameAs[i] = k` (the caller's `messages[k]` unchanged,
+/// `-1` otherwise) and `keptAs[i]`: the name of a layer-1 output the binding kept (when
+/// `messages[i]` is `null`) or is to keep (when it is written), `-1` for none (see `name_code`
+/// for how a name is said; `keptRuns`: the names said as `-2`, in order).
+pub(super) struct Reused {
+    pub wire: Wire,
+    pub same_as: Option<Vec<f64>>,
+    pub kept_as: Option<Vec<f64>>,
+    pub kept_runs: Option<Vec<String>>,
+}
+
 /// The model-visible wire messages of `request`; with `reuse` (a request assembled from the
-/// store), a message that is the caller's `messages[k]` unchanged is left `null` and named in
-/// the second value (`sameAs[i] = k`, `-1` for a written one).
-pub(super) fn wire_reusing(format: Format, request: &Request, reuse: Option<&Assembled>) -> (Wire, Option<Vec<f64>>) {
-    let Some(a) = reuse else {
-        return (wire(format, request), None);
+/// store), a message that is the caller's `messages[k]` unchanged, or a remembered output the
+/// binding kept, is left `null` and named instead (see `Reused`).
+pub(super) fn wire_reusing(format: Format, request: &Request, reuse: Option<&Reuse>) -> Reused {
+    let Some(r) = reuse else {
+        return Reused { wire: wire(format, request), same_as: None, kept_as: None, kept_runs: None };
     };
-    let (system, written) = write_request_with(format, request, &|run| a.same_as(run));
+    let (system, written) = write_request_with(format, request, &|run| match r.assembled.same_as(run) {
+        Some(k) => Some(Named::Same(k)),
+        None => made_name(run).map(|name| if r.kept.contains(&name) { Named::Kept(name) } else { Named::Keep(name) }),
+    });
     let mut same_as = Vec::with_capacity(written.len());
+    let mut kept_as = Vec::with_capacity(written.len());
+    let mut runs = Vec::new();
     let messages = written
         .into_iter()
-        .map(|w| match w {
-            Written::Same(k) => {
-                same_as.push(k as f64);
-                Value::Null
-            }
-            Written::Value(v) => {
-                same_as.push(-1.0);
-                v
-            }
+        .map(|w| {
+            let (same, kept, value) = match w {
+                Written::Same(k) => (k as f64, -1.0, Value::Null),
+                Written::Kept(name) => (-1.0, name_code(name, &mut runs), Value::Null),
+                Written::Keep(v, name) => (-1.0, name_code(name, &mut runs), v),
+                Written::Value(v) => (-1.0, -1.0, v),
+            };
+            same_as.push(same);
+            kept_as.push(kept);
+            value
         })
         .collect();
-    (Wire { messages, system }, Some(same_as))
+    Reused { wire: Wire { messages, system }, same_as: Some(same_as), kept_as: Some(kept_as), kept_runs: Some(runs) }
 }
 
 fn log(cb: &Callbacks, line: String) {
@@ -250,11 +319,16 @@ pub(super) async fn ask<T>(
     (result, attempts)
 }
 
-async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: PrepareOptions, cb: Callbacks, timeout: f64, heartbeat: f64, reuse: Option<Assembled>) -> Result<JsValue> {
+async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: PrepareOptions, cb: Callbacks, timeout: f64, heartbeat: f64, mut reuse: Option<Reuse>) -> Result<JsValue> {
     let started = now_ms();
     let (format, step) = {
         let mut g = borrow_mut(&inner)?;
-        (g.format, g.prepare_start(&request, &popts, &now_ms)?)
+        let step = g.prepare_start(&request, &popts, &now_ms);
+        // The pipeline keeps what it needs of the request: the pieces lent by the store go back.
+        if let Some(r) = reuse.as_mut() {
+            g.give_back(request, &mut r.assembled);
+        }
+        (g.format, step?)
     };
     let outcome: Outcome = match step {
         Step::Done(o) => *o,
@@ -304,7 +378,7 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: Prepar
         }
     }
     let mut outcome = outcome;
-    let (visible, same_as) = wire_reusing(format, &stripped(std::mem::take(&mut outcome.request)), reuse.as_ref());
+    let Reused { wire: visible, same_as, kept_as, kept_runs } = wire_reusing(format, &stripped(std::mem::take(&mut outcome.request)), reuse.as_ref());
     let checkpoint = outcome.checkpoint.as_ref().map(|chain| {
         let r = Request { messages: chain.clone(), ..Default::default() };
         wire(format, &r)
@@ -322,6 +396,8 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: Prepar
         session_state: outcome.session_state,
         cache_decision: outcome.cache_decision,
         same_as,
+        kept_as,
+        kept_runs,
     })
 }
 
@@ -362,16 +438,18 @@ impl ContextGuard {
 
     /// The fast path of `prepare` behind `src/js/memo.js` (not public API): the conversation as
     /// ids, as in `measureStored`. `undefined` when an id is unknown (the binding then takes the
-    /// plain path); otherwise the promise of `prepare`'s result plus `sameAs` (see
-    /// `wire_reusing`), which the binding turns into copies of the caller's messages.
+    /// plain path); otherwise the promise of `prepare`'s result plus `sameAs` and `keptAs` (see
+    /// `Reused`), which the binding turns into copies of the caller's messages and of the
+    /// outputs it kept (`kept_tags`, `kept_runs`: their names, see `kept_names`).
     #[wasm_bindgen(js_name = prepareStored)]
-    pub fn prepare_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, opts: JsValue) -> JsValue {
+    #[allow(clippy::too_many_arguments)]
+    pub fn prepare_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, kept_tags: Vec<f64>, kept_runs: JsValue, opts: JsValue) -> JsValue {
         let inner = self.inner.clone();
         let setup = run(|| {
             let (popts, cb, timeout, heartbeat, o) = prepare_setup(&opts)?;
             let fresh = fresh_messages(&fresh, &fresh_ids, &fresh_at)?;
             let mut g = borrow_mut(&inner)?;
-            let assembled = g.assemble_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())?;
+            let assembled = g.lend_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())?;
             Ok(assembled.map(|a| (a, popts, cb, timeout, heartbeat)))
         });
         let setup = match setup {
@@ -382,7 +460,8 @@ impl ContextGuard {
         future_to_promise(async move {
             let (mut assembled, popts, cb, timeout, heartbeat) = setup?;
             let request = std::mem::take(&mut assembled.request);
-            run_pipeline(inner, request, popts, cb, timeout, heartbeat, Some(assembled)).await.map_err(js_error)
+            let reuse = Reuse { assembled, kept: kept_names(&kept_tags, &kept_runs) };
+            run_pipeline(inner, request, popts, cb, timeout, heartbeat, Some(reuse)).await.map_err(js_error)
         })
         .into()
     }

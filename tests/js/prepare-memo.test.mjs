@@ -200,6 +200,196 @@ for (const [format, model, make] of [
   });
 }
 
+/** Anthropic: tool results alone in their user message, two in one, and one beside text. */
+function anthropicTools(turns) {
+  const m = [];
+  for (let i = 0; i < turns; i++) {
+    m.push({ role: 'user', content: `Q${i}: read file ${i}.` });
+    const two = i % 3 === 1;
+    m.push({ role: 'assistant', content: [{ type: 'tool_use', id: `t${i}`, name: 'read', input: { path: `f${i}` } }, ...(two ? [{ type: 'tool_use', id: `u${i}`, name: 'grep', input: { q: `${i}` } }] : [])] });
+    const result = (id, n) => ({ type: 'tool_result', tool_use_id: id, content: `row ${i} of ${id}: data\n`.repeat(n) });
+    const content = [result(`t${i}`, 900 + 300 * (i % 4))];
+    if (two) content.push(result(`u${i}`, 1_200));
+    if (i % 4 === 3) content.push({ type: 'text', text: 'and?' });
+    m.push({ role: 'user', content });
+    m.push({ role: 'assistant', content: `File ${i} read.` });
+  }
+  return m;
+}
+
+/** OpenAI: one tool output per turn, of varying sizes. */
+function openaiTools(turns) {
+  const m = [{ role: 'system', content: 'You run tools.' }];
+  for (let i = 0; i < turns; i++) {
+    m.push({ role: 'user', content: `Q${i}: run ${i}.` });
+    m.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'run', arguments: '{}' } }] });
+    m.push({ role: 'tool', tool_call_id: `c${i}`, content: `out ${i}: line\n`.repeat(900 + 300 * (i % 4)) });
+    m.push({ role: 'assistant', content: `Ran ${i}.` });
+  }
+  return m;
+}
+
+/** Count, per stored call, the messages wasm wrote, named as the caller's, or named as kept outputs. */
+function watchStored(guard) {
+  const proto = Object.getPrototypeOf(guard);
+  const inner = { prepareStored: proto.prepareStored, guardSourcesStored: proto.guardSourcesStored };
+  const calls = [];
+  const tally = (r) => {
+    const c = { written: 0, same: 0, kept: 0, keep: 0, names: [] };
+    let run = 0;
+    r.messages.forEach((m, i) => {
+      const name = r.keptAs[i] === -2 ? r.keptRuns[run++] : r.keptAs[i] >= 0 ? String(r.keptAs[i]) : null;
+      if (r.sameAs[i] >= 0) c.same++;
+      else if (m === null) c.kept++;
+      else if (typeof name === 'string') c.keep++;
+      else c.written++;
+      if (typeof name === 'string') c.names.push(name);
+    });
+    calls.push(c);
+    return r;
+  };
+  proto.prepareStored = function (...args) {
+    const p = inner.prepareStored.apply(this, args);
+    return p === undefined ? p : p.then(tally);
+  };
+  proto.guardSourcesStored = function (...args) {
+    const r = inner.guardSourcesStored.apply(this, args);
+    return r === undefined ? r : tally(r);
+  };
+  return { calls, restore: () => Object.assign(proto, inner) };
+}
+
+for (const [format, model, make] of [
+  ['openai', 'gpt-4o', openaiTools],
+  ['anthropic', 'claude-sonnet-4-5', anthropicTools],
+]) {
+  test(`${format}: compacted tool outputs kept from earlier results (stay, change share, disappear, reappear) equal the plain path`, async () => {
+    const cfg = { model, format, contextWindow: 400_000, toolOutputLimit: 2_500, toolOutputTotal: 12_000 };
+    const fast = new ContextGuard(cfg);
+    const slow = new ContextGuard(cfg);
+    const watch = watchStored(fast);
+    try {
+      const msgs = make(12);
+      let last = await same(fast, slow, msgs);
+      assert.ok(watch.calls[0].keep > 0, 'the first result names outputs to keep');
+      // stay: grown by a message, every compacted output comes back by name, none as JSON (but
+      // an Anthropic one beside text in its message: that message is written, as before)
+      msgs.push({ role: 'user', content: 'next' });
+      let r = await same(fast, slow, msgs);
+      const mixed = msgs.filter((m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_result') && m.content.some((b) => b.type === 'text')).length;
+      assert.ok(watch.calls[1].written <= mixed && watch.calls[1].keep === 0, JSON.stringify(watch.calls[1]));
+      assert.equal(watch.calls[1].kept, watch.calls[0].keep);
+      assertNoSharing(r, last, 'two results');
+      // the host changes a kept output in its result: the next result is not affected
+      const k = r.messages.findIndex((m) => JSON.stringify(m).includes('truncated') || JSON.stringify(m).includes('omitted'));
+      assert.ok(k >= 0, 'a compacted output in the result');
+      r.messages[k].content = format === 'openai' ? 'changed by the host' : [{ type: 'text', text: 'changed by the host' }];
+      last = r;
+      r = await same(fast, slow, msgs);
+      assertNoSharing(r, last, 'two results');
+      last = await same(fast, slow, msgs, {}, 'guardSources');
+      assertNoSharing(last, r, 'two results');
+      // change share: more outputs share the total, so the older ones get new limits
+      const grown = [...msgs, ...make(16).slice(format === 'openai' ? 49 : 48)];
+      await same(fast, slow, grown);
+      assert.ok(watch.calls.at(-1).keep > watch.calls.at(-1).kept, 'new limits, new outputs to keep');
+      await same(fast, slow, grown);
+      assert.equal(watch.calls.at(-1).keep, 0);
+      // disappear: the outputs dropped, then reappear (the same objects, then equal copies)
+      const kept = watch.calls.length;
+      const none = msgs.filter((m) => !JSON.stringify(m).includes('tool_result') && m.role !== 'tool' && !m.tool_calls && !(Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_use')));
+      await same(fast, slow, none);
+      assert.equal(watch.calls.at(-1).kept + watch.calls.at(-1).keep, 0);
+      await same(fast, slow, msgs);
+      assert.ok(watch.calls.at(-1).keep > 0, 'kept copies were dropped with the outputs');
+      await same(fast, slow, structuredClone(msgs));
+      await same(fast, slow, msgs, {}, 'guardSources');
+      assert.ok(watch.calls.slice(kept).at(-1).kept > 0);
+      // the same output twice in one conversation, and the emergency pass (other limits)
+      await same(fast, slow, [...msgs, ...msgs.slice(1, 5)]);
+      await same(fast, slow, msgs, { emergency: true }, 'guardSources');
+      await same(fast, slow, msgs);
+      if (format === 'anthropic') assert.ok(watch.calls.flatMap((c) => c.names).some((n) => n.includes(',')), 'two outputs in one message named together');
+    } finally {
+      watch.restore();
+    }
+  });
+
+  test(`${format}: kept outputs stay while a prepare is pending, whatever other calls return`, async () => {
+    const cfg = { model, format, contextWindow: 60_000, maxOutputTokens: 4_000, toolOutputLimit: 1_500, toolOutputTotal: 8_000 };
+    const fast = new ContextGuard(cfg);
+    const slow = new ContextGuard(cfg);
+    const msgs = make(10);
+    await same(fast, slow, msgs, {}, 'guardSources');
+    await same(fast, slow, msgs, {}, 'guardSources');
+    let release;
+    const gate = new Promise((resolve) => { release = resolve; });
+    const summarize = async (req) => {
+      await gate;
+      return `Summary of ${req.messages.length} messages.`;
+    };
+    const pending = fast.prepare(msgs, { summarize, force: true });
+    // meanwhile: results without the outputs (a plain-path call would drop kept copies)
+    const none = msgs.slice(0, 2);
+    await same(fast, slow, none, {}, 'guardSources');
+    await same(fast, slow, msgs.slice(0, 6), {}, 'guardSources');
+    release();
+    const a = await pending;
+    const b = await slow.prepare(plainOf(msgs), { summarize: async (req) => `Summary of ${req.messages.length} messages.`, force: true });
+    assert.equal(canonical(a), canonical(b));
+    await same(fast, slow, msgs);
+    await same(fast, slow, msgs, {}, 'guardSources');
+  });
+}
+
+for (const [format, model, make, tools] of [
+  ['openai', 'gpt-4o', openaiTools, [{ type: 'function', function: { name: 'run', description: 'Run it.', parameters: { type: 'object', properties: {} } } }]],
+  ['anthropic', 'claude-sonnet-4-5', anthropicTools, [{ name: 'read', description: 'Read a file.', input_schema: { type: 'object', properties: {} } }]],
+]) {
+  test(`${format}: calls made while prepare holds the stored messages (before it starts) equal the plain path, and the store recovers`, async () => {
+    const cfg = { model, format, contextWindow: 400_000, toolOutputLimit: 2_500, toolOutputTotal: 12_000 };
+    const fast = new ContextGuard(cfg);
+    const slow = new ContextGuard(cfg);
+    const msgs = make(8);
+    const system = format === 'anthropic' ? 'You read files.' : undefined;
+    const opts = system ? { system, tools } : { tools };
+    await same(fast, slow, msgs, opts);
+    msgs.push({ role: 'user', content: 'next' });
+    // prepare() returns before its pipeline starts: measure, guardSources and another prepare
+    // in that window (the same messages twice, too)
+    const both = (g, m) => {
+      const p = g.prepare(m, opts);
+      const twice = [...m, m[1]];
+      return { p, measure: g.measure(m, opts), sources: g.guardSources(twice, opts), p2: g.prepare(twice, opts) };
+    };
+    const a = both(fast, msgs);
+    const b = both(slow, plainOf(msgs));
+    assert.deepEqual(a.measure, b.measure);
+    assert.equal(canonical(a.sources), canonical(b.sources));
+    const [ap, ap2, bp, bp2] = await Promise.all([a.p, a.p2, b.p, b.p2]);
+    assert.equal(canonical(ap), canonical(bp));
+    assert.equal(canonical(ap2), canonical(bp2));
+    assertNoSharing(ap, ap2, 'two results');
+    // and afterwards only new messages cross again
+    await same(fast, slow, msgs, opts);
+    const proto = Object.getPrototypeOf(fast);
+    const inner = proto.prepareStored;
+    const seen = [];
+    proto.prepareStored = function (ids, fresh, ...rest) {
+      seen.push(fresh.length);
+      return inner.call(this, ids, fresh, ...rest);
+    };
+    try {
+      msgs.push({ role: 'user', content: 'and next' });
+      await same(fast, slow, msgs, opts);
+      await same(fast, slow, [...msgs, msgs[2]], opts);
+    } finally {
+      proto.prepareStored = inner;
+    }
+    assert.deepEqual(seen, [1, 0]);
+  });
+}
+
 test('values the memo does not take (lone surrogates, class instances, undefined fields) read as on the plain path', async () => {
   const fast = new ContextGuard({ model: 'gpt-4o' });
   const slow = new ContextGuard({ model: 'gpt-4o' });
