@@ -1,6 +1,7 @@
 // The pipeline on the benchmark's 2,000-message, ~1.5M-token conversation, in Node:
 // guardSources (layer 1), prepare with an instant summarizer (layer 1 + the one-pass trim +
-// checkpoint + sanitation), and measure after one new message. Medians of N fresh guards.
+// checkpoint + sanitation), and measure after one new message. Medians of N fresh guards; then
+// prepare and measure per turn on one guard over 30 turns (steady state).
 //
 //   node benches/pipeline.mjs [--runs N]
 //
@@ -47,6 +48,21 @@ for (let i = 0; i < runs; i++) {
   rows.prepare.push(tp);
   last = { g, p };
 }
+// Steady state: one guard over 30 turns, each adding a user message (prepare, then measure) and
+// an answer — what a chat client pays per turn once the guard has seen the conversation.
+const steady = { prepare: [], measure: [] };
+{
+  let conv = messages;
+  const guard = new ContextGuard({ model: 'gpt-4.1' });
+  await guard.prepare(conv);
+  for (let i = 0; i < 30; i++) {
+    conv = [...conv, { role: 'user', content: `Question ${i}: what does the log above show?` }];
+    steady.prepare.push((await time(() => guard.prepare(conv)))[0]);
+    steady.measure.push((await time(() => guard.measure(conv)))[0]);
+    conv = [...conv, { role: 'assistant', content: `Answer ${i}: a retry loop.` }];
+  }
+  guard.free();
+}
 const fmt = (ms) => (ms < 10 ? `${ms.toFixed(1)} ms` : `${ms.toFixed(0)} ms`);
 console.log(`2,000-message chat: ${messages.length} messages, ${total.toLocaleString('en')} tokens (gpt-4.1 count); node ${process.version}, ${os.cpus().length} cores; medians of ${runs}`);
 console.log('');
@@ -58,4 +74,5 @@ console.log(`| measure, first call on that guard (counts cached by guardSources)
 console.log(`| measure after one new message (same guard) | ${fmt(median(rows.measureGrown))} | only the new message crosses |`);
 console.log(`| guardSources after one new message (same guard) | ${fmt(median(rows.guardGrown))} | layer 1 remembered by content; input and output cross as JSON |`);
 console.log(`| prepare after two new messages, no compaction needed (same guard, gpt-4.1) | ${fmt(median(rows.prepareGrown))} | |`);
+console.log(`| prepare after one new message, steady state (same guard, 30 turns) | ${fmt(median(steady.prepare))} | measure right after it: ${fmt(median(steady.measure))} |`);
 console.log(`| prepare with an instant summarizer, fresh guard (gpt-4o, 128k) | ${fmt(median(rows.prepare))} | ${last.p.compaction.status}: ${last.p.compaction.beforeTokens}→${last.p.compaction.afterTokens} tokens, ${last.p.compaction.removedItems} items removed |`);
