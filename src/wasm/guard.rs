@@ -93,12 +93,8 @@ struct SourcesResult {
     metrics: ContextMetrics,
     traces: Vec<Trace>,
     /// The stored path only (see `guardSourcesStored`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    same_as: Option<Vec<f64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kept_as: Option<Vec<f64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kept_runs: Option<Vec<String>>,
+    #[serde(flatten)]
+    refs: Option<super::prepare::Refs>,
 }
 
 #[derive(Serialize)]
@@ -165,7 +161,7 @@ impl ContextGuard {
             self.with_mut(|g| {
                 let r = g.guard_sources(&request, o.emergency, &now_ms);
                 let (system, messages) = write_request(format, &r.request);
-                Ok((encode(&SourcesResult { messages, system, metrics: r.metrics, traces: r.traces.clone(), same_as: None, kept_as: None, kept_runs: None })?, r.traces, on_trace))
+                Ok((encode(&SourcesResult { messages, system, metrics: r.metrics, traces: r.traces.clone(), refs: None })?, r.traces, on_trace))
             })
         })?;
         let (value, traces, on_trace) = out;
@@ -215,9 +211,7 @@ impl ContextGuard {
                     system: w.wire.system,
                     metrics: r.metrics,
                     traces: r.traces.clone(),
-                    same_as: w.same_as,
-                    kept_as: w.kept_as,
-                    kept_runs: w.kept_runs,
+                    refs: w.refs,
                 };
                 Ok(Some((encode(&result)?, r.traces, on_trace)))
             })

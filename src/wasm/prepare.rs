@@ -95,12 +95,8 @@ struct PrepareResult {
     session_state: Option<SessionState>,
     cache_decision: Option<CacheDecision>,
     /// The stored path only (see `prepareStored`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    same_as: Option<Vec<f64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kept_as: Option<Vec<f64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kept_runs: Option<Vec<String>>,
+    #[serde(flatten)]
+    refs: Option<Refs>,
 }
 
 #[derive(Serialize)]
@@ -188,9 +184,17 @@ fn made_name(run: &[&Message]) -> Option<String> {
 /// for how a name is said; `keptRuns`: the names said as `-2`, in order).
 pub(super) struct Reused {
     pub wire: Wire,
-    pub same_as: Option<Vec<f64>>,
-    pub kept_as: Option<Vec<f64>>,
-    pub kept_runs: Option<Vec<String>>,
+    /// `None` on the plain path.
+    pub refs: Option<Refs>,
+}
+
+/// The names of a stored call's result (see `Reused`), flattened into the result object.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Refs {
+    same_as: Vec<f64>,
+    kept_as: Vec<f64>,
+    kept_runs: Vec<String>,
 }
 
 /// The model-visible wire messages of `request`; with `reuse` (a request assembled from the
@@ -198,7 +202,7 @@ pub(super) struct Reused {
 /// binding kept, is left `null` and named instead (see `Reused`).
 pub(super) fn wire_reusing(format: Format, request: &Request, reuse: Option<&Reuse>) -> Reused {
     let Some(r) = reuse else {
-        return Reused { wire: wire(format, request), same_as: None, kept_as: None, kept_runs: None };
+        return Reused { wire: wire(format, request), refs: None };
     };
     let (system, written) = write_request_with(format, request, &|run| match r.assembled.same_as(run) {
         Some(k) => Some(Named::Same(k)),
@@ -221,7 +225,7 @@ pub(super) fn wire_reusing(format: Format, request: &Request, reuse: Option<&Reu
             value
         })
         .collect();
-    Reused { wire: Wire { messages, system }, same_as: Some(same_as), kept_as: Some(kept_as), kept_runs: Some(runs) }
+    Reused { wire: Wire { messages, system }, refs: Some(Refs { same_as, kept_as, kept_runs: runs }) }
 }
 
 fn log(cb: &Callbacks, line: String) {
@@ -378,7 +382,7 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: Prepar
         }
     }
     let mut outcome = outcome;
-    let Reused { wire: visible, same_as, kept_as, kept_runs } = wire_reusing(format, &stripped(std::mem::take(&mut outcome.request)), reuse.as_ref());
+    let Reused { wire: visible, refs } = wire_reusing(format, &stripped(std::mem::take(&mut outcome.request)), reuse.as_ref());
     let checkpoint = outcome.checkpoint.as_ref().map(|chain| {
         let r = Request { messages: chain.clone(), ..Default::default() };
         wire(format, &r)
@@ -395,9 +399,7 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: Prepar
         dropped_messages: outcome.dropped_messages,
         session_state: outcome.session_state,
         cache_decision: outcome.cache_decision,
-        same_as,
-        kept_as,
-        kept_runs,
+        refs,
     })
 }
 
