@@ -2,10 +2,12 @@
 # Builds the npm package `ctxguard` into pkg/: wasm-pack's web-target output, then the
 # hand-written entries and types from src/js/ (see scripts/finish-pkg.mjs).
 #
-# Three builds of the crate: pkg/ with both vocabularies (`ctxguard`), and pkg/o200k/ and
+# Five builds of the crate: pkg/ with both vocabularies (`ctxguard`); pkg/o200k/ and
 # pkg/cl100k/ with one each (`ctxguard/o200k`, `ctxguard/cl100k`), for pages that need one
-# encoding and should download only it. CTXGUARD_VARIANTS=0 skips the single-encoding builds
-# (a faster local build; the package is then incomplete).
+# encoding and should download only it; and pkg/o200k/count/ and pkg/cl100k/count/ without the
+# `pipeline` feature (`ctxguard/o200k/count`, `ctxguard/cl100k/count`: countTokens and the model
+# table only), for pages that only count. CTXGUARD_VARIANTS=0 skips all but the first (a faster
+# local build; the package is then incomplete).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -17,7 +19,8 @@ flags=(--release --target web --out-name ctxguard_wasm --no-pack --no-typescript
 wasm-pack build "${flags[@]}" --out-dir pkg
 if [ "${CTXGUARD_VARIANTS:-1}" != 0 ]; then
   for enc in o200k cl100k; do
-    wasm-pack build "${flags[@]}" --out-dir "pkg/$enc" -- --no-default-features --features "$enc"
+    wasm-pack build "${flags[@]}" --out-dir "pkg/$enc" -- --no-default-features --features "$enc,pipeline"
+    wasm-pack build "${flags[@]}" --out-dir "pkg/$enc/count" -- --no-default-features --features "$enc"
   done
 fi
 # wasm-opt from the npm package binaryen (a dev dependency; see ../shared/TOOLCHAIN.md for why not
@@ -26,7 +29,7 @@ fi
 # enables for wasm32 by default; wasm-opt rejects a module that uses one not listed.
 opt=node_modules/.bin/wasm-opt
 [ -x "$opt" ] || { echo "build-pkg: $opt is missing; run scripts/setup.sh (npm ci)" >&2; exit 1; }
-for dir in pkg pkg/o200k pkg/cl100k; do
+for dir in pkg pkg/o200k pkg/cl100k pkg/o200k/count pkg/cl100k/count; do
   [ -f "$dir/ctxguard_wasm_bg.wasm" ] || continue
   "$opt" -O3 --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \

@@ -6,6 +6,8 @@
 //   - the worker helper: `ctxguard/worker` (worker.js, main thread, no wasm) and
 //     `ctxguard/worker/serve` (worker-serve.js in browsers, worker-serve-node.js in Node), with
 //     their hand-written types;
+//   - the single-encoding builds' entries (pkg/o200k/, pkg/cl100k/) and the counting-only
+//     builds' (pkg/<encoding>/count/: count-api.js as their api.js, types in count.d.ts);
 //   - package.json with `exports` conditions (types / node / browser / default).
 // Run by scripts/build-pkg.sh after `wasm-pack build`.
 import { execFileSync } from 'node:child_process';
@@ -82,6 +84,19 @@ for (const enc of variants) {
   for (const f of ['package.json', 'README.md', '.gitignore']) rmSync(join(dir, f), { force: true });
   files.push(`${enc}/`);
 }
+// Counting-only builds (no `pipeline` feature): the same two entries over count-api.js.
+const counters = variants.filter((enc) => existsSync(join(pkg, enc, 'count', 'ctxguard_wasm.js')));
+for (const enc of counters) {
+  const dir = join(pkg, enc, 'count');
+  copyFileSync(join(js, 'count-api.js'), join(dir, 'api.js'));
+  copyFileSync(join(js, 'node.js'), join(dir, 'node.js'));
+  bundleWebEntry(dir);
+  for (const f of ['package.json', 'README.md', '.gitignore']) rmSync(join(dir, f), { force: true });
+}
+if (counters.length) {
+  copyFileSync(join(js, 'count.d.ts'), join(pkg, 'count.d.ts'));
+  files.push('count.d.ts');
+}
 // JS snippets the binding imports (#[wasm_bindgen(module = ...)]), e.g. the summarizer runtime.
 if (existsSync(join(pkg, 'snippets'))) files.push('snippets/');
 for (const doc of ['README.md', 'LICENSE', 'LICENSE-MIT', 'LICENSE.md']) {
@@ -114,6 +129,12 @@ const manifest = {
         { types: './index.d.ts', node: `./${enc}/node.js`, browser: `./${enc}/index.js`, default: `./${enc}/index.js` },
       ]),
     ),
+    ...Object.fromEntries(
+      counters.map((enc) => [
+        `./${enc}/count`,
+        { types: './count.d.ts', node: `./${enc}/count/node.js`, browser: `./${enc}/count/index.js`, default: `./${enc}/count/index.js` },
+      ]),
+    ),
     // Main thread: pure JS (the worker loads the wasm).
     './worker': {
       types: './worker.d.ts',
@@ -130,7 +151,14 @@ const manifest = {
   },
   files,
   // Importing an entry instantiates the WebAssembly module: keep them, tree-shake the rest.
-  sideEffects: ['./index.js', './node.js', ...variants.flatMap((enc) => [`./${enc}/index.js`, `./${enc}/node.js`]), './worker-serve.js', './worker-serve-node.js'],
+  sideEffects: [
+    './index.js',
+    './node.js',
+    ...variants.flatMap((enc) => [`./${enc}/index.js`, `./${enc}/node.js`]),
+    ...counters.flatMap((enc) => [`./${enc}/count/index.js`, `./${enc}/count/node.js`]),
+    './worker-serve.js',
+    './worker-serve-node.js',
+  ],
   engines: { node: '>=20' }, // the versions tested (make test runs Node 20)
   keywords: ['llm', 'tokens', 'tiktoken', 'context-window', 'chat', 'wasm', 'webassembly'],
 };
@@ -143,7 +171,7 @@ console.log(
     `ctxguard_wasm_bg.wasm ${mb(wasm.length)} raw, ${mb(gzipSync(wasm, { level: 9 }).length)} gzipped; ` +
     `glue ${statSync(join(pkg, 'ctxguard_wasm.js')).size} bytes`,
 );
-for (const enc of variants) {
-  const w = readFileSync(join(pkg, enc, 'ctxguard_wasm_bg.wasm'));
-  console.log(`[finish-pkg] pkg/${enc}/ (ctxguard/${enc}): ctxguard_wasm_bg.wasm ${mb(w.length)} raw, ${mb(gzipSync(w, { level: 9 }).length)} gzipped`);
+for (const name of [...variants, ...counters.map((enc) => `${enc}/count`)]) {
+  const w = readFileSync(join(pkg, name, 'ctxguard_wasm_bg.wasm'));
+  console.log(`[finish-pkg] pkg/${name}/ (ctxguard/${name}): ctxguard_wasm_bg.wasm ${mb(w.length)} raw, ${mb(gzipSync(w, { level: 9 }).length)} gzipped`);
 }

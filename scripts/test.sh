@@ -82,7 +82,7 @@ skip() {
 export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261130}"
 step "cargo test (native)" tests cargo test
 # The crate denies unwrap/expect/panic/indexing in library code: clippy is what enforces it.
-step "cargo clippy (native + wasm32)" check bash -c "cargo clippy --all-targets -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings"
+step "cargo clippy (native + wasm32)" check bash -c "cargo clippy --all-targets -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features o200k -- -D warnings"
 step "wasm-bindgen tests (node)" tests wasm-pack test --node -- --test wasm_node
 step "wasm-bindgen tests (chromium)" tests \
   wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver -- --test wasm_browser

@@ -84,12 +84,15 @@ impl Encoding {
             return Ok(self);
         }
         let entry = if Encoding::O200kBase.is_available() { "ctxguard/o200k" } else { "ctxguard/cl100k" };
+        // The counting-only builds (no `pipeline` feature) are `ctxguard/<encoding>/count`.
+        let (entry, instead) = if cfg!(feature = "pipeline") {
+            (entry.to_string(), "'ctxguard'")
+        } else {
+            (format!("{entry}/count"), "'ctxguard/o200k/count' and 'ctxguard/cl100k/count' or 'ctxguard'")
+        };
         Err(Error::new(
             ErrorCode::UnknownEncoding,
-            format!(
-                "this build of ctxguard ({entry}) has no {} vocabulary; import 'ctxguard' for both encodings",
-                self.as_str()
-            ),
+            format!("this build of ctxguard ({entry}) has no {} vocabulary; import {instead} for both encodings", self.as_str()),
         ))
     }
 

@@ -1,13 +1,16 @@
 //! The two shared helpers every export goes through: JS value -> core type, and core result ->
 //! JS value or a real JS `Error` with a stable `code`.
 
+#[cfg(feature = "pipeline")]
 use std::borrow::Cow;
 
+#[cfg(feature = "pipeline")]
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use crate::error::{Error, ErrorCode, Result};
+#[cfg(feature = "pipeline")]
 use crate::json_text::repair_lone_surrogates;
 
 /// Turn a core error into a JS `Error` with `name = "CtxguardError"`, `code` and `index`.
@@ -61,12 +64,14 @@ pub fn check_json_data(value: &JsValue, what: &str, code: ErrorCode, indexed: bo
 /// JSON-stringify a JS value (throws on cycles and BigInt, drops functions and `undefined`
 /// fields, exactly like `JSON.stringify`) after `check_json_data`, repairing lone-surrogate
 /// escapes into U+FFFD so that invalid UTF-16 from JS never makes the input unreadable.
+#[cfg(feature = "pipeline")]
 pub fn to_json_text(value: &JsValue, what: &str, code: ErrorCode) -> Result<String> {
     check_json_data(value, what, code, what == "messages")?;
     stringify(value, what, code)
 }
 
 /// `JSON.stringify` without the data check (options: their callback fields are not data).
+#[cfg(feature = "pipeline")]
 fn stringify(value: &JsValue, what: &str, code: ErrorCode) -> Result<String> {
     let text = js_sys::JSON::stringify(value)
         .map_err(|e| {
@@ -82,6 +87,7 @@ fn stringify(value: &JsValue, what: &str, code: ErrorCode) -> Result<String> {
 }
 
 /// Decode a JS value into a core type through JSON. `undefined`/`null` are errors here.
+#[cfg(feature = "pipeline")]
 pub fn decode<T: DeserializeOwned>(value: &JsValue, what: &str, code: ErrorCode) -> Result<T> {
     if value.is_undefined() || value.is_null() {
         return Err(Error::new(code, format!("{what} is required")));
@@ -89,6 +95,7 @@ pub fn decode<T: DeserializeOwned>(value: &JsValue, what: &str, code: ErrorCode)
     parse(&to_json_text(value, what, code)?, what, code)
 }
 
+#[cfg(feature = "pipeline")]
 fn parse<T: DeserializeOwned>(text: &str, what: &str, code: ErrorCode) -> Result<T> {
     serde_json::from_str(text).map_err(|e| Error::new(code, explain::<T>(text, what, &e)))
 }
@@ -96,6 +103,7 @@ fn parse<T: DeserializeOwned>(text: &str, what: &str, code: ErrorCode) -> Result
 /// A decoding error that names the field: serde reports "invalid type … at line 1 column 42";
 /// for an object, the first field that fails on its own is named (`config.economicBudget: …`),
 /// and the text position — meaningless to a JS caller — is left out.
+#[cfg(feature = "pipeline")]
 fn explain<T: DeserializeOwned>(text: &str, what: &str, err: &serde_json::Error) -> String {
     let clean = |m: String| match m.find(" at line ") {
         Some(i) => m[..i].to_string(),
@@ -122,6 +130,7 @@ fn explain<T: DeserializeOwned>(text: &str, what: &str, err: &serde_json::Error)
 
 /// Decode an optional options bag: `undefined`/`null` give the defaults; anything but a plain
 /// object is an error; unknown fields are errors (the option structs deny them).
+#[cfg(feature = "pipeline")]
 pub fn options<T: DeserializeOwned + Default>(value: &JsValue, what: &str) -> Result<T> {
     if value.is_undefined() || value.is_null() {
         return Ok(T::default());
@@ -131,6 +140,55 @@ pub fn options<T: DeserializeOwned + Default>(value: &JsValue, what: &str) -> Re
     }
     check_option_values(value, what)?;
     parse(&stringify(value, what, ErrorCode::InvalidOptions)?, what, ErrorCode::InvalidOptions)
+}
+
+/// An options bag whose fields are all optional strings (`countTokens`'s), read without JSON so
+/// that the counting-only build carries no JSON parser: the same checks and errors as
+/// [`options`] — defaults for `undefined`/`null`, an object required, JSON-dropped values
+/// (`undefined`, callbacks) ignored, a wrong type or an unknown field an `INVALID_OPTIONS` error.
+pub fn string_options<const N: usize>(value: &JsValue, what: &str, names: [&str; N]) -> Result<[Option<String>; N]> {
+    let mut out: [Option<String>; N] = std::array::from_fn(|_| None);
+    if value.is_undefined() || value.is_null() {
+        return Ok(out);
+    }
+    if !value.is_object() || js_sys::Array::is_array(value) {
+        return Err(Error::options(format!("{what} must be an object")));
+    }
+    check_option_values(value, what)?;
+    // Own string keys (JSON.stringify reads the enumerable ones; options bags have no others).
+    let keys = js_sys::Reflect::own_keys(value)
+        .map_err(|e| Error::options(format!("{what} cannot be read: {}", String::from(js_sys::Error::from(e).message()))))?;
+    for key in keys.iter() {
+        let Some(name) = key.as_string() else { continue };
+        let v = js_sys::Reflect::get(value, &key)
+            .map_err(|e| Error::options(format!("{what} cannot be read: {}", String::from(js_sys::Error::from(e).message()))))?;
+        if v.is_undefined() || v.is_function() {
+            continue;
+        }
+        let Some(slot) = names.iter().position(|n| *n == name).and_then(|i| out.get_mut(i)) else {
+            let expected = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" or ");
+            return Err(Error::options(format!("{what}: unknown field `{name}`, expected {expected}")));
+        };
+        if v.is_null() {
+            continue;
+        }
+        match v.as_string() {
+            Some(s) => *slot = Some(s),
+            None => {
+                let kind = if v.as_bool().is_some() {
+                    "a boolean"
+                } else if v.as_f64().is_some() {
+                    "a number"
+                } else if js_sys::Array::is_array(&v) {
+                    "an array"
+                } else {
+                    "an object"
+                };
+                return Err(Error::options(format!("{what}.{name}: invalid type: {kind}, expected a string")));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Option fields that are callbacks (read separately; JSON drops them).
@@ -193,6 +251,7 @@ pub fn text_arg(value: &JsValue, what: &str) -> Result<String> {
 
 /// Milliseconds from `performance.now()` where there is one (browsers, workers, Node), else
 /// `Date.now()`.
+#[cfg(feature = "pipeline")]
 pub fn now_ms() -> f64 {
     let perf = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance")).unwrap_or(JsValue::UNDEFINED);
     if let Ok(now) = js_sys::Reflect::get(&perf, &JsValue::from_str("now")) {
@@ -207,6 +266,7 @@ pub fn now_ms() -> f64 {
 
 /// `opts[name]` when it is a function (callbacks are read before the options are JSON-decoded;
 /// JSON drops functions). Anything else there is an `INVALID_OPTIONS` error.
+#[cfg(feature = "pipeline")]
 pub fn callback(opts: &JsValue, name: &str) -> Result<Option<js_sys::Function>> {
     if !opts.is_object() {
         return Ok(None);

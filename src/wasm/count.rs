@@ -1,18 +1,10 @@
 //! Exports for counting: `countTokens`, `modelInfo`, `knownModels`.
 
-use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
-use super::convert::{encode, options, run, text_arg};
+use super::convert::{encode, run, string_options, text_arg};
 use crate::models;
 use crate::tokens::{self, Encoding};
-
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CountTokensOptions {
-    encoding: Option<String>,
-    model: Option<String>,
-}
 
 /// `countTokens(text, { encoding?, model? }) -> number`. With a model whose tokenizer is not
 /// public (and no explicit encoding), the result is that model's estimate.
@@ -20,8 +12,8 @@ struct CountTokensOptions {
 pub fn count_tokens(text: JsValue, opts: JsValue) -> Result<u32, JsValue> {
     run(|| {
         let text = text_arg(&text, "text")?;
-        let o: CountTokensOptions = options(&opts, "options")?;
-        let (encoding, factor) = match (&o.encoding, &o.model) {
+        let [encoding, model] = string_options(&opts, "options", ["encoding", "model"])?;
+        let (encoding, factor) = match (&encoding, &model) {
             (Some(e), _) => (Encoding::from_name(e)?, 1.0),
             (None, Some(m)) => {
                 let info = models::info(m);

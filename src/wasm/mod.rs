@@ -1,20 +1,33 @@
 //! The binding layer: the only place that names wasm-bindgen. Each export decodes its input,
 //! calls the core, and encodes the output or maps the error, through the helpers in `convert`.
 
+// Without the `pipeline` feature only counting is exported (the `ctxguard/<encoding>/count`
+// builds); with LTO the rest of the core then drops out of the .wasm.
+#[cfg(feature = "pipeline")]
 mod checkpoint;
+#[cfg(feature = "pipeline")]
 mod calibration;
 mod convert;
 mod count;
+#[cfg(feature = "pipeline")]
 mod guard;
+#[cfg(feature = "pipeline")]
 mod overflow;
+#[cfg(feature = "pipeline")]
 mod prepare;
+#[cfg(feature = "pipeline")]
 mod settle;
+#[cfg(feature = "pipeline")]
 mod sources;
 
+#[cfg(feature = "pipeline")]
 pub use checkpoint::resolve_history;
 pub use count::{count_tokens, known_models, model_info};
+#[cfg(feature = "pipeline")]
 pub use guard::{count_messages, ContextGuard};
+#[cfg(feature = "pipeline")]
 pub use overflow::classify_provider_error;
+#[cfg(feature = "pipeline")]
 pub use sources::{compact_tool_output, preview_attachment, read_attachment, read_attachment_tool};
 
 use wasm_bindgen::prelude::*;

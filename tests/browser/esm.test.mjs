@@ -71,3 +71,43 @@ test('import { countTokens, ContextGuard } from "ctxguard" works in a plain page
   assert.equal(r.afterError, 2);
   assert.match(r.version, /^\d+\.\d+\.\d+/);
 });
+
+test('the counting-only builds load in a plain page and fetch only their own .wasm', async () => {
+  const page = await watchedPage(browser.context);
+  const fetched = [];
+  page.on('request', (req) => {
+    if (req.url().endsWith('.wasm')) fetched.push(new URL(req.url()).pathname);
+  });
+  await page.goto(base);
+  await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
+  fetched.length = 0;
+  const r = await page.evaluate(async () => {
+    const o200k = await import('/pkg/o200k/count/index.js');
+    const cl100k = await import('/pkg/cl100k/count/index.js');
+    let other = null;
+    try {
+      o200k.countTokens('x', { encoding: 'cl100k_base' });
+    } catch (e) {
+      other = { name: e.name, code: e.code };
+    }
+    return {
+      exports: Object.keys(o200k).sort(),
+      hello: o200k.countTokens('hello world'),
+      japanese: o200k.countTokens('こんにちは世界', { model: 'gpt-4o' }),
+      great: cl100k.countTokens('tiktoken is great!'),
+      model: cl100k.modelInfo('gpt-4').encoding,
+      other,
+    };
+  });
+  await page.close();
+  assert.deepEqual(page.problems, []);
+  assert.deepEqual(r, {
+    exports: ['countTokens', 'knownModels', 'memoryStats', 'modelInfo', 'version'],
+    hello: 2,
+    japanese: 2,
+    great: 6,
+    model: 'cl100k_base',
+    other: { name: 'CtxguardError', code: 'UNKNOWN_ENCODING' },
+  });
+  assert.deepEqual(fetched.sort(), ['/pkg/cl100k/count/ctxguard_wasm_bg.wasm', '/pkg/o200k/count/ctxguard_wasm_bg.wasm']);
+});

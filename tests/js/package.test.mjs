@@ -49,7 +49,20 @@ test('package.json: ESM, conditions in the right order, files, side effects', ()
   assert.equal(manifest.exports['.'].node, './node.js');
   assert.equal(manifest.exports['.'].browser, './index.js');
   assert.equal(manifest.exports['.'].default, './index.js');
-  assert.deepEqual(manifest.sideEffects, ['./index.js', './node.js', './o200k/index.js', './o200k/node.js', './cl100k/index.js', './cl100k/node.js', './worker-serve.js', './worker-serve-node.js']);
+  assert.deepEqual(manifest.sideEffects, [
+    './index.js',
+    './node.js',
+    './o200k/index.js',
+    './o200k/node.js',
+    './cl100k/index.js',
+    './cl100k/node.js',
+    './o200k/count/index.js',
+    './o200k/count/node.js',
+    './cl100k/count/index.js',
+    './cl100k/count/node.js',
+    './worker-serve.js',
+    './worker-serve-node.js',
+  ]);
   for (const enc of ['o200k', 'cl100k']) {
     assert.deepEqual(manifest.exports[`./${enc}`], { types: './index.d.ts', node: `./${enc}/node.js`, browser: `./${enc}/index.js`, default: `./${enc}/index.js` });
   }
@@ -87,11 +100,13 @@ test('the packed tarball installs and works in a fresh folder (Node ESM, sync af
         "const guard = new ContextGuard({ model: 'gpt-4o' });",
         "const m = guard.measure([{ role: 'user', content: 'hello world' }]);",
         "import * as cl100k from 'ctxguard/cl100k';",
-        "console.log(JSON.stringify({ n: countTokens('hello world'), total: countMessages([{ role: 'user', content: 'hello world' }], { model: 'gpt-4o' }).total, used: m.usedTokens, version: version(), cl100k: cl100k.countTokens('tiktoken is great!', { encoding: 'cl100k_base' }) }));",
+        "import { countTokens as countO200k } from 'ctxguard/o200k/count';",
+        "import { countTokens as countCl100k } from 'ctxguard/cl100k/count';",
+        "console.log(JSON.stringify({ n: countTokens('hello world'), total: countMessages([{ role: 'user', content: 'hello world' }], { model: 'gpt-4o' }).total, used: m.usedTokens, version: version(), cl100k: cl100k.countTokens('tiktoken is great!', { encoding: 'cl100k_base' }), counters: [countO200k('hello world'), countCl100k('tiktoken is great!')] }));",
       ].join('\n'),
     );
     const out = JSON.parse(execFileSync(process.execPath, ['check.mjs'], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
-    assert.deepEqual(out, { n: 2, total: 9, used: 9, version: cargoVersion, cl100k: 6 });
+    assert.deepEqual(out, { n: 2, total: 9, used: 9, version: cargoVersion, cl100k: 6, counters: [2, 6] });
 
     // ctxguard/worker from the tarball: a worker thread serving, the main thread asking.
     writeFileSync(join(dir, 'guard-worker.mjs'), "import 'ctxguard/worker/serve';\n");
