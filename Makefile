@@ -6,7 +6,7 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 PORT ?= 8080
 
-.PHONY: setup build test demo serve bench soak fuzz clean
+.PHONY: setup build test demo serve bench bench-builds soak fuzz clean
 
 setup:
 	scripts/setup.sh
@@ -27,6 +27,11 @@ serve:
 
 bench: build
 	@if [ -f benches/run.mjs ]; then node benches/run.mjs; else echo "no benches/run.mjs yet"; fi
+
+# Every build of the package (both vocabularies, one each, counting only) against gpt-tokenizer:
+# download, cold start, memory, prose throughput; prints a table for BENCHMARKS.md.
+bench-builds: build
+	node benches/builds.mjs
 
 # Soak: 1,000 turns in Node and headless Chromium, memory sampled every 25 turns; rewrites the
 # "Long sessions (soak)" section of BENCHMARKS.md (SOAK_ARGS=--quick: 200 turns, no write).
