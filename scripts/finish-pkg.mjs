@@ -76,9 +76,12 @@ const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'freed.js
 
 // Single-encoding builds (scripts/build-pkg.sh): the same entries next to their own wasm.
 const variants = ['o200k', 'cl100k'].filter((enc) => existsSync(join(pkg, enc, 'ctxguard_wasm.js')));
+// Each also serves in a worker (`ctxguard/<encoding>/worker/serve`): the serve modules import
+// their api, glue and .wasm relatively, so a copy next to the build serves that build.
+const serveFiles = ['worker-serve.js', 'worker-serve-node.js', 'worker-host.js', 'worker-wire.js'];
 for (const enc of variants) {
   const dir = join(pkg, enc);
-  for (const f of ['api.js', 'hooks.js', 'memo.js', 'freed.js', 'node.js']) copyFileSync(join(js, f), join(dir, f));
+  for (const f of ['api.js', 'hooks.js', 'memo.js', 'freed.js', 'node.js', ...serveFiles]) copyFileSync(join(js, f), join(dir, f));
   bundleWebEntry(dir);
   // wasm-pack's own manifest and readme are not part of the package.
   for (const f of ['package.json', 'README.md', '.gitignore']) rmSync(join(dir, f), { force: true });
@@ -130,6 +133,12 @@ const manifest = {
       ]),
     ),
     ...Object.fromEntries(
+      variants.map((enc) => [
+        `./${enc}/worker/serve`,
+        { types: './worker-serve.d.ts', node: `./${enc}/worker-serve-node.js`, default: `./${enc}/worker-serve.js` },
+      ]),
+    ),
+    ...Object.fromEntries(
       counters.map((enc) => [
         `./${enc}/count`,
         { types: './count.d.ts', node: `./${enc}/count/node.js`, browser: `./${enc}/count/index.js`, default: `./${enc}/count/index.js` },
@@ -158,6 +167,7 @@ const manifest = {
     ...counters.flatMap((enc) => [`./${enc}/count/index.js`, `./${enc}/count/node.js`]),
     './worker-serve.js',
     './worker-serve-node.js',
+    ...variants.flatMap((enc) => [`./${enc}/worker-serve.js`, `./${enc}/worker-serve-node.js`]),
   ],
   engines: { node: '>=20' }, // the versions tested (make test runs Node 20)
   keywords: ['llm', 'tokens', 'tiktoken', 'context-window', 'chat', 'wasm', 'webassembly'],

@@ -68,13 +68,7 @@ impl Encoding {
                 ))
             }
         };
-        if !encoding.is_available() {
-            return Err(Error::new(
-                ErrorCode::UnknownEncoding,
-                format!("this build of ctxguard leaves the {name} vocabulary out (Cargo feature)"),
-            ));
-        }
-        Ok(encoding)
+        encoding.require()
     }
 
     /// This encoding when this build embeds it, else `UNKNOWN_ENCODING` — never a silent byte
@@ -147,12 +141,9 @@ impl Tokenizer {
             Encoding::O200kBase => Pattern::O200k,
             Encoding::Cl100kBase => Pattern::Cl100k,
         };
-        let file = data::file(encoding).ok_or_else(|| {
-            Error::new(
-                ErrorCode::UnknownEncoding,
-                format!("this build of ctxguard leaves the {} vocabulary out (Cargo feature)", encoding.as_str()),
-            )
-        })?;
+        let Some(file) = data::file(encoding) else {
+            return encoding.require().and_then(|_| Err(internal(encoding, "no data")));
+        };
         let data::Decoded { bytes, starts } = data::decode(file).map_err(|e| internal(encoding, e))?;
         // One tokenizer per encoding, kept for the life of the process (`tokenizer`'s OnceLock):
         // its token bytes are too.

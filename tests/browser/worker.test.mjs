@@ -236,3 +236,34 @@ test('a worker without WebAssembly, and one that never serves, reject with WORKE
   assert.ok(page.problems.every((p) => /no-such\.worker\.js|404/.test(p)), page.problems.join('\n'));
   page.problems.length = 0;
 });
+
+test('ctxguard/o200k/worker/serve in a module worker: the o200k build\'s results, and only its .wasm is fetched', async () => {
+  const o200k = await import('ctxguard/o200k');
+  const msgs = conversation();
+  const expected = new o200k.ContextGuard(CONFIG).measure(msgs);
+  const fetched = [];
+  const onRequest = (req) => {
+    if (req.url().endsWith('.wasm')) fetched.push(new URL(req.url()).pathname);
+  };
+  browser.context.on('request', onRequest);
+  try {
+    const r = await page.evaluate(async ({ msgs, config }) => {
+      const { createWorkerGuard } = await import('ctxguard/worker');
+      const guard = await createWorkerGuard('/pkg/o200k/worker-serve.js', config);
+      const metrics = await guard.measure(msgs);
+      let other = null;
+      try {
+        await guard.worker.countTokens('x', { encoding: 'cl100k_base' });
+      } catch (e) {
+        other = { name: e.name, code: e.code };
+      }
+      await guard.terminate();
+      return { metrics, other };
+    }, { msgs, config: CONFIG });
+    assert.deepEqual(r.metrics, expected);
+    assert.deepEqual(r.other, { name: 'CtxguardError', code: 'UNKNOWN_ENCODING' });
+    assert.deepEqual(fetched, ['/pkg/o200k/ctxguard_wasm_bg.wasm']);
+  } finally {
+    browser.context.off('request', onRequest);
+  }
+});

@@ -62,9 +62,14 @@ test('package.json: ESM, conditions in the right order, files, side effects', ()
     './cl100k/count/node.js',
     './worker-serve.js',
     './worker-serve-node.js',
+    './o200k/worker-serve.js',
+    './o200k/worker-serve-node.js',
+    './cl100k/worker-serve.js',
+    './cl100k/worker-serve-node.js',
   ]);
   for (const enc of ['o200k', 'cl100k']) {
     assert.deepEqual(manifest.exports[`./${enc}`], { types: './index.d.ts', node: `./${enc}/node.js`, browser: `./${enc}/index.js`, default: `./${enc}/index.js` });
+    assert.deepEqual(manifest.exports[`./${enc}/worker/serve`], { types: './worker-serve.d.ts', node: `./${enc}/worker-serve-node.js`, default: `./${enc}/worker-serve.js` });
   }
   assert.deepEqual(manifest.exports['./worker'], { types: './worker.d.ts', default: './worker.js' });
   assert.deepEqual(manifest.exports['./worker/serve'], { types: './worker-serve.d.ts', node: './worker-serve-node.js', default: './worker-serve.js' });

@@ -399,6 +399,23 @@ describe('transfer: only what the worker has not seen', () => {
   });
 });
 
+describe('single-encoding builds', () => {
+  test('ctxguard/cl100k/worker/serve serves the cl100k build: same results as ctxguard/cl100k, o200k is UNKNOWN_ENCODING', async () => {
+    const cl100k = await import('ctxguard/cl100k');
+    const config = { model: 'gpt-4', contextWindow: 8000, reservedOutputTokens: 1000 };
+    const msgs = conversation();
+    const g = await createWorkerGuard(new Worker(new URL('./fixtures/cl100k-worker.mjs', import.meta.url)), config);
+    try {
+      assert.deepEqual(await g.measure(msgs), new cl100k.ContextGuard(config).measure(msgs));
+      assert.equal(await g.worker.countTokens('tiktoken is great!'), 6);
+      await assert.rejects(g.worker.countTokens('x', { encoding: 'o200k_base' }), (e) => e.name === 'CtxguardError' && e.code === 'UNKNOWN_ENCODING' && /ctxguard\/cl100k/.test(e.message));
+      await assert.rejects(createWorkerGuard(g.worker, { model: 'gpt-4o' }), { name: 'CtxguardError', code: 'UNKNOWN_ENCODING' });
+    } finally {
+      await g.terminate();
+    }
+  });
+});
+
 describe('lifecycle', () => {
   test('terminate rejects pending and later calls with WORKER_TERMINATED; free with GUARD_FREED', async () => {
     const g = await createWorkerGuard(new Worker(WORKER), CONFIG);
