@@ -256,7 +256,9 @@ impl Guard {
             return Ok(None);
         };
         let mut request = head;
-        let mut owner: Vec<Option<usize>> = vec![None; request.messages.len()];
+        request.messages.reserve(ids.len());
+        let mut owner: Vec<Option<usize>> = Vec::with_capacity(request.messages.len() + ids.len());
+        owner.resize(request.messages.len(), None);
         let mut spans = Vec::with_capacity(ids.len());
         let mut lent: Vec<(u32, usize)> = Vec::new();
         // Where the pieces of an entry lent by this call sit (the same message twice).

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
 use crate::message::{Content, Made, Message, Part, Role};
@@ -136,8 +137,8 @@ fn set_tool_text(m: &mut Message, text: String) {
 }
 
 /// The name of the tool each result answers, from the calls before it.
-fn tool_names(messages: &[Message]) -> Vec<Option<String>> {
-    let mut by_id: BTreeMap<&str, &str> = BTreeMap::new();
+fn tool_names(messages: &[Message]) -> Vec<Option<&str>> {
+    let mut by_id: FxHashMap<&str, &str> = FxHashMap::default();
     messages
         .iter()
         .map(|m| {
@@ -145,8 +146,8 @@ fn tool_names(messages: &[Message]) -> Vec<Option<String>> {
                 by_id.insert(c.id.as_str(), c.name.as_str());
             }
             match (m.role, &m.tool_call_id) {
-                (Role::Tool, Some(id)) => by_id.get(id.as_str()).map(|s| s.to_string()).or_else(|| m.name.clone()),
-                (Role::Tool, None) => m.name.clone(),
+                (Role::Tool, Some(id)) => by_id.get(id.as_str()).copied().or(m.name.as_deref()),
+                (Role::Tool, None) => m.name.as_deref(),
                 _ => None,
             }
         })
@@ -174,8 +175,8 @@ pub fn guard_tool_outputs(
         if m.role != Role::Tool || !is_text(m) {
             continue;
         }
-        let name = names.get(i).cloned().flatten();
-        let cap = name.as_ref().and_then(|n| limits.per_tool.get(n)).copied().unwrap_or(limits.tool_output);
+        let name = names.get(i).copied().flatten();
+        let cap = name.and_then(|n| limits.per_tool.get(n)).copied().unwrap_or(limits.tool_output);
         let key = known.key(m);
         let text = || tool_text(m).unwrap_or_default();
         let n = match key {

@@ -2,7 +2,7 @@
 //! without its result (providers reject both). Works on the internal model, so it covers OpenAI
 //! `tool_calls` / `tool` messages and Anthropic `tool_use` / `tool_result` blocks alike.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 use crate::message::{Content, Message, Part, Role};
 
@@ -25,39 +25,55 @@ impl Sanitized {
 /// call id) are left alone.
 pub fn sanitize(messages: &mut Vec<Message>) -> Sanitized {
     let mut report = Sanitized::default();
-    let mut issued: HashSet<String> = HashSet::new();
-    let mut answered: HashSet<String> = HashSet::new();
-    messages.retain(|m| {
-        for c in &m.tool_calls {
-            if !c.id.is_empty() {
-                issued.insert(c.id.clone());
-            }
-        }
-        match (m.role, &m.tool_call_id) {
-            (Role::Tool, Some(id)) => {
-                if issued.contains(id) {
-                    answered.insert(id.clone());
-                    true
-                } else {
-                    report.orphan_results += 1;
-                    false
+    // A read-only pass first, on borrowed ids (this runs on every `prepare`): which results have
+    // their call before them, and which kept messages hold calls no kept result answers.
+    let (keep, unanswered) = {
+        let mut issued: FxHashSet<&str> = FxHashSet::default();
+        let mut answered: FxHashSet<&str> = FxHashSet::default();
+        let keep: Vec<bool> = messages
+            .iter()
+            .map(|m| {
+                for c in &m.tool_calls {
+                    if !c.id.is_empty() {
+                        issued.insert(c.id.as_str());
+                    }
                 }
-            }
-            _ => true,
+                match (m.role, &m.tool_call_id) {
+                    (Role::Tool, Some(id)) if issued.contains(id.as_str()) => {
+                        answered.insert(id.as_str());
+                        true
+                    }
+                    (Role::Tool, Some(_)) => false,
+                    _ => true,
+                }
+            })
+            .collect();
+        let unanswered: Vec<(usize, Vec<bool>)> = messages
+            .iter()
+            .zip(&keep)
+            .enumerate()
+            .filter(|(_, (m, kept))| **kept && !m.tool_calls.is_empty())
+            .filter_map(|(i, (m, _))| {
+                let k: Vec<bool> = m.tool_calls.iter().map(|c| c.id.is_empty() || answered.contains(c.id.as_str())).collect();
+                (!k.iter().all(|x| *x)).then_some((i, k))
+            })
+            .collect();
+        (keep, unanswered)
+    };
+    report.orphan_results = keep.iter().filter(|k| !**k).count();
+    for (i, k) in &unanswered {
+        if let Some(m) = messages.get_mut(*i) {
+            report.orphan_calls += k.iter().filter(|x| !**x).count();
+            remove_calls(m, k);
         }
-    });
-    for m in messages.iter_mut() {
-        if m.tool_calls.is_empty() {
-            continue;
-        }
-        let keep: Vec<bool> = m.tool_calls.iter().map(|c| c.id.is_empty() || answered.contains(&c.id)).collect();
-        if keep.iter().all(|k| *k) {
-            continue;
-        }
-        report.orphan_calls += keep.iter().filter(|k| !**k).count();
-        remove_calls(m, &keep);
     }
+    let mut at = 0;
     messages.retain(|m| {
+        let kept = keep.get(at).copied().unwrap_or(true);
+        at += 1;
+        if !kept {
+            return false;
+        }
         let empty = m.role == Role::Assistant && m.tool_calls.is_empty() && content_is_empty(&m.content);
         if empty {
             report.empty_messages += 1;
