@@ -154,6 +154,11 @@ pub fn string_options<const N: usize>(value: &JsValue, what: &str, names: [&str;
     if !value.is_object() || js_sys::Array::is_array(value) {
         return Err(Error::options(format!("{what} must be an object")));
     }
+    // What JSON would read as something else (a Date is its ISO string) is not an options bag.
+    let to_json = js_sys::Reflect::get(value, &JsValue::from_str("toJSON")).unwrap_or(JsValue::UNDEFINED);
+    if to_json.is_function() {
+        return Err(Error::options(format!("{what} must be a plain object, not one with a toJSON method (a Date?)")));
+    }
     check_option_values(value, what)?;
     // Own string keys (JSON.stringify reads the enumerable ones; options bags have no others).
     let keys = js_sys::Reflect::own_keys(value)

@@ -81,6 +81,8 @@ for (const [name, mod, full, own, other, ownModel, otherModel] of [
       ['hi', { model: 10n }],
       ['hi', { model: 'my-private-finetune' }],
       ['hi', throwing],
+      ['hi', new Date(0)],
+      ['hi', { toJSON: () => ({ encoding: own }) }],
     ];
     for (const [text, opts] of cases) {
       const got = capture(() => mod.countTokens(text, opts));
@@ -88,7 +90,7 @@ for (const [name, mod, full, own, other, ownModel, otherModel] of [
       assert.deepEqual(got, want, `countTokens(${String(text)}, ${describe(opts)})`);
     }
     // Accepted by both: nulls, undefined fields and callbacks (JSON drops them), an empty bag.
-    for (const opts of [null, {}, { encoding: null, model: undefined }, { encoding: own, summarize: () => '' }]) {
+    for (const opts of [null, {}, { encoding: null, model: undefined }, { encoding: own, summarize: () => '' }, new Map([['a', 'b']]), Object.create(null)]) {
       assert.equal(mod.countTokens('hello world', opts), full.countTokens('hello world', opts), describe(opts));
     }
     const unknown = (e) => e.name === 'CtxguardError' && e.code === 'UNKNOWN_ENCODING' && e.message.includes(other);
