@@ -23,6 +23,7 @@ pub mod pipeline;
 pub mod pricing;
 pub mod scan;
 pub mod store;
+pub mod text;
 pub mod tokens;
 
 #[cfg(target_arch = "wasm32")]
@@ -31,6 +32,7 @@ pub mod wasm;
 
 pub use error::{Error, ErrorCode, Result};
 pub use message::{Content, Message, Part, Role, ToolCall};
+pub use text::Text;
 pub use tokens::Encoding;
 
 /// Serialize a derived figure (a product of table constants) without binary noise: rounded to

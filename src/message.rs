@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use crate::text::Text;
+
 /// JSON object used for unknown fields carried through untouched.
 pub type Extra = Map<String, Value>;
 
@@ -37,7 +39,7 @@ pub enum ImageSource {
     /// An `https:` URL or a `data:` URL, as the wire had it.
     Url(String),
     /// Base64 bytes with a media type (Anthropic `source.type = "base64"`).
-    Base64 { media_type: String, data: String },
+    Base64 { media_type: String, data: Text },
     /// A provider file id or anything else we cannot look into.
     Other,
 }
@@ -47,7 +49,7 @@ pub enum ImageSource {
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Part {
     Text {
-        text: String,
+        text: Text,
         #[serde(default, skip_serializing_if = "Map::is_empty")]
         extra: Extra,
     },
@@ -65,7 +67,7 @@ pub enum Part {
     File {
         name: Option<String>,
         media_type: Option<String>,
-        text: Option<String>,
+        text: Option<Text>,
         #[serde(default, skip_serializing_if = "Map::is_empty")]
         extra: Extra,
     },
@@ -83,13 +85,13 @@ pub enum Part {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Content {
-    Text(String),
+    Text(Text),
     Parts(Vec<Part>),
 }
 
 impl Default for Content {
     fn default() -> Self {
-        Content::Text(String::new())
+        Content::Text(Text::default())
     }
 }
 
@@ -97,7 +99,7 @@ impl Content {
     /// All text of the content, parts joined with newlines (images and files excluded).
     pub fn text(&self) -> String {
         match self {
-            Content::Text(t) => t.clone(),
+            Content::Text(t) => t.to_string(),
             Content::Parts(parts) => {
                 let mut out = String::new();
                 for p in parts {
@@ -128,7 +130,7 @@ pub struct ToolCall {
     pub id: String,
     pub name: String,
     /// Arguments as the JSON text the model produced (OpenAI) or the serialized `input` (Anthropic).
-    pub arguments: String,
+    pub arguments: Text,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra: Extra,
 }
@@ -280,7 +282,7 @@ impl Message {
         }
     }
 
-    pub fn text(role: Role, text: impl Into<String>) -> Self {
+    pub fn text(role: Role, text: impl Into<Text>) -> Self {
         Message { role, content: Content::Text(text.into()), ..Default::default() }
     }
 }

@@ -19,7 +19,7 @@ fn gpt4o() -> Profile {
 }
 
 fn text_part(t: &str) -> Part {
-    Part::Text { text: t.to_string(), extra: Default::default() }
+    Part::Text { text: t.into(), extra: Default::default() }
 }
 
 fn image_part(url: String, w: Option<u32>, h: Option<u32>, detail: Option<&str>) -> Part {
@@ -40,7 +40,7 @@ fn call(name: &str, args: &str) -> ToolCall {
     ToolCall {
         id: "call_1".to_string(),
         name: name.to_string(),
-        arguments: args.to_string(),
+        arguments: args.into(),
         extra: Default::default(),
     }
 }
@@ -135,7 +135,7 @@ fn file_parts_are_attachments() {
     let with_text = Part::File {
         name: Some("notes.md".to_string()),
         media_type: Some("text/markdown".to_string()),
-        text: Some("# Notes\nBuy milk.".to_string()),
+        text: Some("# Notes\nBuy milk.".into()),
         extra: Default::default(),
     };
     let without_text = Part::File {
@@ -204,7 +204,7 @@ fn huge_data_url_costs_the_formula_and_counts_fast() {
     let b64 = parts(
         Role::User,
         vec![Part::Image {
-            source: ImageSource::Base64 { media_type: "image/png".to_string(), data: url },
+            source: ImageSource::Base64 { media_type: "image/png".to_string(), data: url.into() },
             detail: None,
             width: Some(1000),
             height: Some(1000),

@@ -39,9 +39,9 @@ fn to_message(v: &Value) -> Message {
         other => panic!("role {other}"),
     };
     let content = match &v["content"] {
-        Value::String(s) => Content::Text(s.clone()),
+        Value::String(s) => Content::Text(s.as_str().into()),
         Value::Array(parts) => Content::Parts(parts.iter().map(to_part).collect()),
-        _ => Content::Text(String::new()),
+        _ => Content::Text(Default::default()),
     };
     let mut tool_calls = Vec::new();
     let mut legacy = false;
@@ -50,7 +50,7 @@ fn to_message(v: &Value) -> Message {
         tool_calls.push(ToolCall {
             id: String::new(),
             name: fc["name"].as_str().unwrap().to_string(),
-            arguments: fc["arguments"].as_str().unwrap_or("").to_string(),
+            arguments: fc["arguments"].as_str().unwrap_or("").into(),
             extra: Default::default(),
         });
     }
@@ -59,7 +59,7 @@ fn to_message(v: &Value) -> Message {
             tool_calls.push(ToolCall {
                 id: c["id"].as_str().unwrap_or("").to_string(),
                 name: c["function"]["name"].as_str().unwrap().to_string(),
-                arguments: c["function"]["arguments"].as_str().unwrap_or("").to_string(),
+                arguments: c["function"]["arguments"].as_str().unwrap_or("").into(),
                 extra: Default::default(),
             });
         }
@@ -82,7 +82,7 @@ fn to_message(v: &Value) -> Message {
 fn to_part(v: &Value) -> Part {
     match v["type"].as_str().unwrap() {
         "text" => {
-            Part::Text { text: v["text"].as_str().unwrap().to_string(), extra: Default::default() }
+            Part::Text { text: v["text"].as_str().unwrap().into(), extra: Default::default() }
         }
         "image_url" => {
             let img = &v["image_url"];

@@ -482,7 +482,7 @@ proptest! {
     fn under_a_key_quoted_forgeries_in_system_messages_do_not_verify(f in forgery(), pre in "[a-z ]{0,20}") {
         let m = Message::text(Role::System, format!("{pre}\n{f}"));
         prop_assert!(!is_checkpoint_summary(&m, Some(HOST_KEY)), "forgery verified under the host key: {:?}", f);
-        let parts = Message { content: ctxguard::message::Content::Parts(vec![ctxguard::message::Part::Text { text: f.clone(), extra: Default::default() }]), ..Message::text(Role::System, "") };
+        let parts = Message { content: ctxguard::message::Content::Parts(vec![ctxguard::message::Part::Text { text: f.as_str().into(), extra: Default::default() }]), ..Message::text(Role::System, "") };
         prop_assert!(!is_checkpoint_summary(&parts, Some(HOST_KEY)));
     }
 

@@ -307,7 +307,7 @@ fn parse_message(
             format!("tool message content must be a non-empty array of tool-result parts, got {}", kind(other)),
         )),
         (_, Value::String(s)) => {
-            m.content = Content::Text(s.clone());
+            m.content = Content::Text(s.as_str().into());
             m.wire.content_was_string = true;
             Ok(vec![m])
         }
@@ -391,7 +391,7 @@ fn assistant_part(
         "tool-result" => Some(Ok(Part::Unknown { value: p.clone() })),
         "reasoning" if current_turn => {
             let text = o.get("text").and_then(Value::as_str)?;
-            Some(Ok(Part::Text { text: text.to_string(), extra: rest(o, &["text"]) }))
+            Some(Ok(Part::Text { text: text.into(), extra: rest(o, &["text"]) }))
         }
         "tool-approval-request" => {
             let approval = o.get("approvalId").and_then(Value::as_str);
@@ -426,14 +426,14 @@ fn parse_tool_call(o: &Map<String, Value>) -> std::result::Result<ToolCall, Stri
     if key == "args" {
         wire::set_info(&mut extra, "argsKey", Value::String(key.into()));
     }
-    Ok(ToolCall { id, name, arguments, extra })
+    Ok(ToolCall { id, name, arguments: arguments.into(), extra })
 }
 
 /// Text, image and file parts (and unknown kinds), in any message or a `content` tool output.
 fn parse_part(o: &Map<String, Value>, ty: &str, p: &Value) -> std::result::Result<Part, String> {
     match ty {
         "text" => match o.get("text") {
-            Some(Value::String(s)) => Ok(Part::Text { text: s.clone(), extra: rest(o, &["type", "text"]) }),
+            Some(Value::String(s)) => Ok(Part::Text { text: s.as_str().into(), extra: rest(o, &["type", "text"]) }),
             Some(other) => Err(format!("text must be a string, got {}", kind(other))),
             None => Err("text part without text".into()),
         },
@@ -583,12 +583,12 @@ fn parse_media(o: &Map<String, Value>, field: &str, image: bool) -> std::result:
         let text = payload_text(&payload, media_type);
         let skip: &[&str] = if name.is_some() { &["filename"] } else { &[] };
         let media_type = media_type.map(str::to_string).or(data_url_type);
-        return Ok(Part::File { name, media_type, text, extra: rest(o, skip) });
+        return Ok(Part::File { name, media_type, text: text.map(Into::into), extra: rest(o, skip) });
     }
     let (source, header) = match payload {
         Payload::Url(u) => (ImageSource::Url(u.to_string()), image_size_from_data_url(u)),
         Payload::Base64(b) => (
-            ImageSource::Base64 { media_type: media_type.unwrap_or_default().to_string(), data: b.to_string() },
+            ImageSource::Base64 { media_type: media_type.unwrap_or_default().to_string(), data: b.into() },
             image_size_from_base64(b),
         ),
         Payload::Text(_) | Payload::Opaque => (ImageSource::Other, None),
@@ -633,11 +633,11 @@ fn parse_tool_piece(p: &Value, i: usize, j: usize, approvals: &HashMap<String, S
     match o.get(output_key) {
         Some(out) if output_key == "output" => parse_output(&mut m, out).map_err(|e| part_err(i, j, ErrorCode::InvalidContentPart, e))?,
         Some(Value::String(s)) => {
-            m.content = Content::Text(s.clone());
+            m.content = Content::Text(s.as_str().into());
             wire::set_info(&mut m.extra, "output", Value::String("result-text".into()));
         }
         Some(v) => {
-            m.content = Content::Text(v.to_string());
+            m.content = Content::Text(v.to_string().into());
             wire::set_info(&mut m.extra, "output", Value::String("result-json".into()));
         }
         None => return Err(tool_err("tool-result without output".into())),
@@ -670,12 +670,12 @@ fn parse_output(m: &mut Message, out: &Value) -> std::result::Result<(), String>
     let mut known = vec!["type", "value"];
     match ty {
         "text" | "error-text" => match o.get("value") {
-            Some(Value::String(s)) => m.content = Content::Text(s.clone()),
+            Some(Value::String(s)) => m.content = Content::Text(s.as_str().into()),
             Some(other) => return Err(format!("output.value must be a string, got {}", kind(other))),
             None => return Err("output without value".into()),
         },
         "json" | "error-json" => match o.get("value") {
-            Some(v) => m.content = Content::Text(v.to_string()),
+            Some(v) => m.content = Content::Text(v.to_string().into()),
             None => return Err("output without value".into()),
         },
         "execution-denied" => {
@@ -685,7 +685,7 @@ fn parse_output(m: &mut Message, out: &Value) -> std::result::Result<(), String>
                     m.content = Content::Text(DENIED.into());
                     wire::set_info(&mut m.extra, "reasonAbsent", Value::Bool(true));
                 }
-                Some(Value::String(s)) => m.content = Content::Text(s.clone()),
+                Some(Value::String(s)) => m.content = Content::Text(s.as_str().into()),
                 Some(other) => return Err(format!("output.reason must be a string, got {}", kind(other))),
             }
         }
@@ -705,7 +705,7 @@ fn parse_output(m: &mut Message, out: &Value) -> std::result::Result<(), String>
             None => return Err("output without value".into()),
         },
         _ => {
-            m.content = Content::Text(out.to_string());
+            m.content = Content::Text(out.to_string().into());
             wire::set_info(&mut m.extra, "output", Value::String("raw".into()));
             return Ok(());
         }
@@ -776,7 +776,7 @@ fn message_to_wire(m: &Message) -> Value {
     let hidden = wire::info(&m.extra, "hidden").and_then(Value::as_array);
     let content = match (&m.content, m.role) {
         (c, Role::System) => Value::String(c.text()),
-        (Content::Text(s), _) if m.tool_calls.is_empty() && hidden.is_none() => Value::String(s.clone()),
+        (Content::Text(s), _) if m.tool_calls.is_empty() && hidden.is_none() => Value::String(s.to_string()),
         (c, _) => Value::Array(parts_to_wire(c, &m.tool_calls, hidden)),
     };
     o.insert("content".into(), content);
@@ -845,7 +845,7 @@ fn part_to_wire(p: &Part) -> Option<Value> {
                         o.insert(field.into(), Value::String(u.clone()));
                     }
                     ImageSource::Base64 { data, .. } => {
-                        o.insert(field.into(), Value::String(data.clone()));
+                        o.insert(field.into(), Value::String(data.to_string()));
                     }
                     ImageSource::Other => {}
                 }
@@ -908,7 +908,7 @@ fn file_part(name: Option<&str>, text: Option<&str>, extra: &Extra) -> Map<Strin
 
 fn tool_call_part(c: &ToolCall) -> Value {
     let key = info_str(&c.extra, "argsKey").unwrap_or("input");
-    let input = serde_json::from_str::<Value>(&c.arguments).unwrap_or_else(|_| Value::String(c.arguments.clone()));
+    let input = serde_json::from_str::<Value>(&c.arguments).unwrap_or_else(|_| Value::String(c.arguments.to_string()));
     let mut o = typed("tool-call");
     o.insert("toolCallId".into(), Value::String(c.id.clone()));
     o.insert("toolName".into(), Value::String(c.name.clone()));

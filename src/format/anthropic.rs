@@ -183,7 +183,7 @@ fn parse_system(sys: &Value) -> Result<Message> {
     let mut m = Message { role: Role::System, ..Default::default() };
     match sys {
         Value::String(s) => {
-            m.content = Content::Text(s.clone());
+            m.content = Content::Text(s.as_str().into());
             m.wire.content_was_string = true;
         }
         Value::Array(blocks) => {
@@ -227,7 +227,7 @@ fn part_err(text: impl Into<String>) -> BlockError {
 fn parse_block(o: &Map<String, Value>, ty: &str, b: &Value) -> std::result::Result<Part, BlockError> {
     match ty {
         "text" => match o.get("text") {
-            Some(Value::String(s)) => Ok(Part::Text { text: s.clone(), extra: rest(o, &["type", "text"]) }),
+            Some(Value::String(s)) => Ok(Part::Text { text: s.as_str().into(), extra: rest(o, &["type", "text"]) }),
             Some(other) => Err(part_err(format!("text must be a string, got {}", kind(other)))),
             None => Err(part_err("text block without text")),
         },
@@ -269,7 +269,7 @@ fn parse_image(o: &Map<String, Value>) -> std::result::Result<Part, BlockError> 
             let data = source_str(source, "data", "base64")?;
             let header = if hint_w.is_some() && hint_h.is_some() { None } else { image_size_from_base64(data) };
             (
-                ImageSource::Base64 { media_type: media_type.to_string(), data: data.to_string() },
+                ImageSource::Base64 { media_type: media_type.to_string(), data: data.into() },
                 rest(source, &["type", "media_type", "data"]),
                 header,
             )
@@ -328,7 +328,7 @@ fn parse_document(o: &Map<String, Value>) -> std::result::Result<Part, BlockErro
     };
     let mut extra = rest(o, &skip);
     extra.insert("source".into(), Value::Object(stored_source));
-    Ok(Part::File { name, media_type, text, extra })
+    Ok(Part::File { name, media_type, text: text.map(Into::into), extra })
 }
 
 fn parse_tool_use(o: &Map<String, Value>) -> std::result::Result<ToolCall, BlockError> {
@@ -346,7 +346,7 @@ fn parse_tool_use(o: &Map<String, Value>) -> std::result::Result<ToolCall, Block
     let input = o.get("input").ok_or_else(|| tool_err("tool_use without input".into()))?;
     let arguments = serde_json::to_string(input)
         .map_err(|e| (ErrorCode::Internal, format!(": cannot serialize tool_use input: {e}")))?;
-    Ok(ToolCall { id, name, arguments, extra: rest(o, &["type", "id", "name", "input"]) })
+    Ok(ToolCall { id, name, arguments: arguments.into(), extra: rest(o, &["type", "id", "name", "input"]) })
 }
 
 fn parse_tool_result(o: &Map<String, Value>) -> std::result::Result<Message, BlockError> {
@@ -361,7 +361,7 @@ fn parse_tool_result(o: &Map<String, Value>) -> std::result::Result<Message, Blo
     match o.get("content") {
         None => m.wire.content_was_null = true,
         Some(Value::String(s)) => {
-            m.content = Content::Text(s.clone());
+            m.content = Content::Text(s.as_str().into());
             m.wire.content_was_string = true;
         }
         Some(Value::Array(blocks)) => {
@@ -449,7 +449,7 @@ fn parse_message(v: &Value, i: usize) -> Result<Vec<Message>> {
     let blocks = match obj.get("content") {
         None => return Err(Error::at(ErrorCode::InvalidMessage, i, "message without content")),
         Some(Value::String(s)) => {
-            head.content = Content::Text(s.clone());
+            head.content = Content::Text(s.as_str().into());
             head.wire.content_was_string = true;
             return Ok(vec![head]);
         }
@@ -620,7 +620,7 @@ fn single_to_wire(m: &Message) -> Value {
 
 fn content_to_wire(content: &Content, calls: &[ToolCall]) -> Value {
     match content {
-        Content::Text(s) if calls.is_empty() => Value::String(s.clone()),
+        Content::Text(s) if calls.is_empty() => Value::String(s.to_string()),
         Content::Text(s) => {
             let mut blocks = if s.is_empty() { Vec::new() } else { vec![text_block(s)] };
             blocks.extend(calls.iter().map(tool_use_block));
@@ -651,7 +651,7 @@ fn tool_result_block(m: &Message) -> Value {
     o.insert("tool_use_id".into(), Value::String(m.tool_call_id.clone().unwrap_or_default()));
     if !(m.wire.content_was_null && m.content.is_empty()) {
         let content = match &m.content {
-            Content::Text(s) => Value::String(s.clone()),
+            Content::Text(s) => Value::String(s.to_string()),
             Content::Parts(parts) => Value::Array(parts.iter().filter_map(part_to_block).collect()),
         };
         o.insert("content".into(), content);
@@ -667,7 +667,7 @@ fn part_to_block(p: &Part) -> Option<Value> {
     let v = match p {
         Part::Text { text, extra } => {
             let mut o = typed("text");
-            o.insert("text".into(), Value::String(text.clone()));
+            o.insert("text".into(), Value::String(text.to_string()));
             wire::append_fields(&mut o, extra);
             Value::Object(o)
         }
@@ -681,7 +681,7 @@ fn part_to_block(p: &Part) -> Option<Value> {
                 ImageSource::Base64 { media_type, data } => {
                     src.insert("type".into(), Value::String("base64".into()));
                     src.insert("media_type".into(), Value::String(media_type.clone()));
-                    src.insert("data".into(), Value::String(data.clone()));
+                    src.insert("data".into(), Value::String(data.to_string()));
                 }
                 ImageSource::Url(url) => {
                     src.insert("type".into(), Value::String("url".into()));

@@ -74,7 +74,7 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
             let mut parsed = openai::parse_messages(messages)?;
             if let Some(sys) = system {
                 let content = match sys {
-                    Value::String(s) => Content::Text(s.clone()),
+                    Value::String(s) => Content::Text(s.as_str().into()),
                     other => {
                         let wrapped = serde_json::json!([{ "role": "system", "content": other }]);
                         let mut m = openai::parse_messages(&wrapped)

@@ -197,7 +197,7 @@ fn parse_message(v: &Value, i: usize) -> Result<Message> {
             return Err(msg_err(ErrorCode::InvalidMessage, i, format!("{role_name} message content must not be null")))
         }
         Some(Value::String(s)) => {
-            m.content = Content::Text(s.clone());
+            m.content = Content::Text(s.as_str().into());
             m.wire.content_was_string = true;
         }
         Some(Value::Array(parts)) => m.content = Content::Parts(parse_parts(parts, i)?),
@@ -271,7 +271,7 @@ fn parse_part(p: &Value, i: usize, j: usize) -> Result<Part> {
                 Some(other) => return Err(part_err(i, j, format!("text must be a string, got {}", kind(other)))),
                 None => return Err(part_err(i, j, "text part without text")),
             };
-            Ok(Part::Text { text, extra: rest(o, &["type", "text"]) })
+            Ok(Part::Text { text: text.into(), extra: rest(o, &["type", "text"]) })
         }
         "image_url" => parse_image_part(o, i, j),
         "input_audio" => {
@@ -371,7 +371,7 @@ fn parse_file_part(o: &Map<String, Value>, i: usize, j: usize) -> Result<Part> {
     if !inner.is_empty() {
         extra.insert("file".to_string(), Value::Object(inner));
     }
-    Ok(Part::File { name, media_type, text, extra })
+    Ok(Part::File { name, media_type, text: text.map(Into::into), extra })
 }
 
 fn tool_err(i: usize, text: impl Into<String>) -> Error {
@@ -416,7 +416,7 @@ fn parse_tool_call(c: &Value, i: usize, k: usize) -> Result<ToolCall> {
         // The API requires `type`, but some clients leave it out: write it back the same way.
         wire::set_info(&mut extra, "typeAbsent", Value::Bool(true));
     }
-    Ok(ToolCall { id, name, arguments, extra })
+    Ok(ToolCall { id, name, arguments: arguments.into(), extra })
 }
 
 /// `(name, arguments, other fields)` of a `function` / `custom` / `function_call` object; the
@@ -439,7 +439,7 @@ fn parse_function_call(fc: &Value, i: usize) -> Result<ToolCall> {
     let o = fc.as_object().ok_or_else(|| tool_err(i, format!("function_call must be an object, got {}", kind(fc))))?;
     let (name, arguments, extra) =
         parse_call_body(o, "arguments").map_err(|what| tool_err(i, format!("function_call{what}")))?;
-    Ok(ToolCall { id: String::new(), name, arguments, extra })
+    Ok(ToolCall { id: String::new(), name, arguments: arguments.into(), extra })
 }
 
 fn tooldef_err(list: &str, k: usize, text: impl std::fmt::Display) -> Error {
@@ -540,7 +540,7 @@ pub(crate) fn message_to_wire(m: &Message) -> Value {
 
 fn content_to_wire(c: &Content) -> Value {
     match c {
-        Content::Text(s) => Value::String(s.clone()),
+        Content::Text(s) => Value::String(s.to_string()),
         Content::Parts(parts) => Value::Array(parts.iter().filter_map(part_to_wire).collect()),
     }
 }
@@ -555,7 +555,7 @@ fn part_to_wire(p: &Part) -> Option<Value> {
     let v = match p {
         Part::Text { text, extra } => {
             let mut o = typed("text");
-            o.insert("text".into(), Value::String(text.clone()));
+            o.insert("text".into(), Value::String(text.to_string()));
             wire::append_fields(&mut o, extra);
             Value::Object(o)
         }
@@ -591,7 +591,7 @@ fn part_to_wire(p: &Part) -> Option<Value> {
                 for (k, v) in inner {
                     if k == "text" && v.is_null() {
                         if let Some(t) = text {
-                            file.insert(k.clone(), Value::String(t.clone()));
+                            file.insert(k.clone(), Value::String(t.to_string()));
                         }
                         text_placed = true;
                     } else if !file.contains_key(k) {
@@ -603,7 +603,7 @@ fn part_to_wire(p: &Part) -> Option<Value> {
             o.insert("file".into(), Value::Object(file));
             if !text_placed {
                 if let Some(t) = text {
-                    o.insert("text".into(), Value::String(t.clone()));
+                    o.insert("text".into(), Value::String(t.to_string()));
                 }
             }
             wire::append_fields(&mut o, extra);
@@ -626,7 +626,7 @@ fn tool_call_to_wire(c: &ToolCall) -> Value {
     let (body_key, args_key) = if custom { ("custom", "input") } else { ("function", "arguments") };
     let mut body = Map::new();
     body.insert("name".into(), Value::String(c.name.clone()));
-    body.insert(args_key.into(), Value::String(c.arguments.clone()));
+    body.insert(args_key.into(), Value::String(c.arguments.to_string()));
     if let Some(Value::Object(inner)) = c.extra.get(body_key) {
         wire::append_fields(&mut body, inner);
     }
@@ -643,7 +643,7 @@ fn tool_call_to_wire(c: &ToolCall) -> Value {
 fn function_call_to_wire(c: &ToolCall) -> Value {
     let mut o = Map::new();
     o.insert("name".into(), Value::String(c.name.clone()));
-    o.insert("arguments".into(), Value::String(c.arguments.clone()));
+    o.insert("arguments".into(), Value::String(c.arguments.to_string()));
     wire::append_fields(&mut o, &c.extra);
     Value::Object(o)
 }

@@ -4,7 +4,7 @@
 //! `read_attachment` tool (`reader.rs`).
 
 use crate::count::attachment::blocks;
-use crate::message::{Content, Message, Part};
+use crate::message::{Content, Message, Part, Text};
 use crate::tokens::{self, Encoding};
 
 use super::cut::cut_head;
@@ -313,18 +313,27 @@ pub fn apply(messages: &mut [Message], enc: Encoding, budget: usize, memo: &mut 
     result
 }
 
+/// `text` with the byte range `range` replaced by `with` (a range off a char boundary, which
+/// `find` never gives, leaves the text as it was).
+fn spliced(text: &str, range: std::ops::Range<usize>, with: &str) -> Text {
+    match (text.get(..range.start), text.get(range.end..)) {
+        (Some(head), Some(tail)) => [head, with, tail].concat().into(),
+        _ => text.into(),
+    }
+}
+
 fn replace_slot(m: &mut Message, slot: &Slot, new_text: String) {
     m.touch();
     match (slot, &mut m.content) {
         (Slot::Part(i), Content::Parts(parts)) => {
             if let Some(Part::File { text, .. }) = parts.get_mut(*i) {
-                *text = Some(new_text);
+                *text = Some(new_text.into());
             }
         }
-        (Slot::Block { part: None, body }, Content::Text(t)) => t.replace_range(body.0..body.1, &new_text),
+        (Slot::Block { part: None, body }, Content::Text(t)) => *t = spliced(t, body.0..body.1, &new_text),
         (Slot::Block { part: Some(i), body }, Content::Parts(parts)) => {
             if let Some(Part::Text { text, .. }) = parts.get_mut(*i) {
-                text.replace_range(body.0..body.1, &new_text);
+                *text = spliced(text, body.0..body.1, &new_text);
             }
         }
         _ => {}

@@ -124,14 +124,14 @@ fn tool_text(m: &Message) -> Option<Cow<'_, str>> {
 fn set_tool_text(m: &mut Message, text: String) {
     m.touch();
     match &mut m.content {
-        Content::Text(t) => *t = text,
+        Content::Text(t) => *t = text.into(),
         Content::Parts(parts) => {
             // Keep the first text part (and its unknown fields), drop the others.
             let extra = match parts.first() {
                 Some(Part::Text { extra, .. }) => extra.clone(),
                 _ => Default::default(),
             };
-            *parts = vec![Part::Text { text, extra }];
+            *parts = vec![Part::Text { text: text.into(), extra }];
         }
     }
 }
