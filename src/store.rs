@@ -295,10 +295,10 @@ impl Guard {
                     add(m, &mut request);
                 }
             } else if lend && !renumber {
-                let pieces = std::mem::take(&mut e.messages);
                 e.lent = true;
-                len = pieces.len();
-                for m in pieces {
+                len = e.messages.len();
+                // Drained, not taken: the entry keeps its vector for `give_back`.
+                for m in e.messages.drain(..) {
                     add(m, &mut request);
                 }
                 lent.push((*id, k));
@@ -326,20 +326,15 @@ impl Guard {
     pub fn give_back(&mut self, mut request: Request, assembled: &mut Assembled) {
         for (id, k) in std::mem::take(&mut assembled.lent) {
             let Some(span) = assembled.spans.get(k).copied() else { continue };
-            let pieces: Vec<Message> = request
-                .messages
-                .get_mut(span.start..span.start + span.len)
-                .unwrap_or(&mut [])
-                .iter_mut()
-                .map(|m| {
-                    let mut m = std::mem::take(m);
-                    m.origin = Origin(None);
-                    m
-                })
-                .collect();
+            let Some(pieces) = request.messages.get_mut(span.start..span.start + span.len) else { continue };
             if let Some(e) = self.store.entries.get_mut(&id) {
-                if e.lent && pieces.len() == span.len {
-                    e.messages = pieces;
+                if e.lent {
+                    e.messages.clear();
+                    e.messages.extend(pieces.iter_mut().map(|m| {
+                        let mut m = std::mem::take(m);
+                        m.origin = Origin(None);
+                        m
+                    }));
                     e.lent = false;
                 }
             }

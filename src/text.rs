@@ -6,7 +6,7 @@
 use std::borrow::Borrow;
 use std::fmt;
 use std::ops::Deref;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -22,8 +22,11 @@ impl Text {
 }
 
 impl Default for Text {
+    /// The empty text, shared: no allocation (messages are taken out of vectors by
+    /// `std::mem::take`, which leaves a default one behind, thousands of times per call).
     fn default() -> Self {
-        Text(Arc::from(""))
+        static EMPTY: OnceLock<Text> = OnceLock::new();
+        EMPTY.get_or_init(|| Text(Arc::from(""))).clone()
     }
 }
 
