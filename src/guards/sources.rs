@@ -168,7 +168,8 @@ pub fn guard_tool_outputs(
 ) -> (Vec<Message>, Option<Trace>) {
     let t0 = now();
     let names = tool_names(messages);
-    let mut replaced: Vec<Option<Message>> = vec![None; messages.len()];
+    // The outputs replaced, by index, in increasing order (few of the messages).
+    let mut replaced: Vec<(usize, Message)> = Vec::new();
     // (message index, its content key if known, tokens, cap)
     let mut outputs = Vec::new();
     for (i, m) in messages.iter().enumerate() {
@@ -194,22 +195,22 @@ pub fn guard_tool_outputs(
         // An output that must give up room to the others gets its share rounded down to a
         // stable step (see `memo::ladder`); one that fits its share keeps its cap.
         let limit = if share < n.min(cap) { ladder(share) } else { cap };
-        let (Some(m), Some(slot)) = (messages.get(i), replaced.get_mut(i)) else { continue };
+        let Some(m) = messages.get(i) else { continue };
+        // A message ctxguard holds unchanged: its compacted form (facts included) remembered.
+        if let Some(remembered) = key.and_then(|k| memo.output_by(k, limit, opts.emergency, &opts.retrieval_tool, &m.tool_call_id)) {
+            if let Some((out, tokens)) = remembered {
+                after = after - n + tokens;
+                replaced.push((i, out.clone()));
+                truncated += 1;
+            }
+            continue;
+        }
         let o = CompactOptions {
             limit,
             emergency: opts.emergency,
             retrieval_tool: opts.retrieval_tool.clone(),
             call_id: m.tool_call_id.clone(),
         };
-        // A message ctxguard holds unchanged: its compacted form (facts included) remembered.
-        if let Some(remembered) = key.and_then(|k| memo.output(k, &o)) {
-            if let Some((out, tokens)) = remembered {
-                after = after - n + tokens;
-                *slot = Some(out.clone());
-                truncated += 1;
-            }
-            continue;
-        }
         let text = tool_text(m).unwrap_or_default();
         let compacted = memo.compact(enc, &text, &o).filter(|c| c.tokens < n);
         let kept = compacted.map(|c| {
@@ -226,14 +227,22 @@ pub fn guard_tool_outputs(
                     // Remembered: its copies in later calls write the same wire value.
                     out.made = Made(Some(super::memo::made_tag()));
                     known.stamp(out);
-                    *slot = Some(out.clone());
+                    replaced.push((i, out.clone()));
                 }
                 memo.keep_output(k, &o, kept);
             }
-            None => *slot = kept.map(|(out, _)| out),
+            None => replaced.extend(kept.map(|(out, _)| (i, out))),
         }
     }
-    let out = messages.iter().zip(replaced).map(|(m, r)| r.unwrap_or_else(|| m.clone())).collect();
+    let mut replaced = replaced.into_iter().peekable();
+    let out = messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| match replaced.next_if(|(at, _)| *at == i) {
+            Some((_, r)) => r,
+            None => m.clone(),
+        })
+        .collect();
     if truncated == 0 {
         return (out, None);
     }
