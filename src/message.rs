@@ -127,8 +127,8 @@ impl Content {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
-    pub id: String,
-    pub name: String,
+    pub id: Text,
+    pub name: Text,
     /// Arguments as the JSON text the model produced (OpenAI) or the serialized `input` (Anthropic).
     pub arguments: Text,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
@@ -183,7 +183,7 @@ pub struct Message {
     pub tool_calls: Vec<ToolCall>,
     /// For `Tool` messages: the id of the call this result answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
+    pub tool_call_id: Option<Text>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -38,8 +38,8 @@ fn parts(role: Role, parts: Vec<Part>) -> Message {
 
 fn call(name: &str, args: &str) -> ToolCall {
     ToolCall {
-        id: "call_1".to_string(),
-        name: name.to_string(),
+        id: "call_1".into(),
+        name: name.into(),
         arguments: args.into(),
         extra: Default::default(),
     }
@@ -69,7 +69,7 @@ fn name_is_framing() {
     // Tool results do not render a name.
     let mut t = Message::text(Role::Tool, "42");
     t.name = Some("calculator".to_string());
-    t.tool_call_id = Some("call_1".to_string());
+    t.tool_call_id = Some("call_1".into());
     let c = count_message(&gpt4o(), &t);
     assert_eq!(c.framing, 3 + count(O2, "tool"));
     // Legacy `function` results do, and count 2 fewer.

@@ -48,8 +48,8 @@ fn to_message(v: &Value) -> Message {
     if let Some(fc) = v.get("function_call") {
         legacy = true;
         tool_calls.push(ToolCall {
-            id: String::new(),
-            name: fc["name"].as_str().unwrap().to_string(),
+            id: Default::default(),
+            name: fc["name"].as_str().unwrap().into(),
             arguments: fc["arguments"].as_str().unwrap_or("").into(),
             extra: Default::default(),
         });
@@ -57,8 +57,8 @@ fn to_message(v: &Value) -> Message {
     if let Some(calls) = v.get("tool_calls").and_then(Value::as_array) {
         for c in calls {
             tool_calls.push(ToolCall {
-                id: c["id"].as_str().unwrap_or("").to_string(),
-                name: c["function"]["name"].as_str().unwrap().to_string(),
+                id: c["id"].as_str().unwrap_or("").into(),
+                name: c["function"]["name"].as_str().unwrap().into(),
                 arguments: c["function"]["arguments"].as_str().unwrap_or("").into(),
                 extra: Default::default(),
             });
@@ -68,7 +68,7 @@ fn to_message(v: &Value) -> Message {
         role,
         content,
         tool_calls,
-        tool_call_id: v.get("tool_call_id").and_then(Value::as_str).map(str::to_string),
+        tool_call_id: v.get("tool_call_id").and_then(Value::as_str).map(Into::into),
         name: v.get("name").and_then(Value::as_str).map(str::to_string),
         wire: Wire {
             role: wire.map(str::to_string),

@@ -426,7 +426,7 @@ fn parse_tool_call(o: &Map<String, Value>) -> std::result::Result<ToolCall, Stri
     if key == "args" {
         wire::set_info(&mut extra, "argsKey", Value::String(key.into()));
     }
-    Ok(ToolCall { id, name, arguments: arguments.into(), extra })
+    Ok(ToolCall { id: id.into(), name: name.into(), arguments: arguments.into(), extra })
 }
 
 /// Text, image and file parts (and unknown kinds), in any message or a `content` tool output.
@@ -614,13 +614,13 @@ fn parse_tool_piece(p: &Value, i: usize, j: usize, approvals: &HashMap<String, S
     if ty != "tool-result" {
         // Approval responses (and unknown kinds) are not model-visible: an empty tool message
         // answering the call the approval was requested for, written back verbatim.
-        m.tool_call_id = o.get("approvalId").and_then(Value::as_str).and_then(|a| approvals.get(a)).cloned();
+        m.tool_call_id = o.get("approvalId").and_then(Value::as_str).and_then(|a| approvals.get(a)).map(|a| a.as_str().into());
         wire::set_info(&mut m.extra, "part", p.clone());
         return Ok(m);
     }
     let tool_err = |text: String| part_err(i, j, ErrorCode::InvalidTool, text);
     match o.get("toolCallId") {
-        Some(Value::String(s)) => m.tool_call_id = Some(s.clone()),
+        Some(Value::String(s)) => m.tool_call_id = Some(s.as_str().into()),
         Some(other) => return Err(tool_err(format!("toolCallId must be a string, got {}", kind(other)))),
         None => return Err(tool_err("tool-result without toolCallId".into())),
     }
@@ -910,8 +910,8 @@ fn tool_call_part(c: &ToolCall) -> Value {
     let key = info_str(&c.extra, "argsKey").unwrap_or("input");
     let input = serde_json::from_str::<Value>(&c.arguments).unwrap_or_else(|_| Value::String(c.arguments.to_string()));
     let mut o = typed("tool-call");
-    o.insert("toolCallId".into(), Value::String(c.id.clone()));
-    o.insert("toolName".into(), Value::String(c.name.clone()));
+    o.insert("toolCallId".into(), Value::String(c.id.to_string()));
+    o.insert("toolName".into(), Value::String(c.name.to_string()));
     o.insert(key.into(), input);
     wire::append_extra(&mut o, &c.extra);
     Value::Object(o)
@@ -919,7 +919,7 @@ fn tool_call_part(c: &ToolCall) -> Value {
 
 fn tool_result_part(m: &Message) -> Value {
     let mut o = typed("tool-result");
-    o.insert("toolCallId".into(), Value::String(m.tool_call_id.clone().unwrap_or_default()));
+    o.insert("toolCallId".into(), Value::String(m.tool_call_id.as_deref().unwrap_or_default().to_string()));
     if let Some(n) = &m.name {
         o.insert("toolName".into(), Value::String(n.clone()));
     }

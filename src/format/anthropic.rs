@@ -346,13 +346,13 @@ fn parse_tool_use(o: &Map<String, Value>) -> std::result::Result<ToolCall, Block
     let input = o.get("input").ok_or_else(|| tool_err("tool_use without input".into()))?;
     let arguments = serde_json::to_string(input)
         .map_err(|e| (ErrorCode::Internal, format!(": cannot serialize tool_use input: {e}")))?;
-    Ok(ToolCall { id, name, arguments: arguments.into(), extra: rest(o, &["type", "id", "name", "input"]) })
+    Ok(ToolCall { id: id.into(), name: name.into(), arguments: arguments.into(), extra: rest(o, &["type", "id", "name", "input"]) })
 }
 
 fn parse_tool_result(o: &Map<String, Value>) -> std::result::Result<Message, BlockError> {
     let mut m = Message { role: Role::Tool, ..Default::default() };
     match o.get("tool_use_id") {
-        Some(Value::String(s)) => m.tool_call_id = Some(s.clone()),
+        Some(Value::String(s)) => m.tool_call_id = Some(s.as_str().into()),
         Some(other) => {
             return Err((ErrorCode::InvalidTool, format!(": tool_use_id must be a string, got {}", kind(other))))
         }
@@ -639,8 +639,8 @@ fn text_block(s: &str) -> Value {
 fn tool_use_block(c: &ToolCall) -> Value {
     let input = serde_json::from_str::<Value>(&c.arguments).unwrap_or_else(|_| Value::Object(Map::new()));
     let mut o = typed("tool_use");
-    o.insert("id".into(), Value::String(c.id.clone()));
-    o.insert("name".into(), Value::String(c.name.clone()));
+    o.insert("id".into(), Value::String(c.id.to_string()));
+    o.insert("name".into(), Value::String(c.name.to_string()));
     o.insert("input".into(), input);
     wire::append_fields(&mut o, &c.extra);
     Value::Object(o)
@@ -648,7 +648,7 @@ fn tool_use_block(c: &ToolCall) -> Value {
 
 fn tool_result_block(m: &Message) -> Value {
     let mut o = typed("tool_result");
-    o.insert("tool_use_id".into(), Value::String(m.tool_call_id.clone().unwrap_or_default()));
+    o.insert("tool_use_id".into(), Value::String(m.tool_call_id.as_deref().unwrap_or_default().to_string()));
     if !(m.wire.content_was_null && m.content.is_empty()) {
         let content = match &m.content {
             Content::Text(s) => Value::String(s.to_string()),

@@ -153,7 +153,7 @@ fn parse_message(v: &Value, i: usize) -> Result<Message> {
                 let s = val.as_str().ok_or_else(|| {
                     msg_err(ErrorCode::InvalidMessage, i, format!("tool_call_id must be a string, got {}", kind(val)))
                 })?;
-                m.tool_call_id = Some(s.to_string());
+                m.tool_call_id = Some(s.into());
             }
             "id" => match val.as_str() {
                 Some(s) => m.id = Some(s.to_string()),
@@ -416,7 +416,7 @@ fn parse_tool_call(c: &Value, i: usize, k: usize) -> Result<ToolCall> {
         // The API requires `type`, but some clients leave it out: write it back the same way.
         wire::set_info(&mut extra, "typeAbsent", Value::Bool(true));
     }
-    Ok(ToolCall { id, name, arguments: arguments.into(), extra })
+    Ok(ToolCall { id: id.into(), name: name.into(), arguments: arguments.into(), extra })
 }
 
 /// `(name, arguments, other fields)` of a `function` / `custom` / `function_call` object; the
@@ -439,7 +439,7 @@ fn parse_function_call(fc: &Value, i: usize) -> Result<ToolCall> {
     let o = fc.as_object().ok_or_else(|| tool_err(i, format!("function_call must be an object, got {}", kind(fc))))?;
     let (name, arguments, extra) =
         parse_call_body(o, "arguments").map_err(|what| tool_err(i, format!("function_call{what}")))?;
-    Ok(ToolCall { id: String::new(), name, arguments: arguments.into(), extra })
+    Ok(ToolCall { id: Default::default(), name: name.into(), arguments: arguments.into(), extra })
 }
 
 fn tooldef_err(list: &str, k: usize, text: impl std::fmt::Display) -> Error {
@@ -513,7 +513,7 @@ pub(crate) fn message_to_wire(m: &Message) -> Value {
         o.insert("name".into(), Value::String(name.clone()));
     }
     if let Some(id) = &m.tool_call_id {
-        o.insert("tool_call_id".into(), Value::String(id.clone()));
+        o.insert("tool_call_id".into(), Value::String(id.to_string()));
     }
     if m.wire.content_was_null && m.content.is_empty() {
         if wire::info(&m.extra, "contentAbsent").is_none() {
@@ -625,13 +625,13 @@ fn tool_call_to_wire(c: &ToolCall) -> Value {
     let custom = ty.as_str() == Some("custom");
     let (body_key, args_key) = if custom { ("custom", "input") } else { ("function", "arguments") };
     let mut body = Map::new();
-    body.insert("name".into(), Value::String(c.name.clone()));
+    body.insert("name".into(), Value::String(c.name.to_string()));
     body.insert(args_key.into(), Value::String(c.arguments.to_string()));
     if let Some(Value::Object(inner)) = c.extra.get(body_key) {
         wire::append_fields(&mut body, inner);
     }
     let mut o = Map::new();
-    o.insert("id".into(), Value::String(c.id.clone()));
+    o.insert("id".into(), Value::String(c.id.to_string()));
     if wire::info(&c.extra, "typeAbsent").is_none() {
         o.insert("type".into(), ty);
     }
@@ -642,7 +642,7 @@ fn tool_call_to_wire(c: &ToolCall) -> Value {
 
 fn function_call_to_wire(c: &ToolCall) -> Value {
     let mut o = Map::new();
-    o.insert("name".into(), Value::String(c.name.clone()));
+    o.insert("name".into(), Value::String(c.name.to_string()));
     o.insert("arguments".into(), Value::String(c.arguments.to_string()));
     wire::append_fields(&mut o, &c.extra);
     Value::Object(o)

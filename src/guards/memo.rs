@@ -57,11 +57,11 @@ fn mix(key: u64, parts: impl Hash) -> u64 {
 }
 
 fn options_key(key: u64, opts: &CompactOptions) -> u64 {
-    parts_key(key, opts.limit, opts.emergency, &opts.retrieval_tool, &opts.call_id)
+    parts_key(key, opts.limit, opts.emergency, opts.retrieval_tool.as_deref(), opts.call_id.as_deref())
 }
 
 /// [`options_key`] from the options' parts, so a lookup need not build (and copy into) options.
-fn parts_key(key: u64, limit: usize, emergency: bool, retrieval_tool: &Option<String>, call_id: &Option<String>) -> u64 {
+fn parts_key(key: u64, limit: usize, emergency: bool, retrieval_tool: Option<&str>, call_id: Option<&str>) -> u64 {
     mix(key, (limit, emergency, retrieval_tool, call_id))
 }
 
@@ -112,11 +112,11 @@ impl SourceMemo {
     /// The tool result whose content key is `key`, compacted under `opts`, when remembered:
     /// `Some(None)` when it stays as it is.
     pub fn output(&mut self, key: u64, opts: &CompactOptions) -> Option<Option<(&Message, usize)>> {
-        self.output_by(key, opts.limit, opts.emergency, &opts.retrieval_tool, &opts.call_id)
+        self.output_by(key, opts.limit, opts.emergency, opts.retrieval_tool.as_deref(), opts.call_id.as_deref())
     }
 
     /// [`SourceMemo::output`] by the options' parts.
-    pub fn output_by(&mut self, key: u64, limit: usize, emergency: bool, retrieval_tool: &Option<String>, call_id: &Option<String>) -> Option<Option<(&Message, usize)>> {
+    pub fn output_by(&mut self, key: u64, limit: usize, emergency: bool, retrieval_tool: Option<&str>, call_id: Option<&str>) -> Option<Option<(&Message, usize)>> {
         self.used += 1;
         let pass = self.pass;
         let e = self.by_message.outputs.get_mut(&parts_key(key, limit, emergency, retrieval_tool, call_id))?;

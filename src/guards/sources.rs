@@ -197,7 +197,7 @@ pub fn guard_tool_outputs(
         let limit = if share < n.min(cap) { ladder(share) } else { cap };
         let Some(m) = messages.get(i) else { continue };
         // A message ctxguard holds unchanged: its compacted form (facts included) remembered.
-        if let Some(remembered) = key.and_then(|k| memo.output_by(k, limit, opts.emergency, &opts.retrieval_tool, &m.tool_call_id)) {
+        if let Some(remembered) = key.and_then(|k| memo.output_by(k, limit, opts.emergency, opts.retrieval_tool.as_deref(), m.tool_call_id.as_deref())) {
             if let Some((out, tokens)) = remembered {
                 after = after - n + tokens;
                 replaced.push((i, out.clone()));
@@ -209,7 +209,7 @@ pub fn guard_tool_outputs(
             limit,
             emergency: opts.emergency,
             retrieval_tool: opts.retrieval_tool.clone(),
-            call_id: m.tool_call_id.clone(),
+            call_id: m.tool_call_id.as_deref().map(str::to_string),
         };
         let text = tool_text(m).unwrap_or_default();
         let compacted = memo.compact(enc, &text, &o).filter(|c| c.tokens < n);
