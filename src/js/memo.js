@@ -33,7 +33,7 @@ const wellFormed =
 
 /**
  * Append the JSON leaves of `v` to `out`; false when `v` is not plain JSON data that reads back
- * as itself (a lone surrogate is repaired on the way in, so a string holding one is not).
+ * as itself (a lone surrogate is repaired on the way in, so a string or key holding one is not).
  */
 function leaves(v, out, depth) {
   if (v === null || typeof v !== 'object') {
@@ -55,6 +55,8 @@ function leaves(v, out, depth) {
   const keys = Object.keys(v);
   out.push(OBJECT, keys.length);
   for (const k of keys) {
+    // JSON.stringify would escape a lone surrogate in a key, and wasm repair it.
+    if (!wellFormed(k)) return false;
     out.push(k);
     if (!leaves(v[k], out, depth + 1)) return false;
   }
