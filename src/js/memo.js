@@ -88,98 +88,48 @@ function same(v, snap, at) {
 // (JSON.stringify escaping every string, then a parse of every string in wasm), a small JSON
 // skeleton in which each long string value (and each starting with U+0000) is the placeholder
 // "\u0000", followed by those strings UTF-8-encoded one after the other; `lens[0]` is the
-// skeleton's length in bytes, `lens[1..]` the strings'. It is built from the snapshots `leaves`
-// took, so the messages are not read again. Anything JSON.stringify would not read back as
-// itself (a non-finite number, `undefined` in an array) gives `null`:
-// the call then sends the messages as they are, and wasm reads (or rejects) them as before.
+// skeleton's length in bytes, `lens[1..]` the strings'. Only messages `leaves` found to be plain
+// JSON data are packed; anything else JSON.stringify would not read back as itself (a non-finite
+// number, `undefined` in an array) gives `null`: the call then sends the messages as they are,
+// and wasm reads (or rejects) them as before.
 
 /** Strings at least this long go out of line (short ones are cheaper inline). */
 const LONG = 24;
-/** A string JSON writes as is between quotes (printable ASCII, no quote or backslash). */
-const PLAIN_STRING = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 const encoder = typeof TextEncoder === 'function' ? new TextEncoder() : null;
 
-function quote(s) {
-  return PLAIN_STRING.test(s) ? `"${s}"` : JSON.stringify(s);
-}
-
-/** Append the JSON of the value at `snap[at]` to `st`; the next position, or -1. */
-function packValue(snap, at, st) {
-  const v = snap[at];
-  if (v === OBJECT) {
-    const n = snap[at + 1];
-    let p = at + 2;
-    let sep = '{';
-    for (let i = 0; i < n; i++) {
-      const k = snap[p];
-      // JSON drops an `undefined` field.
-      if (snap[p + 1] === undefined) {
-        p += 2;
-        continue;
-      }
-      st.sk += sep + quote(k) + ':';
-      sep = ',';
-      p = packValue(snap, p + 1, st);
-      if (p < 0) return -1;
-    }
-    st.sk += sep === '{' ? '{}' : '}';
-    return p;
-  }
-  if (v === ARRAY) {
-    const n = snap[at + 1];
-    let p = at + 2;
-    st.sk += '[';
-    for (let i = 0; i < n; i++) {
-      if (i > 0) st.sk += ',';
-      p = packValue(snap, p, st);
-      if (p < 0) return -1;
-    }
-    st.sk += ']';
-    return p;
-  }
-  switch (typeof v) {
-    case 'string':
-      if (v.length >= LONG || v.charCodeAt(0) === 0) {
-        st.sk += '"\\u0000"';
-        st.strings.push(v);
-        st.chars += v.length;
-      } else {
-        st.sk += quote(v);
-      }
-      return at + 1;
-    case 'number':
-      if (!Number.isFinite(v)) return -1;
-      st.sk += String(v);
-      return at + 1;
-    case 'boolean':
-      st.sk += v ? 'true' : 'false';
-      return at + 1;
-    case 'object': // null
-      st.sk += 'null';
-      return at + 1;
-    default: // `undefined` in an array (JSON would write null)
-      return -1;
-  }
-}
-
-/** `{ bytes, lens }` for the fresh messages' snapshots (`learned`, in order), or null. */
-function pack(learned) {
+/** `{ bytes, lens }` for the fresh messages (all plain JSON data: see `leaves`), or null. */
+function pack(fresh) {
   if (encoder === null || typeof encoder.encodeInto !== 'function') return null;
   // A `toJSON` inherited by every object would make JSON.stringify read something else.
-  if (typeof Object.prototype.toJSON === 'function' || typeof Array.prototype.toJSON === 'function') return null;
-  if (typeof String.prototype.toJSON === 'function' || typeof Number.prototype.toJSON === 'function' || typeof Boolean.prototype.toJSON === 'function') return null;
-  const st = { sk: '[', strings: [], chars: 0 };
-  for (let i = 0; i < learned.length; i++) {
-    if (i > 0) st.sk += ',';
-    const snap = learned[i][1].snap;
-    if (packValue(snap, 0, st) !== snap.length) return null;
+  for (const proto of [Object.prototype, Array.prototype, String.prototype, Number.prototype, Boolean.prototype]) {
+    if (typeof proto.toJSON === 'function') return null;
   }
-  st.sk += ']';
-  const { sk, strings } = st;
+  const strings = [];
+  let chars = 0;
+  let ok = true;
+  const skeleton = JSON.stringify(fresh, function (key, v) {
+    switch (typeof v) {
+      case 'string':
+        if (v.length < LONG && v.charCodeAt(0) !== 0) return v;
+        strings.push(v);
+        chars += v.length;
+        return '\u0000';
+      case 'number':
+        if (!Number.isFinite(v)) ok = false;
+        return v;
+      case 'undefined':
+        // In an array JSON would write null (an error of the plain path); a field is dropped.
+        if (Array.isArray(this)) ok = false;
+        return v;
+      default:
+        return v;
+    }
+  });
+  if (!ok || typeof skeleton !== 'string') return null;
   // UTF-8 takes at most 3 bytes per UTF-16 unit; pages never written are never touched.
-  const bytes = new Uint8Array(3 * (sk.length + st.chars));
+  const bytes = new Uint8Array(3 * (skeleton.length + chars));
   const lens = new Uint32Array(strings.length + 1);
-  let w = encoder.encodeInto(sk, bytes).written;
+  let w = encoder.encodeInto(skeleton, bytes).written;
   lens[0] = w;
   for (let i = 0; i < strings.length; i++) {
     const n = encoder.encodeInto(strings[i], bytes.subarray(w)).written;
@@ -281,7 +231,7 @@ function learn(p) {
 
 function stored(guard, method, p, options, withOutput) {
   const { ids, call } = p;
-  const fresh = (p.plain && p.fresh.length > 0 && pack(p.learned)) || p.fresh;
+  const fresh = (p.plain && p.fresh.length > 0 && pack(p.fresh)) || p.fresh;
   const freshIds = Uint32Array.from(p.freshIds);
   const freshAt = Uint32Array.from(p.freshAt);
   if (!withOutput) return guard[method](ids, fresh, freshIds, freshAt, call, options);
