@@ -19,6 +19,7 @@ pub mod message;
 pub mod metrics;
 pub mod models;
 pub mod overflow;
+pub mod packed;
 pub mod pipeline;
 pub mod pricing;
 pub mod scan;

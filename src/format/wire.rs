@@ -149,7 +149,10 @@ pub(crate) fn remember_order(extra: &mut Extra, format: &str, produced: &Value, 
 
 /// Apply a key order remembered for `format`, if any.
 pub(crate) fn restore_order(extra: &Extra, format: &str, v: &mut Value) {
-    if let Some(sk) = info(extra, &format!("order.{format}")) {
+    // Most messages keep no bookkeeping: then no key is built (`format!` on every message written
+    // made the formatting machinery hot, and V8 compiled it during a cold `measure`).
+    let Some(Value::Object(all)) = extra.get(WIRE_INFO_KEY) else { return };
+    if let Some(sk) = all.get(&format!("order.{format}")) {
         apply_order(v, sk);
     }
 }

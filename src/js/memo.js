@@ -34,7 +34,7 @@ const wellFormed =
 
 /**
  * Append the JSON leaves of `v` to `out`; false when `v` is not plain JSON data that reads back
- * as itself (a lone surrogate is repaired on the way in, so a string holding one is not).
+ * as itself (a lone surrogate is repaired on the way in, so a string or key holding one is not).
  */
 function leaves(v, out, depth) {
   if (v === null || typeof v !== 'object') {
@@ -56,6 +56,8 @@ function leaves(v, out, depth) {
   const keys = Object.keys(v);
   out.push(OBJECT, keys.length);
   for (const k of keys) {
+    // JSON.stringify would escape a lone surrogate in a key, and wasm repair it.
+    if (!wellFormed(k)) return false;
     out.push(k);
     if (!leaves(v[k], out, depth + 1)) return false;
   }
@@ -85,6 +87,61 @@ function same(v, snap, at) {
     n++;
   }
   return n === snap[at + 1] ? p : -1;
+}
+
+// The packed transfer of the fresh messages (src/packed.rs): instead of one JSON text of them
+// (JSON.stringify escaping every string, then a parse of every string in wasm), a small JSON
+// skeleton in which each long string value (and each starting with U+0000) is the placeholder
+// "\u0000", followed by those strings UTF-8-encoded one after the other; `lens[0]` is the
+// skeleton's length in bytes, `lens[1..]` the strings'. Only messages `leaves` found to be plain
+// JSON data are packed; anything else JSON.stringify would not read back as itself (a non-finite
+// number, `undefined` in an array) gives `null`: the call then sends the messages as they are,
+// and wasm reads (or rejects) them as before.
+
+/** Strings at least this long go out of line (short ones are cheaper inline). */
+const LONG = 24;
+const encoder = typeof TextEncoder === 'function' ? new TextEncoder() : null;
+
+/** `{ bytes, lens }` for the fresh messages (all plain JSON data: see `leaves`), or null. */
+function pack(fresh) {
+  if (encoder === null || typeof encoder.encodeInto !== 'function') return null;
+  // A `toJSON` inherited by every object would make JSON.stringify read something else.
+  for (const proto of [Object.prototype, Array.prototype, String.prototype, Number.prototype, Boolean.prototype]) {
+    if (typeof proto.toJSON === 'function') return null;
+  }
+  const strings = [];
+  let chars = 0;
+  let ok = true;
+  const skeleton = JSON.stringify(fresh, function (key, v) {
+    switch (typeof v) {
+      case 'string':
+        if (v.length < LONG && v.charCodeAt(0) !== 0) return v;
+        strings.push(v);
+        chars += v.length;
+        return '\u0000';
+      case 'number':
+        if (!Number.isFinite(v)) ok = false;
+        return v;
+      case 'undefined':
+        // In an array JSON would write null (an error of the plain path); a field is dropped.
+        if (Array.isArray(this)) ok = false;
+        return v;
+      default:
+        return v;
+    }
+  });
+  if (!ok || typeof skeleton !== 'string') return null;
+  // UTF-8 takes at most 3 bytes per UTF-16 unit; pages never written are never touched.
+  const bytes = new Uint8Array(3 * (skeleton.length + chars));
+  const lens = new Uint32Array(strings.length + 1);
+  let w = encoder.encodeInto(skeleton, bytes).written;
+  lens[0] = w;
+  for (let i = 0; i < strings.length; i++) {
+    const n = encoder.encodeInto(strings[i], bytes.subarray(w)).written;
+    lens[i + 1] = n;
+    w += n;
+  }
+  return { bytes: bytes.subarray(0, w), lens };
 }
 
 const states = new WeakMap();
@@ -183,7 +240,8 @@ function learn(p) {
 }
 
 function stored(guard, method, p, options, withOutput) {
-  const { ids, fresh, call } = p;
+  const { ids, call } = p;
+  const fresh = (p.plain && p.fresh.length > 0 && pack(p.fresh)) || p.fresh;
   const freshIds = Uint32Array.from(p.freshIds);
   const freshAt = Uint32Array.from(p.freshAt);
   if (!withOutput) return guard[method](ids, fresh, freshIds, freshAt, call, options);

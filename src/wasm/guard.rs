@@ -253,11 +253,15 @@ pub(super) fn call_number(call: f64) -> u64 {
     }
 }
 
-/// The fresh messages of a stored call, read through JSON; an error names the message by its
-/// place in the conversation, not in `fresh`.
+/// The fresh messages of a stored call: an array of them, read through JSON (an error names the
+/// message by its place in the conversation, not in `fresh`), or the binding's packed transfer
+/// of them, `{ bytes: Uint8Array, lens: Uint32Array }` (see `crate::packed`; the binding packs
+/// only plain JSON data that reads back as itself, so nothing there is an error of the caller's).
 pub(super) fn fresh_messages(fresh: &JsValue, fresh_ids: &[u32], fresh_at: &[u32]) -> Result<Vec<Fresh>> {
     let values: Vec<serde_json::Value> = if fresh_ids.is_empty() {
         Vec::new()
+    } else if !js_sys::Array::is_array(fresh) {
+        unpack(fresh)?
     } else {
         decode(fresh, "messages", ErrorCode::InvalidMessages).map_err(|mut e| {
             if let Some(at) = e.index.and_then(|i| fresh_at.get(i).map(|&at| (i, at as usize))) {
@@ -275,6 +279,15 @@ pub(super) fn fresh_messages(fresh: &JsValue, fresh_ids: &[u32], fresh_at: &[u32
         .zip(fresh_ids.iter().zip(fresh_at))
         .map(|(value, (&id, &at))| Fresh { id, index: at as usize, value })
         .collect())
+}
+
+/// The values of a packed transfer (see `fresh_messages`).
+fn unpack(packed: &JsValue) -> Result<Vec<serde_json::Value>> {
+    let field = |name: &str| js_sys::Reflect::get(packed, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+    let bad = |why: String| crate::error::Error::new(ErrorCode::Internal, format!("stored call: the packed messages cannot be read: {why}"));
+    let bytes = field("bytes").dyn_into::<js_sys::Uint8Array>().map_err(|_| bad("no bytes".into()))?.to_vec();
+    let lens = field("lens").dyn_into::<js_sys::Uint32Array>().map_err(|_| bad("no lengths".into()))?.to_vec();
+    crate::packed::unpack(&bytes, &lens).map_err(bad)
 }
 
 impl ContextGuard {

@@ -102,9 +102,9 @@ test('only new or changed messages cross into wasm', () => {
   const proto = ContextGuard.prototype;
   const inner = proto.measureStored;
   const sent = [];
-  proto.measureStored = function (ids, fresh, ...rest) {
-    sent.push(fresh.length);
-    return inner.call(this, ids, fresh, ...rest);
+  proto.measureStored = function (ids, fresh, freshIds, ...rest) {
+    sent.push(freshIds.length);
+    return inner.call(this, ids, fresh, freshIds, ...rest);
   };
   try {
     const guard = new ContextGuard({ model: 'gpt-4o' });
