@@ -2,6 +2,11 @@
 import type { PrepareResult, ProgressEvent, WireMessage } from 'ctxguard';
 import { connectGuardWorker, createWorkerGuard, type GuardWorker, type TransferStats, type WorkerGuard } from 'ctxguard/worker';
 import { serveGuard, type MethodContext } from 'ctxguard/worker/serve';
+import { serveGuard as serveO200k } from 'ctxguard/o200k/worker/serve';
+import { serveGuard as serveCl100k } from 'ctxguard/cl100k/worker/serve';
+// The per-encoding serve entries have the same types.
+const servers: (typeof serveGuard)[] = [serveO200k, serveCl100k];
+void servers;
 
 declare const worker: Worker;
 
