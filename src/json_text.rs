@@ -54,8 +54,46 @@ fn escape_unit(bytes: &[u8], at: usize) -> Option<u32> {
     u32::from_str_radix(hex, 16).ok()
 }
 
+/// The largest integer a JS number holds exactly (2^53 - 1).
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// Turn every integer of magnitude 2^53 or more in `v` into the double nearest to it. Such an
+/// integer came from a JS number (JSON.stringify writes `1.2345678901234567e19` as
+/// `12345678901234567000`), and that double is the number it was: the round trip is exact.
+/// serde-wasm-bindgen refuses to pass the integer back to JS (it is not a safe integer), so every
+/// written wire message goes through this (`format::write_request`).
+pub fn doubles_for_unsafe_integers(v: &mut serde_json::Value) {
+    use serde_json::{Number, Value};
+    match v {
+        Value::Number(n) => {
+            let unsafe_int = n.as_u64().map(|u| u > MAX_SAFE_INTEGER).or_else(|| n.as_i64().map(|i| i.unsigned_abs() > MAX_SAFE_INTEGER));
+            if unsafe_int == Some(true) {
+                if let Some(d) = n.as_f64().and_then(Number::from_f64) {
+                    *n = d;
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(doubles_for_unsafe_integers),
+        Value::Object(map) => map.values_mut().for_each(doubles_for_unsafe_integers),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn unsafe_integers_become_the_doubles_they_were() {
+        let mut v: serde_json::Value = serde_json::from_str(r#"{"a":12345678901234567000,"b":[-9007199254740992,9007199254740991,-9007199254740991],"c":1.5,"d":"12345678901234567000"}"#).unwrap();
+        doubles_for_unsafe_integers(&mut v);
+        assert_eq!(v["a"].as_f64(), Some(12345678901234567000.0));
+        assert!(v["a"].is_f64());
+        assert!(v["b"][0].is_f64());
+        assert_eq!(v["b"][0].as_f64(), Some(-9007199254740992.0));
+        assert!(v["b"][1].is_u64() && v["b"][2].is_i64(), "safe integers stay integers");
+        assert_eq!(v["c"].as_f64(), Some(1.5));
+        assert_eq!(v["d"], "12345678901234567000");
+    }
+
     use super::*;
 
     fn fix(s: &str) -> String {

@@ -125,14 +125,16 @@ pub fn parse_message_at(format: Format, item: &Value, index: usize) -> Result<Ve
 /// `instructions`). A system prompt that came in through the `system` option is not repeated in
 /// the OpenAI messages.
 pub fn write_request(format: Format, request: &Request) -> (Option<Value>, Vec<Value>) {
-    match format {
+    let (mut system, mut messages) = match format {
         Format::Openai => {
             let skip = usize::from(request.prepended_system);
             (None, openai::to_wire(request.messages.get(skip..).unwrap_or(&[])))
         }
         Format::Anthropic => anthropic::to_wire(&request.messages),
         Format::AiSdk => ai_sdk::to_wire(&request.messages),
-    }
+    };
+    system.iter_mut().chain(messages.iter_mut()).for_each(crate::json_text::doubles_for_unsafe_integers);
+    (system, messages)
 }
 
 /// One wire message of [`write_request_with`]: the caller's own `messages[k]`, a value the
@@ -171,6 +173,17 @@ pub(crate) fn written(named: Option<Named>, write: impl FnOnce() -> Value) -> Wr
 /// exactly the run of internal messages that would make up one wire message, so the result,
 /// with each `Same(k)` / `Kept(name)` replaced by what it names, is `write_request`'s.
 pub fn write_request_with(format: Format, request: &Request, same: &dyn Fn(&[&Message]) -> Option<Named>) -> (Option<Value>, Vec<Written>) {
+    let (mut system, mut written) = write_request_with_in(format, request, same);
+    system.iter_mut().for_each(crate::json_text::doubles_for_unsafe_integers);
+    for w in &mut written {
+        if let Written::Value(v) | Written::Keep(v, _) = w {
+            crate::json_text::doubles_for_unsafe_integers(v);
+        }
+    }
+    (system, written)
+}
+
+fn write_request_with_in(format: Format, request: &Request, same: &dyn Fn(&[&Message]) -> Option<Named>) -> (Option<Value>, Vec<Written>) {
     match format {
         Format::Openai => {
             let skip = usize::from(request.prepended_system);

@@ -1,7 +1,7 @@
 // countMessages on real-looking conversations, OpenAI and Anthropic formats.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { countMessages, countTokens } from 'ctxguard';
+import { ContextGuard, countMessages, countTokens } from 'ctxguard';
 import {
   anthropicConversation,
   calculatorTool,
@@ -118,4 +118,21 @@ test('results are plain JSON data', () => {
   const result = countMessages(toolConversation, { model: 'gpt-4o', tools: [weatherTool] });
   assert.deepEqual(JSON.parse(JSON.stringify(result)), result);
   assert.equal(Object.getPrototypeOf(result), Object.prototype);
+});
+
+// JSON writes a JS number of 2^53 or more without a fraction (12345678901234567000), which reads
+// as an integer beyond what serde-wasm-bindgen passes back: such numbers must come back as the
+// same JS numbers, on the stored path and on the plain one (a URL object forces the plain path).
+test('integers beyond 2^53 in message data come back as the same JS numbers', async () => {
+  const big = { role: 'user', content: 'hi', meta: { id: 12345678901234567890, neg: -9007199254740993, max: Number.MAX_SAFE_INTEGER, huge: 1e300, list: [2 ** 60, -(2 ** 62)] } };
+  for (const extra of [{}, { link: new URL('https://example.com/a') }]) {
+    const msgs = [{ role: 'system', content: 'Be brief.', ...extra }, big];
+    const want = JSON.parse(JSON.stringify(msgs));
+    const g = new ContextGuard({ model: 'gpt-4o' });
+    assert.deepEqual(g.guardSources(msgs).messages, want);
+    assert.deepEqual((await g.prepare(msgs)).messages, want);
+    assert.deepEqual((await g.prepare(msgs)).messages, want, 'again, from the store');
+    assert.equal(g.measure(msgs).usedTokens, countMessages(want, { model: 'gpt-4o' }).total);
+    g.free();
+  }
 });
