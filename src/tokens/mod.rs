@@ -141,9 +141,9 @@ impl Tokenizer {
             Encoding::O200kBase => Pattern::O200k,
             Encoding::Cl100kBase => Pattern::Cl100k,
         };
-        let Some(file) = data::file(encoding) else {
-            return encoding.require().and_then(|_| Err(internal(encoding, "no data")));
-        };
+        // An encoding this build leaves out: the UNKNOWN_ENCODING that names the build.
+        encoding.require()?;
+        let file = data::file(encoding).ok_or_else(|| internal(encoding, "no data"))?;
         let data::Decoded { bytes, starts } = data::decode(file).map_err(|e| internal(encoding, e))?;
         // One tokenizer per encoding, kept for the life of the process (`tokenizer`'s OnceLock):
         // its token bytes are too.
