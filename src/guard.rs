@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use crate::budget::{Budget, BudgetConfig};
-use crate::cache::{content_key, CountCache};
+use crate::cache::{content_key, message_key, CountCache};
 use crate::count::{self, MessageCount, Profile};
 use crate::error::Result;
 use crate::format::{Format, Request};
@@ -490,11 +490,11 @@ impl guards::sources::Known for Guard {
 /// profile is borrowed).
 fn facts_of(m: &Message, guard: u64, scope: Option<u64>, profile: &Profile, salt: u64, checkpoint_key: Option<&str>, cache: &mut CountCache<MessageCount>) -> Facts {
     if let Some(f) = m.memo.get(guard, scope) {
-        debug_assert_eq!(f.key, content_key(m, salt), "a message changed without `touch`");
+        debug_assert_eq!(f.key, message_key(m, salt), "a message changed without `touch`");
         cache.get_or_insert_with(f.key, || f.raw);
         return f;
     }
-    let key = content_key(m, salt);
+    let key = message_key(m, salt);
     let raw = cache.get_or_insert_with(key, || count::count_message(profile, m));
     let summary_block = m.role == Role::System && crate::checkpoint::is_checkpoint_summary(m, checkpoint_key);
     let f = Facts {
