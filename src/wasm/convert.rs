@@ -159,14 +159,18 @@ pub fn string_options<const N: usize>(value: &JsValue, what: &str, names: [&str;
     if to_json.is_function() {
         return Err(Error::options(format!("{what} must be a plain object, not one with a toJSON method (a Date?)")));
     }
-    check_option_values(value, what)?;
-    // Own string keys (JSON.stringify reads the enumerable ones; options bags have no others).
-    let keys = js_sys::Reflect::own_keys(value)
-        .map_err(|e| Error::options(format!("{what} cannot be read: {}", String::from(js_sys::Error::from(e).message()))))?;
-    for key in keys.iter() {
-        let Some(name) = key.as_string() else { continue };
-        let v = js_sys::Reflect::get(value, &key)
-            .map_err(|e| Error::options(format!("{what} cannot be read: {}", String::from(js_sys::Error::from(e).message()))))?;
+    // Own string keys (JSON.stringify reads the enumerable ones; options bags have no others),
+    // each read once (this runs on every countTokens call): first every value gets the checks
+    // of `options`, then the fields are read, in that order as there.
+    let unreadable = |e: JsValue| Error::options(format!("{what} cannot be read: {}", String::from(js_sys::Error::from(e).message())));
+    let keys = js_sys::Reflect::own_keys(value).map_err(unreadable)?;
+    let entries: Vec<(String, std::result::Result<JsValue, JsValue>)> =
+        keys.iter().filter_map(|key| key.as_string().map(|name| (name, js_sys::Reflect::get(value, &key)))).collect();
+    for (name, v) in &entries {
+        check_option_value(name, v.as_ref().unwrap_or(&JsValue::UNDEFINED), what)?;
+    }
+    for (name, v) in entries {
+        let v = v.map_err(unreadable)?;
         if v.is_undefined() || v.is_function() {
             continue;
         }
@@ -202,6 +206,7 @@ const CALLBACK_FIELDS: &[&str] = &["summarize", "onProgress", "onTrace", "logger
 /// Reject top-level option values that JSON would silently drop or change — a function, symbol
 /// or BigInt outside the callback fields, a NaN or infinite number, a Date — so a wrong type is
 /// an `INVALID_OPTIONS` error rather than a default; nested values get `check_json_data`.
+#[cfg(feature = "pipeline")]
 fn check_option_values(value: &JsValue, what: &str) -> Result<()> {
     // Reflect.ownKeys catches a throwing Proxy trap (JSON.stringify then reports it).
     let Ok(keys) = js_sys::Reflect::own_keys(value) else {
@@ -209,26 +214,32 @@ fn check_option_values(value: &JsValue, what: &str) -> Result<()> {
     };
     for key in keys.iter() {
         let Some(name) = key.as_string() else { continue };
-        if CALLBACK_FIELDS.contains(&name.as_str()) {
-            continue;
-        }
         let v = js_sys::Reflect::get(value, &key).unwrap_or(JsValue::UNDEFINED);
-        let bad = if v.is_function() || v.is_symbol() || v.is_bigint() {
-            Some("a function, symbol or BigInt")
-        } else if v.as_f64().is_some_and(|n| !n.is_finite()) {
-            Some("not a finite number")
-        } else if v.is_instance_of::<js_sys::Date>() {
-            Some("a Date")
-        } else {
-            None
-        };
-        if let Some(kind) = bad {
-            return Err(Error::options(format!("{what}.{name} has the wrong type ({kind})")));
-        }
-        // Nested data (system, tools, messages, usage...) gets the message-data check.
-        if v.is_object() {
-            check_json_data(&v, &format!("{what}.{name}"), ErrorCode::InvalidOptions, false)?;
-        }
+        check_option_value(&name, &v, what)?;
+    }
+    Ok(())
+}
+
+/// [`check_option_values`] for one field `name` holding `v`.
+fn check_option_value(name: &str, v: &JsValue, what: &str) -> Result<()> {
+    if CALLBACK_FIELDS.contains(&name) {
+        return Ok(());
+    }
+    let bad = if v.is_function() || v.is_symbol() || v.is_bigint() {
+        Some("a function, symbol or BigInt")
+    } else if v.as_f64().is_some_and(|n| !n.is_finite()) {
+        Some("not a finite number")
+    } else if v.is_instance_of::<js_sys::Date>() {
+        Some("a Date")
+    } else {
+        None
+    };
+    if let Some(kind) = bad {
+        return Err(Error::options(format!("{what}.{name} has the wrong type ({kind})")));
+    }
+    // Nested data (system, tools, messages, usage...) gets the message-data check.
+    if v.is_object() {
+        check_json_data(v, &format!("{what}.{name}"), ErrorCode::InvalidOptions, false)?;
     }
     Ok(())
 }
