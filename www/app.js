@@ -13,6 +13,7 @@ import { fill, fmt, h, short } from './dom.js';
 import { renderMessages } from './messages-view.js';
 import { createReader } from './reader-view.js';
 import { sample } from './sample.js';
+import { sampleIn } from './sample-formats.js';
 import { renderTraces } from './traces-view.js';
 
 document.documentElement.dataset.status = 'booting';
@@ -351,9 +352,9 @@ async function pass() {
     performance.mark('ctxguard:pass-result');
     progress({ label: `Drawing ${fmt(count)} messages…`, done: 4, of: 4 });
     // The model-visible request: the raw messages with the ones the guards changed replaced;
-    // Anthropic's system comes back from the guard, OpenAI's is unchanged.
+    // Anthropic's system and the AI SDK's system messages come back from the guard, OpenAI's is unchanged.
     const visibleMessages = r.visible ?? conv.messages.map((m, i) => r.changed[i] ?? m);
-    const visible = { messages: visibleMessages, tools: conv.tools, system: cfg.format === 'anthropic' ? r.system ?? undefined : conv.system };
+    const visible = { messages: visibleMessages, tools: conv.tools, system: cfg.format === 'openai' ? conv.system : r.system ?? undefined };
     clearError();
     renderBudget($('budget'), r.metrics, r.raw);
     renderBreakdown($('breakdown'), r.metrics, guard.model, r.raw);
@@ -418,10 +419,25 @@ function useEditor(text) {
   editor.value = text;
 }
 
-function restoreSample() {
-  useEditor(JSON.stringify({ messages: sample.messages, tools: sample.tools }, null, 2));
-  $('format').value = sample.format;
-  $('source-note').textContent = 'The built-in sample: a coding assistant debugging a failing build. Edit it, paste your own, or load a file.';
+const FORMAT_NAMES = { openai: 'OpenAI Chat Completions', anthropic: 'Anthropic Messages', 'ai-sdk': 'Vercel AI SDK model messages' };
+const sampleText = (format) => JSON.stringify(sampleIn(format), null, 2);
+/** The format the editor shows the unedited sample in (null once it is edited or replaced). */
+let sampleFormat = null;
+
+/** The sample in `format` (the selected one; the sample's own at start). */
+function restoreSample(format = sample.format) {
+  useEditor(sampleText(format));
+  $('format').value = format;
+  sampleFormat = format;
+  $('source-note').textContent = `The built-in sample (${FORMAT_NAMES[format]}): a coding assistant debugging a failing build. Edit it, paste your own, or load a file; the format selector converts it while it is unedited.`;
+}
+
+/** A format picked while the unedited sample is shown converts the sample; anything else is re-read as it is. */
+function formatChanged() {
+  const format = $('format').value;
+  if (sampleFormat !== null && !loaded && $('conversation').value === sampleText(sampleFormat)) restoreSample(format);
+  else sampleFormat = null;
+  update();
 }
 
 async function loadFile(file) {
@@ -497,7 +513,7 @@ function wire() {
     update();
   });
   $('custom-model').addEventListener('input', debounce(update, 300));
-  $('format').addEventListener('change', update);
+  $('format').addEventListener('change', formatChanged);
   for (const k of LIMITS) $(`limit-${k}`).addEventListener('input', soon);
   for (const k of [...GUARD_NUMBERS, 'retrievalTool']) $(`guard-${k}`).addEventListener('input', soon);
   $('guard-emergency').addEventListener('change', update);
@@ -525,7 +541,7 @@ function wire() {
     update();
   });
   $('use-sample').addEventListener('click', () => {
-    restoreSample();
+    restoreSample($('format').value);
     update();
   });
   $('file').addEventListener('change', () => {

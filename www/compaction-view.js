@@ -34,7 +34,7 @@ function fields(obj, keys, id) {
 /** The message list of messages-view.js for one message list, without its page-level ids. */
 async function messageList(api, title, { messages, system, format, model, tools }) {
   const box = h('div', { class: 'cmp-messages' });
-  const conv = { messages, system: format === 'anthropic' ? system ?? undefined : undefined };
+  const conv = { messages, system: format === 'openai' ? undefined : system ?? undefined };
   let counts = null;
   try {
     counts = await api.countMessages(messages, { model, format, ...(tools ? { tools } : {}), ...(conv.system !== undefined ? { system: conv.system } : {}) });

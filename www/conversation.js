@@ -12,7 +12,8 @@ export class PageError extends Error {
 /**
  * Parse the editor text into `{ messages, tools, system, model }`.
  * Accepted: a messages array, or a request body `{ messages, tools?, system?, model? }`
- * (OpenAI Chat Completions or Anthropic Messages). The messages themselves are checked by
+ * (OpenAI Chat Completions, Anthropic Messages or Vercel AI SDK model messages, whose `tools` are
+ * an object by name). The messages themselves are checked by
  * ctxguard, not here, so its error codes reach the page unchanged.
  */
 export function parseConversation(text) {
@@ -31,8 +32,14 @@ export function parseConversation(text) {
   throw new PageError('UNRECOGNIZED_SHAPE', 'Expected a JSON array of messages, or an object with a "messages" array (and optional "tools", "system", "model").');
 }
 
+/** Parts only Vercel AI SDK model messages have. */
+const AI_SDK_PARTS = ['tool-call', 'tool-result', 'reasoning', 'tool-approval-request', 'tool-approval-response'];
+const isAiSdkPart = (b) => AI_SDK_PARTS.includes(b?.type) || (b?.type === 'image' && 'image' in b) || (b?.type === 'file' && ('data' in b || 'mediaType' in b));
+
 /** Guess the wire format of a parsed conversation (for files and pastes). */
-export function guessFormat({ messages, system }) {
+export function guessFormat({ messages, system, tools }) {
+  const aiSdkTools = tools !== null && typeof tools === 'object' && !Array.isArray(tools);
+  if (aiSdkTools || (Array.isArray(messages) && messages.some((m) => Array.isArray(m?.content) && m.content.some(isAiSdkPart)))) return 'ai-sdk';
   if (system !== undefined) return 'anthropic';
   if (!Array.isArray(messages)) return null;
   for (const m of messages) {
@@ -78,8 +85,10 @@ function describeParts(content) {
     if (typeof p === 'string') texts.push(p);
     else if (p?.type === 'text') texts.push(p.text ?? '');
     else if (p?.type === 'image_url') chips.push({ kind: 'image', label: `image${imageSize(p.image_url?.url)}${p.image_url?.detail ? ` · ${p.image_url.detail}` : ''}` });
+    else if (p?.type === 'image' && typeof p.image === 'string') chips.push({ kind: 'image', label: `image${imageSize(p.image.startsWith('data:') ? p.image : `data:${p.mediaType};base64,${p.image}`)}` });
     else if (p?.type === 'image') chips.push({ kind: 'image', label: `image${p.source?.type === 'base64' ? imageSize(`data:${p.source.media_type};base64,${p.source.data}`) : ''}` });
-    else if (p?.type === 'file') chips.push({ kind: 'attachment', label: p.file?.filename ?? 'file' });
+    else if (p?.type === 'file') chips.push({ kind: 'attachment', label: p.file?.filename ?? p.filename ?? p.mediaType ?? 'file' });
+    else if (p?.type === 'tool-call') chips.push({ kind: 'tool', label: `${p.toolName}(${clip(JSON.stringify(p.input ?? p.args ?? {}), 60)})` });
     else if (p?.type === 'document') chips.push({ kind: 'attachment', label: p.title ?? p.source?.media_type ?? 'document' });
     else if (p?.type === 'input_audio') chips.push({ kind: 'other', label: 'audio' });
     else if (p?.type === 'tool_use') chips.push({ kind: 'tool', label: `${p.name}(${clip(JSON.stringify(p.input ?? {}), 60)})` });
@@ -90,12 +99,15 @@ function describeParts(content) {
   return { text, chips };
 }
 
-/** Tool call id -> tool name, from OpenAI `tool_calls` and Anthropic `tool_use` blocks. */
+/** Tool call id -> tool name, from OpenAI `tool_calls`, Anthropic `tool_use` and AI SDK `tool-call` parts. */
 function toolNames(messages) {
   const names = new Map();
   for (const m of messages) {
     for (const c of m?.tool_calls ?? []) names.set(c?.id, c?.function?.name);
-    for (const b of Array.isArray(m?.content) ? m.content : []) if (b?.type === 'tool_use') names.set(b.id, b.name);
+    for (const b of Array.isArray(m?.content) ? m.content : []) {
+      if (b?.type === 'tool_use') names.set(b.id, b.name);
+      else if (b?.type === 'tool-call') names.set(b.toolCallId, b.toolName);
+    }
   }
   return names;
 }
@@ -107,7 +119,7 @@ function describe(m, wireIndex, role = m?.role, names = new Map()) {
   return {
     wireIndex,
     role: role ?? '?',
-    ref: refOf(m?.tool_call_id ?? m?.tool_use_id, names),
+    ref: refOf(m?.tool_call_id ?? m?.tool_use_id ?? m?.toolCallId, names),
     preview: previewOf(text, 220),
     lines: lineCount(text),
     chars: text.length,
@@ -116,18 +128,39 @@ function describe(m, wireIndex, role = m?.role, names = new Map()) {
   };
 }
 
+/** The text a tool result carries: an AI SDK `output` (text, JSON or content parts). */
+function outputText(output) {
+  if (typeof output === 'string') return output;
+  if (typeof output?.value === 'string') return output.value;
+  if (output?.type === 'content' && Array.isArray(output.value)) return output.value.map((p) => p?.text ?? '').join('\n');
+  if (output?.type === 'execution-denied') return output.reason ?? 'Tool execution denied.';
+  return JSON.stringify(output?.value ?? output ?? null);
+}
+
+/** The leading system rows: Anthropic's `system` is one; the AI SDK's system messages one each. */
+function systemRows(format, system) {
+  if (system === undefined || system === null) return [];
+  const list = format === 'ai-sdk' ? [system].flat() : [system];
+  return list.map((s) => describe({ content: format === 'ai-sdk' && typeof s === 'object' ? s?.content : s }, 'system', 'system'));
+}
+
 /**
  * The rows of the raw view, in the order of ctxguard's internal messages, so that
- * `countMessages(...).perMessage[i]` belongs to row i. A separate `system` (any non-null value)
- * is one leading row in both formats. OpenAI is then one row per message; Anthropic splits a
+ * `countMessages(...).perMessage[i]` belongs to row i. A separate `system` is one leading row
+ * (the AI SDK's: one per system message). OpenAI is then one row per message; Anthropic splits a
  * user message's `tool_result` blocks into rows of their own (each tool result is its own
- * internal message), placed before the rest of that message.
+ * internal message), placed before the rest of that message; an AI SDK tool message is one row
+ * per part.
  */
 export function rowsOf(format, { messages, system }) {
   if (!Array.isArray(messages)) return [];
   const names = toolNames(messages);
-  const rows = system === undefined || system === null ? [] : [describe({ content: system }, 'system', 'system')];
+  const rows = systemRows(format, system);
   messages.forEach((m, i) => {
+    if (format === 'ai-sdk' && m?.role === 'tool' && Array.isArray(m.content)) {
+      for (const p of m.content) rows.push(describe({ content: p?.type === 'tool-result' ? outputText(p.output ?? p.result) : '', toolCallId: p?.toolCallId ?? p?.approvalId }, i, 'tool', names));
+      return;
+    }
     const blocks = format === 'anthropic' && Array.isArray(m?.content) ? m.content : null;
     const results = blocks?.filter((b) => b?.type === 'tool_result') ?? [];
     if (m?.role !== 'user' || results.length === 0) {

@@ -73,7 +73,8 @@ serveGuard({
       const t2 = now();
       progress({ step: 'count', done: 2, of: steps, label: 'Counting every message' });
       const counts = api.countMessages(messages, { model: arg.model, format: arg.format, ...opts });
-      const system = arg.format === 'anthropic' ? result.system ?? undefined : arg.system;
+      // Anthropic's system and the AI SDK's system messages come back from the guard; OpenAI's is unchanged.
+      const system = arg.format === 'openai' ? arg.system : result.system ?? undefined;
       const vcounts = api.countMessages(result.messages, { model: arg.model, format: arg.format, ...opts, ...(system === undefined ? {} : { system }) });
       progress({ step: 'compare', done: 3, of: steps, label: 'Comparing raw and model-visible' });
       const aligned = result.messages.length === messages.length;
@@ -121,8 +122,10 @@ serveGuard({
       const resolved = api.resolveHistory(turns, { format });
       const guard = new api.ContextGuard({ ...config, model, format });
       try {
-        const opts = format === 'anthropic' && resolved.system != null ? { system: resolved.system } : {};
-        if (Array.isArray(data?.tools)) opts.tools = data.tools;
+        const opts = format !== 'openai' && resolved.system != null ? { system: resolved.system } : {};
+        // OpenAI and Anthropic tools are an array, the AI SDK's an object by name.
+        const tools = data?.tools !== null && typeof data?.tools === 'object' ? data.tools : undefined;
+        if (tools !== undefined) opts.tools = tools;
         return {
           resolved,
           metrics: guard.measure(resolved.messages, opts),
@@ -130,7 +133,7 @@ serveGuard({
           turns: turns.length,
           format,
           model,
-          tools: Array.isArray(data?.tools) ? data.tools : undefined,
+          tools,
         };
       } finally {
         guard.free();

@@ -273,6 +273,85 @@ describe('demo page', () => {
     }
   });
 
+  test('the format selector converts the unedited sample to Anthropic and AI SDK messages, measured as guardSources measures them', async () => {
+    const page = await openPage();
+    try {
+      await ready(page);
+      for (const format of ['anthropic', 'ai-sdk']) {
+        assert.equal(await after1(page, () => page.selectOption('#format', format)), 'ready', await text(page, '#results'));
+        const conv = JSON.parse(await page.locator('#conversation').inputValue());
+        if (format === 'ai-sdk') {
+          assert.deepEqual(Object.keys(conv.tools), ['read_file', 'run_tests', 'list_ci_runs']);
+          assert.ok(conv.messages.some((m) => m.role === 'tool' && m.content.length === 2 && m.content.every((p) => p.type === 'tool-result')));
+        } else {
+          assert.equal(typeof conv.system, 'string');
+          assert.ok(conv.messages.every((m) => m.role !== 'system'));
+        }
+        const expected = await page.evaluate(async ({ conv, format, cfg }) => {
+          const { ContextGuard, countMessages } = await import('/pkg/index.js');
+          const guard = new ContextGuard({ ...cfg, model: 'gpt-4o', format });
+          const opts = { tools: conv.tools, ...(conv.system === undefined ? {} : { system: conv.system }) };
+          try {
+            const result = guard.guardSources(conv.messages, opts);
+            return { raw: guard.measure(conv.messages, opts).usedTokens, used: result.metrics.usedTokens, rows: countMessages(conv.messages, { model: 'gpt-4o', format, ...opts }).perMessage.length };
+          } finally {
+            guard.free();
+          }
+        }, { conv, format, cfg: PAGE_GUARDS });
+        assert.equal(digits(await text(page, '#raw-tokens')), expected.raw, format);
+        assert.equal(digits(await text(page, '#used-tokens')), expected.used, format);
+        assert.ok(expected.used < expected.raw, `the source guards cut the ${format} sample`);
+        // One row per internal message (a tool result each), each with its count; no notice.
+        const roles = await page.locator('#messages .msg-line .role').allInnerTexts();
+        assert.equal(roles.length, expected.rows, format);
+        assert.deepEqual(roles.filter((r) => r === 'tool').length, 3, format);
+        assert.equal(await page.locator('#messages .msg-tokens .num').count(), expected.rows, format);
+        assert.equal(await page.locator('#messages-card .notice').count(), 0, format);
+        assert.ok(await page.locator('#error').isHidden(), format);
+        await shot(page, `sample-${format}`);
+      }
+      // Compaction in the AI SDK format: the checkpoint downloads as AI SDK turns (tools by name)
+      // and reloads from the checkpoint.
+      await page.locator('#compaction-card').scrollIntoViewIfNeeded();
+      await page.click('#run-prepare');
+      await page.waitForFunction(() => document.querySelector('#compaction-card').dataset.state === 'done', null, { timeout: 30_000 });
+      assert.equal(await page.locator('#compaction-record dd[data-field="status"]').getAttribute('data-value'), '"completed"');
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download-checkpoint')]);
+      const file = join(artifacts, 'checkpoint-ai-sdk.json');
+      await copyFile(await download.path(), file);
+      const saved = JSON.parse(await readFile(file, 'utf8'));
+      assert.equal(saved.format, 'ai-sdk');
+      assert.deepEqual(Object.keys(saved.tools), ['read_file', 'run_tests', 'list_ci_runs']);
+      await page.setInputFiles('#reload-file', file);
+      await page.waitForSelector('#reload-status');
+      assert.equal(await page.locator('#reload-status').getAttribute('data-from-checkpoint'), 'true');
+      const reloaded = await page.locator('#reload-fields dd[data-field]').evaluateAll((dds) => Object.fromEntries(dds.map((dd) => [dd.dataset.field, JSON.parse(dd.dataset.value)])));
+      const expectedReload = await page.evaluate(async ({ turns, tools }) => {
+        const { ContextGuard, resolveHistory } = await import('/pkg/index.js');
+        const resolved = resolveHistory(turns, { format: 'ai-sdk' });
+        const guard = new ContextGuard({ model: 'gpt-4o', format: 'ai-sdk' });
+        try {
+          return { messages: resolved.messages.length, usedTokens: guard.measure(resolved.messages, { tools, ...(resolved.system ? { system: resolved.system } : {}) }).usedTokens };
+        } finally {
+          guard.free();
+        }
+      }, saved);
+      assert.equal(reloaded.messages, expectedReload.messages);
+      assert.equal(reloaded.usedTokens, expectedReload.usedTokens);
+      // An edited conversation is not converted: it is re-read in the new format (and fails there).
+      const edited = (await page.locator('#conversation').inputValue()).replace('Read a file', 'Read one file');
+      assert.equal(await after1(page, () => page.fill('#conversation', edited)), 'ready');
+      assert.equal(await after1(page, () => page.selectOption('#format', 'openai')), 'error');
+      assert.equal(await page.locator('#conversation').inputValue(), edited);
+      assert.equal(await after1(page, () => page.click('#use-sample')), 'ready');
+      assert.equal(await page.locator('#format').inputValue(), 'openai');
+      assert.equal(digits(await page.locator('#messages .msg-tokens .num').count()), 9);
+      expectClean(page);
+    } finally {
+      await page.close();
+    }
+  });
+
   test('the model-visible view shows the compacted log and the attachment preview; the traces equal guardSources', async () => {
     const page = await openPage();
     try {

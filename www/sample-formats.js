@@ -1,0 +1,95 @@
+// The built-in sample (an OpenAI Chat Completions request) in the other wire formats ctxguard
+// reads: the same conversation as an Anthropic Messages request and as Vercel AI SDK model
+// messages, so the format selector can be tried on it. Only what the sample uses is converted.
+
+import { sample } from './sample.js';
+
+/** The sample as `{ messages, tools, system? }` in `format` ('openai', 'anthropic' or 'ai-sdk'). */
+export function sampleIn(format) {
+  if (format === 'anthropic') return toAnthropic(sample);
+  if (format === 'ai-sdk') return toAiSdk(sample);
+  return { messages: sample.messages, tools: sample.tools };
+}
+
+const dataUrl = (url) => /^data:([^;,]+);base64,(.*)$/s.exec(url);
+/** JSON tool arguments as an object (the AI SDK and Anthropic carry them parsed). */
+const parsed = (args) => {
+  try {
+    return JSON.parse(args);
+  } catch {
+    return {};
+  }
+};
+/** UTF-8 text as base64 (what an AI SDK file part carries). */
+const base64Text = (text) => {
+  let binary = '';
+  for (const b of new TextEncoder().encode(text)) binary += String.fromCharCode(b);
+  return btoa(binary);
+};
+const textOf = (content) => (typeof content === 'string' ? content : content.map((p) => p.text ?? '').join('\n'));
+/** Consecutive `tool` messages become one message (both formats group a turn's tool results). */
+function grouped(messages, convert) {
+  const out = [];
+  for (const m of messages) {
+    const last = out.at(-1);
+    if (m.role === 'tool' && last?.tool) last.parts.push(m);
+    else out.push(m.role === 'tool' ? { tool: true, parts: [m] } : m);
+  }
+  return out.map((m) => convert(m));
+}
+
+function toAiSdk({ messages, tools }) {
+  const names = new Map(messages.flatMap((m) => m.tool_calls ?? []).map((c) => [c.id, c.function.name]));
+  const part = (p) => {
+    if (p.type === 'text') return { type: 'text', text: p.text };
+    if (p.type === 'image_url') {
+      const d = dataUrl(p.image_url.url);
+      return d ? { type: 'image', image: d[2], mediaType: d[1] } : { type: 'image', image: p.image_url.url };
+    }
+    if (p.type === 'file') return { type: 'file', data: base64Text(p.file.text), mediaType: 'text/markdown', filename: p.file.filename };
+    return p;
+  };
+  const convert = (m) => {
+    if (m.tool) {
+      return {
+        role: 'tool',
+        content: m.parts.map((t) => ({ type: 'tool-result', toolCallId: t.tool_call_id, toolName: names.get(t.tool_call_id), output: { type: 'text', value: t.content } })),
+      };
+    }
+    if (m.role === 'assistant' && m.tool_calls) {
+      const calls = m.tool_calls.map((c) => ({ type: 'tool-call', toolCallId: c.id, toolName: c.function.name, input: parsed(c.function.arguments) }));
+      return { role: 'assistant', content: [...(m.content ? [{ type: 'text', text: m.content }] : []), ...calls] };
+    }
+    return { role: m.role, content: typeof m.content === 'string' ? m.content : m.content.map(part) };
+  };
+  return {
+    messages: grouped(messages, convert),
+    tools: Object.fromEntries(tools.map(({ function: f }) => [f.name, { description: f.description, inputSchema: f.parameters }])),
+  };
+}
+
+function toAnthropic({ messages, tools }) {
+  const part = (p) => {
+    if (p.type === 'text') return { type: 'text', text: p.text };
+    if (p.type === 'image_url') {
+      const d = dataUrl(p.image_url.url);
+      return d ? { type: 'image', source: { type: 'base64', media_type: d[1], data: d[2] } } : { type: 'image', source: { type: 'url', url: p.image_url.url } };
+    }
+    if (p.type === 'file') return { type: 'document', title: p.file.filename, source: { type: 'text', media_type: 'text/plain', data: p.file.text } };
+    return p;
+  };
+  const convert = (m) => {
+    if (m.tool) return { role: 'user', content: m.parts.map((t) => ({ type: 'tool_result', tool_use_id: t.tool_call_id, content: t.content })) };
+    if (m.role === 'assistant' && m.tool_calls) {
+      const uses = m.tool_calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.function.name, input: parsed(c.function.arguments) }));
+      return { role: 'assistant', content: [...(m.content ? [{ type: 'text', text: m.content }] : []), ...uses] };
+    }
+    return { role: m.role, content: typeof m.content === 'string' ? m.content : m.content.map(part) };
+  };
+  const system = messages.filter((m) => m.role === 'system').map((m) => textOf(m.content)).join('\n\n');
+  return {
+    system,
+    messages: grouped(messages.filter((m) => m.role !== 'system'), convert),
+    tools: tools.map(({ function: f }) => ({ name: f.name, description: f.description, input_schema: f.parameters })),
+  };
+}
