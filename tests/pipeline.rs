@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use ctxguard::format::{parse_request, write_request, Format, Request};
 use ctxguard::guard::{Guard, GuardConfig};
 use ctxguard::message::{Message, Role};
-use ctxguard::pipeline::{FailureReason, Outcome, Pending, PrepareOptions, Step};
+use ctxguard::pipeline::{retry_pause_ms, FailureReason, Outcome, Pending, PrepareOptions, Step, MAX_ATTEMPTS};
 use serde_json::{json, Value};
 
 fn clock() -> f64 {
@@ -365,4 +365,26 @@ fn the_checkpoint_keeps_raw_messages_and_the_next_call_gives_the_current_output_
     let count = |t: &str| ctxguard::tokens::count(ctxguard::Encoding::O200kBase, t);
     assert!(count(&grown) > count(&shared), "{} > {}", count(&grown), count(&shared));
     assert!(count(&grown) <= 8_000);
+}
+
+#[test]
+fn errors_and_timeouts_pause_before_the_next_attempt_with_jittered_doubling() {
+    let d = 500.0;
+    for reason in [FailureReason::CallbackError, FailureReason::Timeout] {
+        // Attempt 1 -> 2: between half and all of the delay; attempt 2 -> 3: of twice the delay.
+        assert_eq!(retry_pause_ms(reason, 1, d, 0.0), Some(250.0));
+        assert_eq!(retry_pause_ms(reason, 1, d, 0.999_999).map(f64::round), Some(500.0));
+        assert_eq!(retry_pause_ms(reason, 2, d, 0.0), Some(500.0));
+        assert_eq!(retry_pause_ms(reason, 2, d, 0.5), Some(750.0));
+        // No pause after the last attempt, nor with the delay switched off.
+        assert_eq!(retry_pause_ms(reason, MAX_ATTEMPTS, d, 0.5), None);
+        assert_eq!(retry_pause_ms(reason, 1, 0.0, 0.5), None);
+    }
+    // An answer that failed validation is asked again at once; an abort ends the attempts anyway.
+    for reason in [FailureReason::InvalidOutput, FailureReason::EmptyOutput, FailureReason::OverBudget, FailureReason::Aborted, FailureReason::NoCallback] {
+        assert_eq!(retry_pause_ms(reason, 1, d, 0.5), None, "{reason:?}");
+    }
+    // A random number outside [0, 1) cannot stretch the pause.
+    assert_eq!(retry_pause_ms(FailureReason::Timeout, 1, d, 7.0), Some(500.0));
+    assert_eq!(retry_pause_ms(FailureReason::Timeout, 1, d, f64::NAN).map(|x| x.is_finite()), Some(true));
 }

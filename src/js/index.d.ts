@@ -559,6 +559,12 @@ export interface PrepareOptions<M = WireMessage, S = string | JsonValue[]> exten
   timeoutMs?: number;
   /** Heartbeat period while waiting (default 1000; 0 = none). */
   heartbeatMs?: number;
+  /**
+   * Pause before the next attempt after one threw, rejected or timed out, in ms (default 500;
+   * doubled for the third attempt; each pause a random 50–100 % of that; 0 = none). An answer that
+   * failed validation is asked again at once. `signal` aborting during a pause ends the attempts.
+   */
+  retryDelayMs?: number;
   /** Token limit for the summary (default min(4096, targetLimit / 4)). */
   summaryMaxTokens?: number;
   /** Recent user messages kept verbatim next to the summary, in tokens (default 8000, at most 4 messages). */
@@ -601,6 +607,8 @@ export interface SettleOptions<M = WireMessage, S = string | JsonValue[]> extend
   signal?: AbortSignal;
   timeoutMs?: number;
   heartbeatMs?: number;
+  /** As `PrepareOptions.retryDelayMs`. */
+  retryDelayMs?: number;
 }
 
 /** End-of-run settlement. Data for the host: never shown as an assistant message. */

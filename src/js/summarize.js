@@ -71,6 +71,29 @@ export function callSummarizer(summarize, request, timeoutMs, heartbeatMs, onPro
   });
 }
 
+/**
+ * The pause before the next attempt: resolves true after `ms`, or false at once when `signal`
+ * aborts (before or during the pause). Leaves no timer or listener behind.
+ */
+export function pause(ms, signal) {
+  return new Promise((resolve) => {
+    if (signal && signal.aborted) {
+      resolve(false);
+      return;
+    }
+    let timer;
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    timer = setTimeout(() => {
+      if (signal) signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /** Calls an observer callback (onTrace, onProgress, logger), ignoring what it throws. */
 export function notify(fn, arg) {
   safe(fn, arg);

@@ -21,7 +21,7 @@ use crate::message::Message;
 use crate::guards::Trace;
 use crate::metrics::{CompactionRecord, ContextMetrics};
 use crate::pipeline::session_state::SessionState;
-use crate::pipeline::{FailureReason, Outcome, PrepareOptions, Step, MAX_ATTEMPTS};
+use crate::pipeline::{retry_pause_ms, FailureReason, Outcome, PrepareOptions, Step, DEFAULT_RETRY_DELAY_MS, MAX_ATTEMPTS};
 use crate::pricing::CacheDecision;
 
 #[wasm_bindgen(module = "/src/js/summarize.js")]
@@ -40,12 +40,39 @@ extern "C" {
     ) -> js_sys::Promise;
 
     fn notify(f: &JsValue, arg: &JsValue);
+
+    /// Resolves `true` after `ms`, or `false` at once when `signal` aborts.
+    fn pause(ms: f64, signal: &JsValue) -> js_sys::Promise;
 }
 
 /// Default time the summarizer gets per attempt.
 pub(super) const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
 /// Default heartbeat period while waiting.
 pub(super) const DEFAULT_HEARTBEAT_MS: f64 = 1_000.0;
+
+/// How the summarizer is waited for: each attempt's timeout, the heartbeat period, and the base of
+/// the pause before a retry (`timeoutMs`, `heartbeatMs`, `retryDelayMs`).
+#[derive(Clone, Copy)]
+pub(super) struct Timing {
+    timeout: f64,
+    heartbeat: f64,
+    retry_delay: f64,
+}
+
+impl Timing {
+    pub(super) fn read(timeout_ms: Option<f64>, heartbeat_ms: Option<f64>, retry_delay_ms: Option<f64>) -> Result<Timing> {
+        let timeout = match timeout_ms {
+            // 0 would time every attempt out at once.
+            Some(0.0) => return Err(Error::options("timeoutMs must be > 0 (milliseconds per summarizer attempt)")),
+            other => positive(other, DEFAULT_TIMEOUT_MS, "timeoutMs")?,
+        };
+        Ok(Timing {
+            timeout,
+            heartbeat: positive(heartbeat_ms, DEFAULT_HEARTBEAT_MS, "heartbeatMs")?,
+            retry_delay: positive(retry_delay_ms, DEFAULT_RETRY_DELAY_MS, "retryDelayMs")?,
+        })
+    }
+}
 
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -57,6 +84,7 @@ struct JsPrepareOptions {
     guidance: Option<String>,
     timeout_ms: Option<f64>,
     heartbeat_ms: Option<f64>,
+    retry_delay_ms: Option<f64>,
     summary_max_tokens: Option<u32>,
     retain_user_tokens: Option<u32>,
     session_state: Option<SessionState>,
@@ -284,8 +312,7 @@ fn reason_of(r: &CallResult) -> FailureReason {
 pub(super) async fn ask<T>(
     cb: &Callbacks,
     req: &JsValue,
-    timeout: f64,
-    heartbeat: f64,
+    timing: Timing,
     started: f64,
     validate: impl Fn(&Value) -> std::result::Result<T, FailureReason>,
 ) -> (std::result::Result<T, FailureReason>, u32) {
@@ -296,7 +323,7 @@ pub(super) async fn ask<T>(
     let mut attempts = 0;
     for attempt in 1..=MAX_ATTEMPTS {
         attempts = attempt;
-        let promise = call_summarizer(f, req, timeout, heartbeat, &cb.on_progress, &cb.signal, attempt, started);
+        let promise = call_summarizer(f, req, timing.timeout, timing.heartbeat, &cb.on_progress, &cb.signal, attempt, started);
         let settled = JsFuture::from(promise).await.unwrap_or(JsValue::NULL);
         let call: Option<CallResult> = decode(&settled, "summarize result", ErrorCode::Internal).ok();
         result = match &call {
@@ -309,13 +336,23 @@ pub(super) async fn ask<T>(
             Ok(_) => break,
             Err(r) => {
                 let message = call.as_ref().and_then(|c| c.message.clone());
+                let pause_ms = retry_pause_ms(*r, attempt, timing.retry_delay, js_sys::Math::random());
                 log(cb, format!(
-                    "[SummaryCompact] attempt {attempt} failed: {}{}",
+                    "[SummaryCompact] attempt {attempt} failed: {}{}{}",
                     r.as_str(),
-                    message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
+                    message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default(),
+                    pause_ms.map(|ms| format!("; next attempt in {ms:.0} ms")).unwrap_or_default()
                 ));
                 if *r == FailureReason::Aborted {
                     break;
+                }
+                if let Some(ms) = pause_ms {
+                    // An abort during the pause ends the attempts as an abort during a call does.
+                    let waited = JsFuture::from(pause(ms, &cb.signal)).await.ok().and_then(|v| v.as_bool()).unwrap_or(false);
+                    if !waited {
+                        result = Err(FailureReason::Aborted);
+                        break;
+                    }
                 }
             }
         }
@@ -323,7 +360,7 @@ pub(super) async fn ask<T>(
     (result, attempts)
 }
 
-async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: PrepareOptions, cb: Callbacks, timeout: f64, heartbeat: f64, mut reuse: Option<Reuse>) -> Result<JsValue> {
+async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: PrepareOptions, cb: Callbacks, timing: Timing, mut reuse: Option<Reuse>) -> Result<JsValue> {
     let started = now_ms();
     let (format, step) = {
         let mut g = borrow_mut(&inner)?;
@@ -352,7 +389,7 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: Prepar
                 schema: &pending.request.schema,
                 max_tokens: pending.request.max_tokens,
             })?;
-            let (result, attempts) = ask(&cb, &req, timeout, heartbeat, started, |v| {
+            let (result, attempts) = ask(&cb, &req, timing, started, |v| {
                 let g = inner.try_borrow().map_err(|_| FailureReason::CallbackError)?;
                 pending.validate(&g, v)
             })
@@ -403,15 +440,7 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, request: Request, popts: Prepar
     })
 }
 
-/// `timeoutMs`: a positive number of milliseconds (0 would time every attempt out at once).
-pub(super) fn timeout_ms(v: Option<f64>) -> Result<f64> {
-    match v {
-        Some(0.0) => Err(Error::options("timeoutMs must be > 0 (milliseconds per summarizer attempt)")),
-        other => positive(other, DEFAULT_TIMEOUT_MS, "timeoutMs"),
-    }
-}
-
-pub(super) fn positive(v: Option<f64>, default: f64, what: &str) -> Result<f64> {
+fn positive(v: Option<f64>, default: f64, what: &str) -> Result<f64> {
     match v {
         None => Ok(default),
         Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
@@ -427,14 +456,14 @@ impl ContextGuard {
     pub fn prepare(&self, messages: JsValue, opts: JsValue) -> js_sys::Promise {
         let inner = self.inner.clone();
         let setup = run(|| {
-            let (popts, cb, timeout, heartbeat, o) = prepare_setup(&opts)?;
+            let (popts, cb, timing, o) = prepare_setup(&opts)?;
             let format = inner.try_borrow().map(|g| g.format).map_err(|_| busy())?;
             let request = read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;
-            Ok((request, popts, cb, timeout, heartbeat))
+            Ok((request, popts, cb, timing))
         });
         future_to_promise(async move {
-            let (request, popts, cb, timeout, heartbeat) = setup?;
-            run_pipeline(inner, request, popts, cb, timeout, heartbeat, None).await.map_err(js_error)
+            let (request, popts, cb, timing) = setup?;
+            run_pipeline(inner, request, popts, cb, timing, None).await.map_err(js_error)
         })
     }
 
@@ -448,11 +477,11 @@ impl ContextGuard {
     pub fn prepare_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, kept_tags: Vec<f64>, kept_runs: JsValue, opts: JsValue) -> JsValue {
         let inner = self.inner.clone();
         let setup = run(|| {
-            let (popts, cb, timeout, heartbeat, o) = prepare_setup(&opts)?;
+            let (popts, cb, timing, o) = prepare_setup(&opts)?;
             let fresh = fresh_messages(&fresh, &fresh_ids, &fresh_at)?;
             let mut g = borrow_mut(&inner)?;
             let assembled = g.lend_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())?;
-            Ok(assembled.map(|a| (a, popts, cb, timeout, heartbeat)))
+            Ok(assembled.map(|a| (a, popts, cb, timing)))
         });
         let setup = match setup {
             Ok(None) => return JsValue::UNDEFINED,
@@ -460,10 +489,10 @@ impl ContextGuard {
             Err(e) => Err(e),
         };
         future_to_promise(async move {
-            let (mut assembled, popts, cb, timeout, heartbeat) = setup?;
+            let (mut assembled, popts, cb, timing) = setup?;
             let request = std::mem::take(&mut assembled.request);
             let reuse = Reuse { assembled, kept: kept_names(&kept_tags, &kept_runs) };
-            run_pipeline(inner, request, popts, cb, timeout, heartbeat, Some(reuse)).await.map_err(js_error)
+            run_pipeline(inner, request, popts, cb, timing, Some(reuse)).await.map_err(js_error)
         })
         .into()
     }
@@ -471,11 +500,10 @@ impl ContextGuard {
 
 /// `prepare`'s options, read in the order every path reads them: the callbacks first (a
 /// callback of the wrong type is named as such, not as an unknown field), then the data.
-fn prepare_setup(opts: &JsValue) -> Result<(PrepareOptions, Callbacks, f64, f64, JsPrepareOptions)> {
+fn prepare_setup(opts: &JsValue) -> Result<(PrepareOptions, Callbacks, Timing, JsPrepareOptions)> {
     let cb = Callbacks::read(opts)?;
     let mut o: JsPrepareOptions = options(opts, "options")?;
-    let timeout = timeout_ms(o.timeout_ms)?;
-    let heartbeat = positive(o.heartbeat_ms, DEFAULT_HEARTBEAT_MS, "heartbeatMs")?;
+    let timing = Timing::read(o.timeout_ms, o.heartbeat_ms, o.retry_delay_ms)?;
     let popts = PrepareOptions {
         force: o.force,
         guidance: o.guidance.take(),
@@ -483,5 +511,5 @@ fn prepare_setup(opts: &JsValue) -> Result<(PrepareOptions, Callbacks, f64, f64,
         retain_user_tokens: o.retain_user_tokens,
         session_state: o.session_state.take(),
     };
-    Ok((popts, cb, timeout, heartbeat, o))
+    Ok((popts, cb, timing, o))
 }

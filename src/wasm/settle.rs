@@ -8,7 +8,7 @@ use wasm_bindgen_futures::future_to_promise;
 
 use super::convert::{encode, js_error, now_ms, options, run};
 use super::guard::{busy, read_request, ContextGuard};
-use super::prepare::{ask, borrow_mut, positive, wire, Callbacks, SummarizeRequest, DEFAULT_HEARTBEAT_MS, timeout_ms};
+use super::prepare::{ask, borrow_mut, wire, Callbacks, SummarizeRequest, Timing};
 use crate::format::Request;
 use crate::pipeline::session_state::{render, Answer, SessionState};
 use crate::pipeline::{settle, FailureReason};
@@ -20,6 +20,7 @@ struct JsSettleOptions {
     tools: Option<Value>,
     timeout_ms: Option<f64>,
     heartbeat_ms: Option<f64>,
+    retry_delay_ms: Option<f64>,
     #[allow(dead_code)]
     signal: Option<Value>,
 }
@@ -40,7 +41,7 @@ struct JsSettlement {
 
 #[wasm_bindgen(js_class = ContextGuard)]
 impl ContextGuard {
-    /// `guard.settle(messages, { summarize, signal?, timeoutMs?, heartbeatMs?, onProgress?,
+    /// `guard.settle(messages, { summarize, signal?, timeoutMs?, heartbeatMs?, retryDelayMs?, onProgress?,
     /// logger?, system?, tools? })`. Rejects only on bad input.
     pub fn settle(&self, messages: JsValue, opts: JsValue) -> js_sys::Promise {
         let inner = self.inner.clone();
@@ -48,14 +49,13 @@ impl ContextGuard {
             // Callbacks first: a callback of the wrong type is named as such, not as an unknown field.
             let cb = Callbacks::read(&opts)?;
             let o: JsSettleOptions = options(&opts, "options")?;
-            let timeout = timeout_ms(o.timeout_ms)?;
-            let heartbeat = positive(o.heartbeat_ms, DEFAULT_HEARTBEAT_MS, "heartbeatMs")?;
+            let timing = Timing::read(o.timeout_ms, o.heartbeat_ms, o.retry_delay_ms)?;
             let format = inner.try_borrow().map(|g| g.format).map_err(|_| busy())?;
             let request = read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;
-            Ok((request, cb, timeout, heartbeat, format))
+            Ok((request, cb, timing, format))
         });
         future_to_promise(async move {
-            let (request, cb, timeout, heartbeat, format) = setup?;
+            let (request, cb, timing, format) = setup?;
             let started = now_ms();
             let sreq = {
                 let mut g = borrow_mut(&inner).map_err(js_error)?;
@@ -71,7 +71,7 @@ impl ContextGuard {
                 max_tokens: sreq.max_tokens,
             })
             .map_err(js_error)?;
-            let (result, attempts) = ask(&cb, &req, timeout, heartbeat, started, settle::validate).await;
+            let (result, attempts) = ask(&cb, &req, timing, started, settle::validate).await;
             let g = inner.try_borrow().map_err(|_| js_error(busy()))?;
             let (settlement, reason) = match result {
                 Ok(s) => (s, None),

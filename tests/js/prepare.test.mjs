@@ -112,6 +112,58 @@ test('a summarizer that fails twice and then answers completes on attempt 3', as
   assert.equal(r.compaction.attempts, 3);
 });
 
+/** Calls of a summarizer that answers with `answer(call)`, with the time of each call. */
+function timed(answer) {
+  const at = [];
+  return { at, gaps: () => at.slice(1).map((t, i) => t - at[i]), summarize: async () => answer(at.push(performance.now())) };
+}
+
+test('errors and timeouts pause before the next attempt (jittered, doubling); invalid answers are asked again at once', async () => {
+  // Rejects twice, then answers: pauses of 50-100 % of 200 ms, then of 400 ms.
+  const lines = [];
+  const flaky = timed((n) => (n < 3 ? Promise.reject(new Error('429 rate limited')) : 'Plain text summary.'));
+  const r = await new ContextGuard(CONFIG).prepare(conversation(), { summarize: flaky.summarize, retryDelayMs: 200, logger: (l) => lines.push(l) });
+  assert.equal(r.degraded, false);
+  assert.equal(r.compaction.attempts, 3);
+  const [g1, g2] = flaky.gaps();
+  assert.ok(g1 >= 95 && g1 < 200 + 150, `first pause ${g1} ms`);
+  assert.ok(g2 >= 195 && g2 < 400 + 150, `second pause ${g2} ms`);
+  const announced = lines.filter((l) => l.startsWith('[SummaryCompact] attempt')).map((l) => Number(/next attempt in (\d+) ms/.exec(l)?.[1]));
+  assert.equal(announced.length, 2, lines.join('\n'));
+  assert.ok(announced[0] >= 100 && announced[0] <= 200 && announced[1] >= 200 && announced[1] <= 400, String(announced));
+  assert.ok(r.compaction.durationMs >= announced[0] + announced[1] - 5, 'the pauses are part of the compaction');
+
+  // A timeout pauses too (each attempt 30 ms, then 100-200 ms, then 200-400 ms).
+  const hanging = timed(() => new Promise(() => {}));
+  const t = await new ContextGuard(CONFIG).prepare(conversation(), { summarize: hanging.summarize, timeoutMs: 30, retryDelayMs: 200 });
+  assert.equal(t.degradedReason, 'timeout');
+  const [h1, h2] = hanging.gaps();
+  assert.ok(h1 >= 30 + 95 && h2 >= 30 + 195, `${h1} / ${h2} ms between calls`);
+
+  // Answers that fail validation, and retryDelayMs: 0, are asked again at once (a pause here would be >= 1000 ms).
+  for (const [answer, opts, reason] of [[() => 42, { retryDelayMs: 2000 }, 'invalid_output'], [() => Promise.reject(new Error('x')), { retryDelayMs: 0 }, 'callback_error']]) {
+    const s = timed(answer);
+    const d = await new ContextGuard(CONFIG).prepare(conversation(), { summarize: s.summarize, ...opts });
+    assert.equal(d.degradedReason, reason);
+    assert.equal(d.compaction.attempts, 3);
+    assert.ok(s.gaps().every((g) => g < 500), `${reason}: ${s.gaps()} ms between calls`);
+  }
+});
+
+test('an abort during the pause ends the attempts at once; bad retryDelayMs is INVALID_OPTIONS', async () => {
+  const ac = new AbortController();
+  const failing = timed(() => { setTimeout(() => ac.abort(), 20); return Promise.reject(new Error('503')); });
+  const t0 = performance.now();
+  const r = await new ContextGuard(CONFIG).prepare(conversation(), { summarize: failing.summarize, retryDelayMs: 60_000, signal: ac.signal });
+  assert.ok(performance.now() - t0 < 5000, 'not the 30-60 s pause');
+  assert.equal(r.degradedReason, 'aborted');
+  assert.equal(r.compaction.attempts, 1);
+  assert.equal(failing.at.length, 1);
+  for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, '500']) {
+    await assert.rejects(new ContextGuard(CONFIG).prepare(conversation(), { summarize: async () => 'x', retryDelayMs: bad }), (e) => e.code === 'INVALID_OPTIONS' && /retryDelayMs/.test(e.message), String(bad));
+  }
+});
+
 test('no summarizer, an aborted signal, and a signal aborted while waiting', async () => {
   const none = await new ContextGuard(CONFIG).prepare(conversation());
   assert.equal(none.degradedReason, 'no_callback');
@@ -244,6 +296,9 @@ test('no pending timer and no unhandled rejection: a child process with hanging 
     // aborted while hanging
     const ac = new AbortController(); setTimeout(() => ac.abort(), 20);
     out.push((await new ContextGuard(cfg).prepare(msgs, { force: true, summarize: () => new Promise(() => {}), signal: ac.signal, heartbeatMs: 5 })).degradedReason);
+    // aborted during a long pause between attempts (its timer must not keep the process alive)
+    const ac2 = new AbortController();
+    out.push((await new ContextGuard(cfg).prepare(msgs, { force: true, summarize: () => { setTimeout(() => ac2.abort(), 10); return Promise.reject(new Error('x')); }, signal: ac2.signal, retryDelayMs: 600000 })).degradedReason);
     console.log(JSON.stringify(out));
   `;
   const t0 = Date.now();
@@ -257,5 +312,5 @@ test('no pending timer and no unhandled rejection: a child process with hanging 
     child.on('exit', (c) => { clearTimeout(kill); resolve(c); });
   });
   assert.equal(code, 0, `child exit ${code} after ${Date.now() - t0} ms: ${stderr}`);
-  assert.deepEqual(JSON.parse(stdout.trim().split('\n').pop()), ['timeout', 'timeout', 'aborted']);
+  assert.deepEqual(JSON.parse(stdout.trim().split('\n').pop()), ['timeout', 'timeout', 'aborted', 'aborted']);
 });

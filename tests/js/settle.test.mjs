@@ -52,3 +52,15 @@ for (const [name, summarize, reason] of [
     assert.match(s.sessionState.summary, /tool read_file\(path=src\/user_service\.ts\) → .*12 public methods found/);
   });
 }
+
+test('settle pauses between attempts after an error as prepare does (retryDelayMs), and checks the option', async () => {
+  const at = [];
+  const s = await new ContextGuard({ model: 'gpt-4o' }).settle(run, {
+    summarize: () => { at.push(performance.now()); return Promise.reject(new Error('503')); },
+    retryDelayMs: 100,
+  });
+  assert.equal(s.degradedReason, 'callback_error');
+  assert.equal(s.attempts, 3);
+  assert.ok(at[1] - at[0] >= 45 && at[2] - at[1] >= 95, `${at[1] - at[0]} / ${at[2] - at[1]} ms between calls`);
+  await assert.rejects(new ContextGuard({ model: 'gpt-4o' }).settle(run, { summarize: async () => 'x', retryDelayMs: -5 }), (e) => e.code === 'INVALID_OPTIONS' && /retryDelayMs/.test(e.message));
+});

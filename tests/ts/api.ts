@@ -161,6 +161,7 @@ const prepared: Promise<PrepareResult> = guard.prepare(messages, {
   onProgress: (e: ProgressEvent) => void e.elapsedMs,
   logger: (line: string) => void line,
   timeoutMs: 30_000,
+  retryDelayMs: 1_000,
   force: false,
   guidance: 'Continue.',
 });
