@@ -137,11 +137,15 @@ function outputText(output) {
   return JSON.stringify(output?.value ?? output ?? null);
 }
 
-/** The leading system rows: Anthropic's `system` is one; the AI SDK's system messages one each. */
+/**
+ * The leading system rows: Anthropic's `system` is one; the AI SDK's system messages one each (a
+ * string `system` as the system message the guard gives back for it, so that an unchanged one
+ * compares equal to the model-visible view's).
+ */
 function systemRows(format, system) {
   if (system === undefined || system === null) return [];
-  const list = format === 'ai-sdk' ? [system].flat() : [system];
-  return list.map((s) => describe({ content: format === 'ai-sdk' && typeof s === 'object' ? s?.content : s }, 'system', 'system'));
+  if (format !== 'ai-sdk') return [describe({ content: system }, 'system', 'system')];
+  return [system].flat().map((s) => describe(typeof s === 'string' ? { role: 'system', content: s } : s, 'system', 'system'));
 }
 
 /**

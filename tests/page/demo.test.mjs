@@ -307,6 +307,8 @@ describe('demo page', () => {
         assert.deepEqual(roles.filter((r) => r === 'tool').length, 3, format);
         assert.equal(await page.locator('#messages .msg-tokens .num').count(), expected.rows, format);
         assert.equal(await page.locator('#messages-card .notice').count(), 0, format);
+        // Only the two long tool outputs and the attachment message are changed (not the system prompt).
+        assert.deepEqual(await page.locator('#messages li.msg.changed .role').allInnerTexts(), ['user', 'tool', 'tool'], format);
         assert.ok(await page.locator('#error').isHidden(), format);
         await shot(page, `sample-${format}`);
       }
