@@ -14,11 +14,11 @@ import { buildConversation as conversation } from './helpers.mjs';
 const WORKER = new URL('./fixtures/guard-worker.mjs', import.meta.url);
 const CONFIG = { model: 'gpt-4o', contextWindow: 10000, reservedOutputTokens: 1000 };
 
-/** Times are not compared: durationMs anywhere, and "duration=...ms" in log lines. */
+/** Times are not compared: durationMs anywhere, and "duration=...ms" and the (random) pause before the next attempt in log lines. */
 function timeless(value) {
   return JSON.parse(JSON.stringify(value, (k, v) => (k === 'durationMs' || k === 'elapsedMs' ? 0 : v)));
 }
-const timelessLines = (lines) => lines.map((l) => l.replace(/duration=\d+ms/, 'duration=?ms'));
+const timelessLines = (lines) => lines.map((l) => l.replace(/duration=\d+ms/, 'duration=?ms').replace(/next attempt in \d+ ms/, 'next attempt in ? ms'));
 
 /** What a call gives, or the error it throws, as comparable data. */
 async function outcome(fn) {
