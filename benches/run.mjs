@@ -6,7 +6,7 @@
 //   node benches/run.mjs --quick    short run to check the harness (small inputs, few samples);
 //                                   writes benches/results/quick.json, not BENCHMARKS.md
 // Options: --runtimes node,chromium  --libs ctxguard,gpt-tokenizer,...  --encodings o200k_base,...
-//          --inputs prose,code,...  --cap SECONDS  --pkg DIR  --no-write  --write (quick run too)
+//          --inputs prose,code,...  --cap SECONDS  --extras-samples N  --pkg DIR  --no-write  --write (quick run too)
 //          --out FILE (default: BENCHMARKS.md at the repository root)
 
 import fs from 'node:fs';
@@ -46,9 +46,10 @@ const list = (name, all) => {
 
 const quick = flag('quick');
 const params = quick
-  ? { runs: 2, budgetMs: 1000, capMs: 2000, coldNode: 2, coldChromium: 1, memSamples: 1, extrasRuns: 3, solo: ['js-tiktoken'] }
-  : { runs: 5, budgetMs: 4000, capMs: 20000, coldNode: 7, coldChromium: 5, memSamples: 3, extrasRuns: 10, solo: ['js-tiktoken'] };
+  ? { runs: 2, budgetMs: 1000, capMs: 2000, coldNode: 2, coldChromium: 1, memSamples: 1, extrasRuns: 3, extrasSamples: 1, solo: ['js-tiktoken'] }
+  : { runs: 5, budgetMs: 4000, capMs: 20000, coldNode: 7, coldChromium: 5, memSamples: 3, extrasRuns: 10, extrasSamples: 5, solo: ['js-tiktoken'] };
 if (opt('cap', null)) params.capMs = Number(opt('cap')) * 1000;
+if (opt('extras-samples', null)) params.extrasSamples = Number(opt('extras-samples'));
 const selection = {
   runtimes: list('runtimes', ['node', 'chromium']),
   libs: list('libs', LIBS),

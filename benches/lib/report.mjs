@@ -252,6 +252,10 @@ export function downloadDetails(results, libs, encodings) {
   return lines.join('\n');
 }
 
+/** First call ÷ baseline: the median over the fresh processes when there were several. */
+const coldRatio = (o) => (o.coldRatios?.length ? median(o.coldRatios) : o.coldMs / o.baselineMs);
+const coldRange = (o) => (o.coldRatios?.length > 1 ? `; ${fmtRatio(median(o.coldRatios))} median of ${o.coldRatios.length} processes, ${fmtRatio(Math.min(...o.coldRatios))}–${fmtRatio(Math.max(...o.coldRatios))}` : '');
+
 export function chatExtrasTable(results, runtimes, encodings) {
   const rows = [];
   for (const rt of runtimes) {
@@ -263,10 +267,10 @@ export function chatExtrasTable(results, runtimes, encodings) {
       rows.push([
         RT_LABEL[rt], ENC_SHORT[enc],
         show(cm, (o) => `${fmt(o.baselineMs, 0)} ms`),
-        show(cm, (o) => `${fmt(o.coldMs, 0)} ms (${fmtRatio(ratio(o.coldMs, o.baselineMs))})`),
+        show(cm, (o) => `${fmt(o.coldMs, 0)} ms (${fmtRatio(ratio(o.coldMs, o.baselineMs))}${coldRange(o)})`),
         show(cm, (o) => `${fmt(median(o.againMs), 0)} ms`),
         show(g, (o) => `${fmt(o.baselineMs, 0)} ms`),
-        show(g, (o) => `${fmt(o.coldMs, 0)} ms (${fmtRatio(ratio(o.coldMs, o.baselineMs))})`),
+        show(g, (o) => `${fmt(o.coldMs, 0)} ms (${fmtRatio(ratio(o.coldMs, o.baselineMs))}${coldRange(o)})`),
         show(g, (o) => `${fmt(o.againMs, 1)} ms`),
         show(g, (o) => `${fmt(median(o.incrementalMs), 1)} ms (n=${o.incrementalMs.length})`),
       ]);
@@ -407,7 +411,7 @@ export function targetsTable(results, runtimes, encodings, ids) {
       const g = results.chatExtras?.[rt]?.[enc]?.guard;
       if (!g?.available || g.error) continue;
       inc.push({ v: median(g.incrementalMs), where: `${ENC_SHORT[enc]}, ${RT_LABEL[rt]}` });
-      cold.push({ v: g.coldMs / g.baselineMs, where: `${ENC_SHORT[enc]}, ${RT_LABEL[rt]}` });
+      cold.push({ v: coldRatio(g), where: `${ENC_SHORT[enc]}, ${RT_LABEL[rt]}${g.coldRatios?.length > 1 ? `, median of ${g.coldRatios.length} processes` : ''}` });
     }
     const wi = worst(inc, max);
     const wc = worst(cold, max);
@@ -477,7 +481,7 @@ export function notes(results) {
   const n = [];
   n.push(`Count APIs: ${Object.entries(COUNT_API).map(([k, v]) => `${k}: \`${v}\``).join('; ')}.`);
   n.push(`Throughput: gpt-tokenizer is paired with each other library in turn; each pair and encoding gets one fresh process (Node) or page (Chromium), which reads the inputs (not timed) and loads both tokenizers. Every input exists in ${m.inputs.variants} variants (same generator and vocabulary, other seeds). Per input, each library first counts variant 0 (warm-up: JIT, wasm tier-up, caches), then up to ${m.params.runs} rounds count variants 1, 2, … — text of the same kind not seen before, as a chat client meets new messages — alternating the two libraries (and which one goes first), each library stopping when its next run would pass ${m.params.budgetMs / 1000} s. MB/s is the median run; the ratio in parentheses is the median of the per-round ratios within the pair (same text, same process, same moment), or the ratio of medians when one side has a single run. gpt-tokenizer's MB/s shown is from its pair with ctxguard; ${(m.params.solo ?? []).join(', ') || 'no library'} runs alone (its ratio is the ratio of medians: it is an order of magnitude slower, far beyond the load noise the pairing removes); an input on which it was over the cap or slower than the budget is not measured again in the later pairs. MB = 10^6 bytes of UTF-8. A warm-up call that does not return within ${m.params.capMs / 1000} s is abandoned (process/browser killed) and shown as "> cap" with an upper bound on MB/s. [n=…] marks cells with fewer than 3 runs.`);
-  n.push(`Chat: ${m.inputs.files.chat.messages} OpenAI-format messages (user/assistant turns, assistant tool_calls with JSON arguments, tool outputs: logs, JSON, file listings, code), ${m.inputs.files.chat.strings} strings, ${(m.inputs.files.chat.bytes / 1e6).toFixed(2)} MB of text; "per message" counts each message's content and each tool call's name and arguments separately (${m.chatTokens ?? '?'} o200k tokens in all). ctxguard's countMessages and ContextGuard.measure each run in a fresh process/page with model gpt-4o (o200k) or gpt-4 (cl100k): first countTokens on every message of another conversation (variant 1) warms the code up and builds the vocabulary; then the API on conversation variant 0 (cold per-message cache), again on the same messages, and for the guard after appending one new user message (${m.params.extrasRuns} times, growing); last the baseline: countTokens on each of variant 0's strings, one by one, in the same process — "counting its text once" (issue #7: measure from cold ≤ 1.1× that, after +1 message ≤ 5 ms).`);
+  n.push(`Chat: ${m.inputs.files.chat.messages} OpenAI-format messages (user/assistant turns, assistant tool_calls with JSON arguments, tool outputs: logs, JSON, file listings, code), ${m.inputs.files.chat.strings} strings, ${(m.inputs.files.chat.bytes / 1e6).toFixed(2)} MB of text; "per message" counts each message's content and each tool call's name and arguments separately (${m.chatTokens ?? '?'} o200k tokens in all). ctxguard's countMessages and ContextGuard.measure each run in ${m.params.extrasSamples ?? 1} fresh processes/pages with model gpt-4o (o200k) or gpt-4 (cl100k) (the table shows the first one's figures; the first call ÷ baseline is also given as the median over all of them, which is what the target row uses): first countTokens on every message of another conversation (variant 1) warms the code up and builds the vocabulary; then the API on conversation variant 0 (cold per-message cache), again on the same messages, and for the guard after appending one new user message (${m.params.extrasRuns} times, growing); last the baseline: countTokens on each of variant 0's strings, one by one, in the same process — "counting its text once" (issue #7: measure from cold ≤ 1.1× that, after +1 message ≤ 5 ms).`);
   n.push(`Cold start: Node — a fresh \`node --input-type=module -e\` per sample, from before the first \`import\` to after the first count of a short sentence returns; Chromium — a new browser context and page per sample, from before the first \`import\` to after the first count, as in Node (runs before 2026-11-30 10:00 timed from navigation start, which adds the page's own loading to every library; that figure is still given below the table). Samples are interleaved across libraries.`);
   n.push(`Memory: a fresh \`node --expose-gc\` process per sample; deltas of process.memoryUsage() after gc() against a baseline taken after the harness and the 1 MB prose were loaded. ctxguard's and tiktoken's wasm linear memory shows in RSS, not in heap/external/arrayBuffers: compare RSS.`);
   n.push(`Download: every file the Chromium cold-start page fetched from node_modules or pkg/ (harness files excluded), each gzipped with zlib level 9 in Node and summed — what a page that loads the library natively (ES modules, no bundler) downloads for one encoding.`);
