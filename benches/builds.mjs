@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { heldRss } from './lib/report.mjs';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const latest = path.join(ROOT, 'benches', 'results', 'latest.json');
@@ -43,7 +44,7 @@ try {
     execFileSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
     const r = JSON.parse(fs.readFileSync(quick ? path.join(ROOT, 'benches', 'results', 'quick.json') : latest, 'utf8'));
     const cold = (rt, lib) => median(r.cold[rt][lib][enc].samples);
-    const rss = (lib) => median(r.memory.node[lib][enc].samples.map((s) => s.afterFirst.rss)) / 1e6;
+    const rss = (lib) => heldRss(r.memory.node[lib][enc].samples) / 1e6;
     // ctxguard's median MB/s on unseen prose, and the median of its per-round ratios to
     // gpt-tokenizer within the pair (as in the generated tables).
     const mbps = (rt) => {
@@ -74,7 +75,7 @@ const x = (a, b) => `${(a / b).toFixed(2)}×`;
 const speed = (t) => (t ? `${t.mbps.toFixed(1)} (${t.ratio.toFixed(1)}×)` : '–');
 console.log(`Builds against gpt-tokenizer (node benches/builds.mjs${quick ? ' --quick' : ''}; ${new Date().toISOString()}; load average ${load.map((l) => l.toFixed(1)).join(' → ')}, ${os.cpus().length} cores)`);
 console.log('');
-console.log('| build | encoding | gzip download (÷) | cold start, Node (÷) | cold start, Chromium (÷) | Node RSS after first count (÷) | prose MB/s, Node (÷) | prose MB/s, Chromium (÷) |');
+console.log('| build | encoding | gzip download (÷) | cold start, Node (÷) | cold start, Chromium (÷) | Node RSS held after the first count (÷) | prose MB/s, Node (÷) | prose MB/s, Chromium (÷) |');
 console.log('|---|---|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
   console.log(

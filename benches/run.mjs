@@ -47,7 +47,7 @@ const list = (name, all) => {
 const quick = flag('quick');
 const params = quick
   ? { runs: 2, budgetMs: 1000, capMs: 2000, coldNode: 2, coldChromium: 1, memSamples: 1, extrasRuns: 3, extrasSamples: 1, solo: ['js-tiktoken'] }
-  : { runs: 5, budgetMs: 4000, capMs: 20000, coldNode: 7, coldChromium: 5, memSamples: 3, extrasRuns: 10, extrasSamples: 5, solo: ['js-tiktoken'] };
+  : { runs: 5, budgetMs: 4000, capMs: 20000, coldNode: 7, coldChromium: 5, memSamples: 5, extrasRuns: 10, extrasSamples: 5, solo: ['js-tiktoken'] };
 if (opt('cap', null)) params.capMs = Number(opt('cap')) * 1000;
 if (opt('extras-samples', null)) params.extrasSamples = Number(opt('extras-samples'));
 const selection = {

@@ -111,7 +111,12 @@ export async function coldChromium({ browser, server, libs, encodings, samples, 
 
 // ------------------------------------------------------------------ memory (Node)
 
-/** A fresh process per sample: memory after loading one encoding and counting once, then after 1 MB of prose. */
+/**
+ * A fresh process per sample: memory after loading one encoding and counting once, the same 0.5 s
+ * later (memory held: a wasm function the first count made hot is compiled again by V8's optimizing
+ * tier on a background thread, whose working memory shows in RSS until it finishes), then after
+ * 1 MB of prose.
+ */
 export async function memoryNode({ libs, encodings, samples, env, cwd, prosePath }) {
   const out = {};
   for (let s = 0; s < samples; s++) {
@@ -128,9 +133,11 @@ const base = snap();
 const c = await loadCounter(${JSON.stringify(lib)}, ${JSON.stringify(enc)}, ${JSON.stringify(env)});
 c.count(SAMPLE);
 const one = snap();
+await new Promise((resolve) => setTimeout(resolve, 500));
+const held = snap();
 c.count(prose);
 const two = snap();
-console.log(JSON.stringify({ afterFirst: d(base, one), afterProse: d(base, two) }));`;
+console.log(JSON.stringify({ afterFirst: d(base, one), held: d(base, held), afterProse: d(base, two) }));`;
         const r = parseLastJson(await runNode(['--expose-gc', '--input-type=module', '-e', script], { cwd, timeoutMs: 120_000 }));
         const cell = (((out[lib] ??= {})[enc]) ??= { samples: [], errors: [] });
         if (r.error) cell.errors.push(r.error);
