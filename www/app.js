@@ -352,7 +352,8 @@ async function pass() {
     performance.mark('ctxguard:pass-result');
     progress({ label: `Drawing ${fmt(count)} messages…`, done: 4, of: 4 });
     // The model-visible request: the raw messages with the ones the guards changed replaced;
-    // Anthropic's system and the AI SDK's system messages come back from the guard, OpenAI's is unchanged.
+    // Anthropic's system and the AI SDK's `system` option come back from the guard (the AI SDK's
+    // system messages in place, as the worker put them back), OpenAI's is unchanged.
     const visibleMessages = r.visible ?? conv.messages.map((m, i) => r.changed[i] ?? m);
     const visible = { messages: visibleMessages, tools: conv.tools, system: cfg.format === 'openai' ? conv.system : r.system ?? undefined };
     clearError();
@@ -529,8 +530,23 @@ function wire() {
     for (const k of LIMITS) $(`limit-${k}`).value = '';
     update();
   });
+  // A paste picks the format it recognises (as a loaded file does); typing never switches it.
+  let pasted = false;
+  $('conversation').addEventListener('paste', () => {
+    pasted = true;
+  });
   $('conversation').addEventListener('input', debounce(() => {
     $('source-note').textContent = 'Your conversation (edited in the page).';
+    sampleFormat = null;
+    if (pasted) {
+      pasted = false;
+      try {
+        const format = guessFormat(parseConversation($('conversation').value));
+        if (format) $('format').value = format;
+      } catch {
+        // update() reports the parse error.
+      }
+    }
     update();
   }, 300));
   $('usage-observe').addEventListener('click', observeUsage);

@@ -51,6 +51,33 @@ function blocks(text, where, out) {
   }
 }
 
+const TEXT_TYPES = /^(text(\/.*)?|application\/(json|xml|javascript|x-javascript|yaml|x-yaml|toml|x-ndjson)|.*\+(json|xml))$/;
+const isTextType = (mt) => typeof mt === 'string' && TEXT_TYPES.test(mt.split(';')[0].trim().toLowerCase());
+
+/** Base64 as UTF-8 text, or null. */
+function fromBase64(b64) {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The text of an AI SDK file part, as ctxguard reads it (src/format/ai_sdk.rs): AI SDK 7 inline
+ * text, or base64 / a base64 `data:` URL of a textual media type; otherwise null.
+ */
+function aiSdkFileText(p) {
+  const d = p.data;
+  if (d?.type === 'text' && typeof d.text === 'string') return { text: d.text, type: p.mediaType ?? null };
+  if (typeof d !== 'string') return null;
+  const url = /^data:([^;,]*)(;[^,]*)?,(.*)$/s.exec(d);
+  const type = p.mediaType ?? p.mimeType ?? url?.[1] ?? null;
+  if (!isTextType(type) && !isTextType(url?.[1])) return null;
+  if (url) return url[2]?.includes(';base64') ? { text: fromBase64(url[3]), type } : null;
+  return /^[A-Za-z0-9+/=\s]*$/.test(d) ? { text: fromBase64(d), type } : null;
+}
+
 function fromContent(content, where, out) {
   if (typeof content === 'string') {
     blocks(content, where, out);
@@ -58,7 +85,11 @@ function fromContent(content, where, out) {
   }
   for (const p of Array.isArray(content) ? content : []) {
     if (p?.type === 'text' && typeof p.text === 'string') blocks(p.text, where, out);
-    else if (p?.type === 'file') {
+    else if (p?.type === 'file' && 'data' in p) {
+      const file = aiSdkFileText(p);
+      if (typeof file?.text !== 'string') continue;
+      out.push({ id: typeof p.id === 'string' ? p.id : contentId(file.text), name: p.filename ?? null, type: file.type, text: file.text, where, form: 'file part' });
+    } else if (p?.type === 'file') {
       const text = typeof p.text === 'string' ? p.text : p.file?.text;
       if (typeof text !== 'string') continue;
       const type = /^data:([^;,]+)/.exec(p.file?.file_data ?? '')?.[1] ?? null;

@@ -39,7 +39,8 @@ const isAiSdkPart = (b) => AI_SDK_PARTS.includes(b?.type) || (b?.type === 'image
 /** Guess the wire format of a parsed conversation (for files and pastes). */
 export function guessFormat({ messages, system, tools }) {
   const aiSdkTools = tools !== null && typeof tools === 'object' && !Array.isArray(tools);
-  if (aiSdkTools || (Array.isArray(messages) && messages.some((m) => Array.isArray(m?.content) && m.content.some(isAiSdkPart)))) return 'ai-sdk';
+  const aiSdkSystem = [system].flat().some((s) => s?.role === 'system');
+  if (aiSdkTools || aiSdkSystem || (Array.isArray(messages) && messages.some((m) => Array.isArray(m?.content) && m.content.some(isAiSdkPart)))) return 'ai-sdk';
   if (system !== undefined) return 'anthropic';
   if (!Array.isArray(messages)) return null;
   for (const m of messages) {
@@ -128,6 +129,28 @@ function describe(m, wireIndex, role = m?.role, names = new Map()) {
   };
 }
 
+/**
+ * AI SDK: the guard gives every system message back in `system` (after those of the `system`
+ * option), not in `messages`. `inPlace` puts them back where they were among the raw messages,
+ * so that the model-visible list lines up with the raw one message for message: returns
+ * `{ messages, system }` with `system` the option's part. `optionSystem` is the `system` option
+ * that was passed (undefined when none).
+ */
+export function aiSdkInPlace(rawMessages, optionSystem, visibleMessages, visibleSystem) {
+  const systems = [visibleSystem ?? []].flat();
+  const leading = optionSystem === undefined || optionSystem === null ? 0 : [optionSystem].flat().length;
+  const inMessages = systems.slice(leading);
+  const others = [...visibleMessages];
+  const messages = [];
+  for (const m of rawMessages) {
+    const next = m?.role === 'system' ? inMessages.shift() : others.shift();
+    if (next === undefined) return null;
+    messages.push(next);
+  }
+  if (inMessages.length || others.length) return null;
+  return { messages, system: leading ? systems.slice(0, leading) : undefined };
+}
+
 /** The text a tool result carries: an AI SDK `output` (text, JSON or content parts). */
 function outputText(output) {
   if (typeof output === 'string') return output;
@@ -162,7 +185,9 @@ export function rowsOf(format, { messages, system }) {
   const rows = systemRows(format, system);
   messages.forEach((m, i) => {
     if (format === 'ai-sdk' && m?.role === 'tool' && Array.isArray(m.content)) {
-      for (const p of m.content) rows.push(describe({ content: p?.type === 'tool-result' ? outputText(p.output ?? p.result) : '', toolCallId: p?.toolCallId ?? p?.approvalId }, i, 'tool', names));
+      // The row's text is the output's; its raw JSON (shown, and compared with the model-visible
+      // view's) the part itself.
+      for (const p of m.content) rows.push({ ...describe({ content: p?.type === 'tool-result' ? outputText(p.output ?? p.result) : '', toolCallId: p?.toolCallId ?? p?.approvalId }, i, 'tool', names), raw: p });
       return;
     }
     const blocks = format === 'anthropic' && Array.isArray(m?.content) ? m.content : null;

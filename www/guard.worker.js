@@ -5,7 +5,7 @@
 
 import { serveGuard } from '/pkg/worker-serve.js';
 import { findAttachments, previewOffsets } from './attachments.js';
-import { parseConversation } from './conversation.js';
+import { aiSdkInPlace, parseConversation } from './conversation.js';
 
 const now = () => performance.now();
 
@@ -73,14 +73,17 @@ serveGuard({
       const t2 = now();
       progress({ step: 'count', done: 2, of: steps, label: 'Counting every message' });
       const counts = api.countMessages(messages, { model: arg.model, format: arg.format, ...opts });
-      // Anthropic's system and the AI SDK's system messages come back from the guard; OpenAI's is unchanged.
-      const system = arg.format === 'openai' ? arg.system : result.system ?? undefined;
-      const vcounts = api.countMessages(result.messages, { model: arg.model, format: arg.format, ...opts, ...(system === undefined ? {} : { system }) });
+      // Anthropic's system and the AI SDK's system messages come back from the guard; OpenAI's is
+      // unchanged. The AI SDK's system messages go back in place, so both views line up.
+      const placed = arg.format === 'ai-sdk' ? aiSdkInPlace(messages, arg.system, result.messages, result.system) : null;
+      const list = placed?.messages ?? result.messages;
+      const system = placed ? placed.system : arg.format === 'openai' ? arg.system : result.system ?? undefined;
+      const vcounts = api.countMessages(list, { model: arg.model, format: arg.format, ...opts, ...(system === undefined ? {} : { system }) });
       progress({ step: 'compare', done: 3, of: steps, label: 'Comparing raw and model-visible' });
-      const aligned = result.messages.length === messages.length;
+      const aligned = list.length === messages.length;
       const changed = {};
       if (aligned) {
-        result.messages.forEach((m, i) => {
+        list.forEach((m, i) => {
           if (JSON.stringify(m) !== JSON.stringify(messages[i])) changed[i] = m;
         });
       }
@@ -88,12 +91,12 @@ serveGuard({
         raw,
         metrics: result.metrics,
         traces: result.traces,
-        system: result.system,
+        system: placed ? placed.system ?? null : result.system,
         delivered,
         counts,
         vcounts,
         changed,
-        visible: aligned ? null : result.messages,
+        visible: aligned ? null : list,
         attachments: findAttachments({ messages, system: arg.system }),
         previews: [...previewOffsets(result.messages)],
         ms: { measure: t1 - t0, guard: t2 - t1 },

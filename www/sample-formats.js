@@ -26,6 +26,8 @@ const base64Text = (text) => {
   for (const b of new TextEncoder().encode(text)) binary += String.fromCharCode(b);
   return btoa(binary);
 };
+/** The system messages' text, as one string. */
+const systemText = (messages) => messages.filter((m) => m.role === 'system').map((m) => textOf(m.content)).join('\n\n');
 const textOf = (content) => (typeof content === 'string' ? content : content.map((p) => p.text ?? '').join('\n'));
 /** Consecutive `tool` messages become one message (both formats group a turn's tool results). */
 function grouped(messages, convert) {
@@ -46,7 +48,7 @@ function toAiSdk({ messages, tools }) {
       const d = dataUrl(p.image_url.url);
       return d ? { type: 'image', image: d[2], mediaType: d[1] } : { type: 'image', image: p.image_url.url };
     }
-    if (p.type === 'file') return { type: 'file', data: base64Text(p.file.text), mediaType: 'text/markdown', filename: p.file.filename };
+    if (p.type === 'file') return { type: 'file', data: base64Text(p.file.text), mediaType: 'text/plain', filename: p.file.filename };
     return p;
   };
   const convert = (m) => {
@@ -62,8 +64,10 @@ function toAiSdk({ messages, tools }) {
     }
     return { role: m.role, content: typeof m.content === 'string' ? m.content : m.content.map(part) };
   };
+  // The system prompt as `system` (AI SDK 7 rejects system messages in `messages` by default).
   return {
-    messages: grouped(messages, convert),
+    system: systemText(messages),
+    messages: grouped(messages.filter((m) => m.role !== 'system'), convert),
     tools: Object.fromEntries(tools.map(({ function: f }) => [f.name, { description: f.description, inputSchema: f.parameters }])),
   };
 }
@@ -86,9 +90,8 @@ function toAnthropic({ messages, tools }) {
     }
     return { role: m.role, content: typeof m.content === 'string' ? m.content : m.content.map(part) };
   };
-  const system = messages.filter((m) => m.role === 'system').map((m) => textOf(m.content)).join('\n\n');
   return {
-    system,
+    system: systemText(messages),
     messages: grouped(messages.filter((m) => m.role !== 'system'), convert),
     tools: tools.map(({ function: f }) => ({ name: f.name, description: f.description, input_schema: f.parameters })),
   };

@@ -280,12 +280,12 @@ describe('demo page', () => {
       for (const format of ['anthropic', 'ai-sdk']) {
         assert.equal(await after1(page, () => page.selectOption('#format', format)), 'ready', await text(page, '#results'));
         const conv = JSON.parse(await page.locator('#conversation').inputValue());
+        // The system prompt as `system` (AI SDK 7 rejects system messages in `messages` by default).
+        assert.equal(typeof conv.system, 'string');
+        assert.ok(conv.messages.every((m) => m.role !== 'system'));
         if (format === 'ai-sdk') {
           assert.deepEqual(Object.keys(conv.tools), ['read_file', 'run_tests', 'list_ci_runs']);
           assert.ok(conv.messages.some((m) => m.role === 'tool' && m.content.length === 2 && m.content.every((p) => p.type === 'tool-result')));
-        } else {
-          assert.equal(typeof conv.system, 'string');
-          assert.ok(conv.messages.every((m) => m.role !== 'system'));
         }
         const expected = await page.evaluate(async ({ conv, format, cfg }) => {
           const { ContextGuard, countMessages } = await import('/pkg/index.js');
@@ -309,6 +309,10 @@ describe('demo page', () => {
         assert.equal(await page.locator('#messages-card .notice').count(), 0, format);
         // Only the two long tool outputs and the attachment message are changed (not the system prompt).
         assert.deepEqual(await page.locator('#messages li.msg.changed .role').allInnerTexts(), ['user', 'tool', 'tool'], format);
+        // Both attachments (the PDF report's block and the changelog file) are in the reader.
+        const attachments = await page.locator('#reader-attachment option').allInnerTexts();
+        assert.equal(attachments.length, 2, `${format}: ${attachments}`);
+        assert.ok(attachments.some((t) => t.includes('money-CHANGELOG.md')), `${format}: ${attachments}`);
         assert.ok(await page.locator('#error').isHidden(), format);
         await shot(page, `sample-${format}`);
       }
@@ -348,6 +352,42 @@ describe('demo page', () => {
       assert.equal(await after1(page, () => page.click('#use-sample')), 'ready');
       assert.equal(await page.locator('#format').inputValue(), 'openai');
       assert.equal(digits(await page.locator('#messages .msg-tokens .num').count()), 9);
+      expectClean(page);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('AI SDK: a system message in the middle of the conversation stays in its row in both views, unchanged', async () => {
+    const page = await openPage();
+    try {
+      await ready(page);
+      const request = {
+        tools: { lookup: { description: 'Look up an order', inputSchema: { type: 'object', properties: { id: { type: 'string' } } } } },
+        messages: [
+          { role: 'user', content: 'Where is order 42?' },
+          { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'lookup', input: { id: '42' } }] },
+          { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'lookup', output: { type: 'json', value: { status: 'shipped' } } }] },
+          { role: 'system', content: 'Reminder: answer in one sentence.' },
+          { role: 'user', content: 'And when does it arrive?' },
+        ],
+      };
+      // Typed (filled) text keeps the selected format (OpenAI): these messages are not OpenAI's.
+      assert.equal(await after1(page, () => page.fill('#conversation', JSON.stringify(request))), 'error');
+      assert.equal(await text(page, '#error-code'), 'INVALID_MESSAGE');
+      // Pasted, the format it is in is picked.
+      await page.locator('#conversation').dispatchEvent('paste');
+      assert.equal(await after1(page, () => page.fill('#conversation', JSON.stringify(request, null, 1))), 'ready', await text(page, '#results'));
+      assert.equal(await page.locator('#format').inputValue(), 'ai-sdk');
+      const roles = await page.locator('#messages .msg-line .role').allInnerTexts();
+      assert.deepEqual(roles, ['user', 'assistant', 'tool', 'system', 'user']);
+      assert.equal(await page.locator('#messages li.msg.changed').count(), 0);
+      const counts = await page.evaluate(async (req) => {
+        const { countMessages } = await import('/pkg/index.js');
+        return countMessages(req.messages, { model: 'gpt-4o', format: 'ai-sdk', tools: req.tools }).perMessage;
+      }, request);
+      const shown = await page.locator('#messages .msg-tokens .num').allInnerTexts();
+      assert.deepEqual(shown.map(digits), counts);
       expectClean(page);
     } finally {
       await page.close();
