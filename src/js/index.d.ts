@@ -538,7 +538,9 @@ export type Summarize<M = WireMessage, S = string | JsonValue[]> = (
 export interface ProgressEvent {
   operation: 'summary_compact';
   status: 'in_progress';
+  /** Since the compaction (or settlement) started. */
   elapsedMs: number;
+  /** The attempt running; during the pause before a retry, the attempt it waits for. */
   attempt: number;
 }
 
@@ -557,12 +559,13 @@ export interface PrepareOptions<M = WireMessage, S = string | JsonValue[]> exten
   guidance?: string;
   /** Per summarizer attempt (default 60000). */
   timeoutMs?: number;
-  /** Heartbeat period while waiting (default 1000; 0 = none). */
+  /** Heartbeat period while waiting, also during the pauses between attempts (default 1000; 0 = none). */
   heartbeatMs?: number;
   /**
    * Pause before the next attempt after one threw, rejected or timed out, in ms (default 500;
    * doubled for the third attempt; each pause a random 50–100 % of that; 0 = none). An answer that
    * failed validation is asked again at once. `signal` aborting during a pause ends the attempts.
+   * Delays longer than 2^31 - 1 ms (about 24.8 days; `timeoutMs` too) are that long.
    */
   retryDelayMs?: number;
   /** Token limit for the summary (default min(4096, targetLimit / 4)). */

@@ -6,6 +6,8 @@
 // settles after the timeout or the abort is handled; its late result is ignored.
 
 const now = () => (globalThis.performance?.now ? globalThis.performance.now() : Date.now());
+/** setTimeout fires at once for a delay above 2^31 - 1 ms (about 24.8 days): longer waits are that long. */
+const MAX_DELAY_MS = 2 ** 31 - 1;
 
 function describe(error) {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
@@ -25,6 +27,15 @@ function safe(fn, arg) {
   }
 }
 
+/** Removes an abort listener; a signal-like object whose removeEventListener throws cannot break the pipeline. */
+function unlisten(signal, listener) {
+  try {
+    if (signal) signal.removeEventListener('abort', listener);
+  } catch {
+    // Nothing to clean up then.
+  }
+}
+
 export function callSummarizer(summarize, request, timeoutMs, heartbeatMs, onProgress, signal, attempt, startedMs) {
   return new Promise((resolve) => {
     const controller = new AbortController();
@@ -40,8 +51,8 @@ export function callSummarizer(summarize, request, timeoutMs, heartbeatMs, onPro
       settled = true;
       clearTimeout(timer);
       clearInterval(beat);
-      if (signal) signal.removeEventListener('abort', onAbort);
       resolve(result);
+      unlisten(signal, onAbort);
     };
     if (signal && signal.aborted) {
       finish({ ok: false, reason: 'aborted', message: 'the signal was already aborted' });
@@ -50,7 +61,7 @@ export function callSummarizer(summarize, request, timeoutMs, heartbeatMs, onPro
     timer = setTimeout(() => {
       controller.abort(new Error(`ctxguard: summarize timed out after ${timeoutMs} ms`));
       finish({ ok: false, reason: 'timeout', message: `no answer within ${timeoutMs} ms` });
-    }, timeoutMs);
+    }, Math.min(timeoutMs, MAX_DELAY_MS));
     if (heartbeatMs > 0) {
       beat = setInterval(() => {
         safe(onProgress, { operation: 'summary_compact', status: 'in_progress', elapsedMs: Math.round(now() - startedMs), attempt });
@@ -72,24 +83,34 @@ export function callSummarizer(summarize, request, timeoutMs, heartbeatMs, onPro
 }
 
 /**
- * The pause before the next attempt: resolves true after `ms`, or false at once when `signal`
- * aborts (before or during the pause). Leaves no timer or listener behind.
+ * The pause before attempt `attempt`: resolves true after `ms`, or false at once when `signal`
+ * aborts (before or during the pause). Heartbeats go on meanwhile (with the attempt it waits
+ * for). Leaves no timer or listener behind.
  */
-export function pause(ms, signal) {
+export function pause(ms, signal, heartbeatMs, onProgress, attempt, startedMs) {
   return new Promise((resolve) => {
     if (signal && signal.aborted) {
       resolve(false);
       return;
     }
+    let settled = false;
     let timer;
-    const onAbort = () => {
+    let beat;
+    const done = (waited) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
-      resolve(false);
+      clearInterval(beat);
+      resolve(waited);
+      unlisten(signal, onAbort);
     };
-    timer = setTimeout(() => {
-      if (signal) signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
+    const onAbort = () => done(false);
+    timer = setTimeout(() => done(true), Math.min(ms, MAX_DELAY_MS));
+    if (heartbeatMs > 0) {
+      beat = setInterval(() => {
+        safe(onProgress, { operation: 'summary_compact', status: 'in_progress', elapsedMs: Math.round(now() - startedMs), attempt });
+      }, heartbeatMs);
+    }
     if (signal) signal.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -41,8 +41,8 @@ extern "C" {
 
     fn notify(f: &JsValue, arg: &JsValue);
 
-    /// Resolves `true` after `ms`, or `false` at once when `signal` aborts.
-    fn pause(ms: f64, signal: &JsValue) -> js_sys::Promise;
+    /// Resolves `true` after `ms`, or `false` at once when `signal` aborts; heartbeats meanwhile.
+    fn pause(ms: f64, signal: &JsValue, heartbeat_ms: f64, on_progress: &JsValue, attempt: u32, started_ms: f64) -> js_sys::Promise;
 }
 
 /// Default time the summarizer gets per attempt.
@@ -280,9 +280,9 @@ impl Callbacks {
     }
 }
 
-/// `opts.signal`: absent, or an AbortSignal (an object with a boolean `aborted` and an
-/// `addEventListener` method); anything else is `INVALID_OPTIONS` rather than a summarizer that
-/// fails every attempt.
+/// `opts.signal`: absent, or an AbortSignal (an object with a boolean `aborted` and
+/// `addEventListener` / `removeEventListener` methods); anything else is `INVALID_OPTIONS` rather
+/// than a summarizer that fails every attempt.
 fn signal(opts: &JsValue) -> Result<JsValue> {
     if !opts.is_object() {
         return Ok(JsValue::UNDEFINED);
@@ -292,7 +292,7 @@ fn signal(opts: &JsValue) -> Result<JsValue> {
         return Ok(JsValue::UNDEFINED);
     }
     let get = |k: &str| js_sys::Reflect::get(&v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
-    if v.is_object() && get("aborted").as_bool().is_some() && get("addEventListener").is_function() {
+    if v.is_object() && get("aborted").as_bool().is_some() && get("addEventListener").is_function() && get("removeEventListener").is_function() {
         Ok(v)
     } else {
         Err(Error::options("signal must be an AbortSignal (e.g. new AbortController().signal)"))
@@ -348,8 +348,14 @@ pub(super) async fn ask<T>(
                 }
                 if let Some(ms) = pause_ms {
                     // An abort during the pause ends the attempts as an abort during a call does.
-                    let waited = JsFuture::from(pause(ms, &cb.signal)).await.ok().and_then(|v| v.as_bool()).unwrap_or(false);
+                    let next = attempt + 1;
+                    let waited = JsFuture::from(pause(ms, &cb.signal, timing.heartbeat, &cb.on_progress, next, started))
+                        .await
+                        .ok()
+                        .and_then(|v| v.as_bool())
+                        .unwrap_or(false);
                     if !waited {
+                        log(cb, format!("[SummaryCompact] aborted during the pause before attempt {next}"));
                         result = Err(FailureReason::Aborted);
                         break;
                     }

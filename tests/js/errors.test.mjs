@@ -95,6 +95,8 @@ test('review findings: a routed Claude name speaks OpenAI; a wrong signal or cal
   assert.throws(() => countMessages(msgs, { model: 'claude-sonnet-4-5' }), (e) => e.code === 'INVALID_ROLE' && /format: 'openai'/.test(e.message));
   const g = new ContextGuard({ model: 'gpt-4o' });
   await assert.rejects(g.prepare(msgs, { signal: { aborted: false } }), { code: 'INVALID_OPTIONS', message: /AbortSignal/ });
+  // A signal-like object without removeEventListener (the pipeline removes its listener when done).
+  await assert.rejects(g.prepare(msgs, { signal: { aborted: false, addEventListener() {} } }), { code: 'INVALID_OPTIONS', message: /AbortSignal/ });
   await assert.rejects(g.prepare(msgs, { signal: 'stop' }), { code: 'INVALID_OPTIONS' });
   await assert.rejects(g.prepare(msgs, { summarize: 'nope' }), { code: 'INVALID_OPTIONS', message: /summarize must be a function/ });
   await assert.rejects(g.settle(msgs, { onProgress: 5 }), { code: 'INVALID_OPTIONS', message: /onProgress must be a function/ });

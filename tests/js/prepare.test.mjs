@@ -90,7 +90,7 @@ const FAULTS = [
 for (const [name, summarize, reason, attempts] of FAULTS) {
   test(`summarize ${name} → degraded '${reason}'`, async () => {
     const guard = new ContextGuard(CONFIG);
-    const r = await guard.prepare(conversation(), { summarize, timeoutMs: 100 });
+    const r = await guard.prepare(conversation(), { summarize, timeoutMs: 100, retryDelayMs: 0 });
     assert.equal(r.degraded, true);
     assert.equal(r.degradedReason, reason);
     assert.equal(r.compaction.status, 'fallback');
@@ -126,8 +126,9 @@ test('errors and timeouts pause before the next attempt (jittered, doubling); in
   assert.equal(r.degraded, false);
   assert.equal(r.compaction.attempts, 3);
   const [g1, g2] = flaky.gaps();
-  assert.ok(g1 >= 95 && g1 < 200 + 150, `first pause ${g1} ms`);
-  assert.ok(g2 >= 195 && g2 < 400 + 150, `second pause ${g2} ms`);
+  // Lower bounds: the pauses; upper bounds loose (a loaded machine delays timers).
+  assert.ok(g1 >= 95 && g1 < 1500, `first pause ${g1} ms`);
+  assert.ok(g2 >= 195 && g2 < 2000, `second pause ${g2} ms`);
   const announced = lines.filter((l) => l.startsWith('[SummaryCompact] attempt')).map((l) => Number(/next attempt in (\d+) ms/.exec(l)?.[1]));
   assert.equal(announced.length, 2, lines.join('\n'));
   assert.ok(announced[0] >= 100 && announced[0] <= 200 && announced[1] >= 200 && announced[1] <= 400, String(announced));
@@ -146,19 +147,28 @@ test('errors and timeouts pause before the next attempt (jittered, doubling); in
     const d = await new ContextGuard(CONFIG).prepare(conversation(), { summarize: s.summarize, ...opts });
     assert.equal(d.degradedReason, reason);
     assert.equal(d.compaction.attempts, 3);
-    assert.ok(s.gaps().every((g) => g < 500), `${reason}: ${s.gaps()} ms between calls`);
+    assert.ok(s.gaps().every((g) => g < 900), `${reason}: ${s.gaps()} ms between calls`);
   }
 });
 
-test('an abort during the pause ends the attempts at once; bad retryDelayMs is INVALID_OPTIONS', async () => {
+test('heartbeats go on during a pause; an abort during it ends the attempts at once; bad retryDelayMs is INVALID_OPTIONS', async () => {
   const ac = new AbortController();
-  const failing = timed(() => { setTimeout(() => ac.abort(), 20); return Promise.reject(new Error('503')); });
+  const failing = timed(() => Promise.reject(new Error('503')));
+  const beats = [];
+  const lines = [];
+  const onProgress = (e) => {
+    beats.push(e);
+    if (beats.length === 4) ac.abort();
+  };
   const t0 = performance.now();
-  const r = await new ContextGuard(CONFIG).prepare(conversation(), { summarize: failing.summarize, retryDelayMs: 60_000, signal: ac.signal });
+  const r = await new ContextGuard(CONFIG).prepare(conversation(), { summarize: failing.summarize, retryDelayMs: 60_000, heartbeatMs: 20, onProgress, signal: ac.signal, logger: (l) => lines.push(l) });
   assert.ok(performance.now() - t0 < 5000, 'not the 30-60 s pause');
   assert.equal(r.degradedReason, 'aborted');
   assert.equal(r.compaction.attempts, 1);
   assert.equal(failing.at.length, 1);
+  // The beats during the pause carry the attempt it waits for.
+  assert.ok(beats.length >= 4 && beats.every((b) => b.operation === 'summary_compact' && b.status === 'in_progress' && b.attempt === 2), JSON.stringify(beats));
+  assert.ok(lines.includes('[SummaryCompact] aborted during the pause before attempt 2'), lines.join('\n'));
   for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, '500']) {
     await assert.rejects(new ContextGuard(CONFIG).prepare(conversation(), { summarize: async () => 'x', retryDelayMs: bad }), (e) => e.code === 'INVALID_OPTIONS' && /retryDelayMs/.test(e.message), String(bad));
   }

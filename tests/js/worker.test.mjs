@@ -126,7 +126,7 @@ describe('same results as the main-thread API', () => {
   };
   for (const [name, make] of Object.entries(summarizers)) {
     test(`prepare with a summarizer answering ${name}`, async () => {
-      const r = await both(globalGuard.worker, 'prepare', conversation(), { heartbeatMs: 40, timeoutMs: 150 }, make);
+      const r = await both(globalGuard.worker, 'prepare', conversation(), { heartbeatMs: 40, timeoutMs: 150, retryDelayMs: 0 }, make);
       assert.deepEqual(r.worker.result, r.main.result);
       assert.deepEqual(r.worker.lines, r.main.lines);
       assert.deepEqual(r.worker.traces, r.main.traces);
@@ -259,6 +259,31 @@ describe('callbacks, abort and timeout across the boundary', () => {
     const r = await pending;
     assert.equal(r.degraded, true);
     assert.equal(r.degradedReason, 'aborted');
+  });
+
+  test('the pause between attempts runs in the worker, with heartbeats here; aborting during it ends the attempts at once', async () => {
+    const controller = new AbortController();
+    const calls = [];
+    const beats = [];
+    const t0 = performance.now();
+    const r = await globalGuard.prepare(conversation(), {
+      signal: controller.signal,
+      retryDelayMs: 60_000,
+      heartbeatMs: 20,
+      onProgress: (e) => {
+        beats.push(e);
+        if (e.attempt === 2 && beats.filter((b) => b.attempt === 2).length === 3) controller.abort();
+      },
+      summarize: async () => {
+        calls.push(performance.now());
+        throw new Error('503 overloaded');
+      },
+    });
+    assert.ok(performance.now() - t0 < 10_000, 'not the 30-60 s pause');
+    assert.equal(r.degradedReason, 'aborted');
+    assert.equal(r.compaction.attempts, 1);
+    assert.equal(calls.length, 1);
+    assert.ok(beats.filter((b) => b.attempt === 2).length >= 3, 'heartbeats during the pause reach this thread');
   });
 
   test('an already aborted signal: the same result as on the main thread', async () => {
