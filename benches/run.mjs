@@ -49,7 +49,10 @@ const params = quick
   ? { runs: 2, budgetMs: 1000, capMs: 2000, coldNode: 2, coldChromium: 1, memSamples: 1, extrasRuns: 3, extrasSamples: 1, solo: ['js-tiktoken'] }
   : { runs: 5, budgetMs: 4000, capMs: 20000, coldNode: 7, coldChromium: 5, memSamples: 5, extrasRuns: 10, extrasSamples: 5, solo: ['js-tiktoken'] };
 if (opt('cap', null)) params.capMs = Number(opt('cap')) * 1000;
-if (opt('extras-samples', null)) params.extrasSamples = Number(opt('extras-samples'));
+if (opt('extras-samples', null)) {
+  params.extrasSamples = Number(opt('extras-samples'));
+  if (!Number.isInteger(params.extrasSamples) || params.extrasSamples < 1) throw new Error('--extras-samples: a whole number >= 1');
+}
 const selection = {
   runtimes: list('runtimes', ['node', 'chromium']),
   libs: list('libs', LIBS),

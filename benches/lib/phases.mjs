@@ -328,6 +328,8 @@ export async function throughput({ runtime, startWorker, libs, encodings, ids, e
  * ctxguard's conversation APIs, `params.extrasSamples` fresh processes/pages per encoding and kind
  * (alternating the kinds): the first sample's figures, plus every sample's first call ÷ baseline
  * in `coldRatios` (the from-cold figure is their median: one sample on a shared machine is noise).
+ * A sample that fails is listed in `errors` (the others are kept); `error` is set only when the
+ * API is broken (the call itself returned an error), and then no further sample is taken.
  */
 export async function chatExtras({ runtime, startWorker, encodings, env, manifest, params }) {
   const out = {};
@@ -339,11 +341,13 @@ export async function chatExtras({ runtime, startWorker, encodings, env, manifes
         try {
           w = await startWorker();
           const r = await w.call('chatExtras', [{ kind, encoding: enc, env, manifest, runs: params.extrasRuns, budgetMs: params.budgetMs }], 180_000);
-          const first = ((out[enc] ??= {})[kind] ??= { ...r, coldRatios: [] });
+          const first = ((out[enc] ??= {})[kind] ??= { ...r, coldRatios: [], errors: [] });
           if (r.error) Object.assign(first, { error: r.error });
           else if (r.available) first.coldRatios.push(r.coldMs / r.baselineMs);
         } catch (e) {
-          (out[enc] ??= {})[kind] = { kind, available: null, error: String(e.message || e).slice(0, 500) };
+          // A process or page that died or timed out: noted, the samples taken so far are kept.
+          const cell = ((out[enc] ??= {})[kind] ??= { kind, available: null, coldRatios: [], errors: [] });
+          cell.errors.push(String(e.message || e).slice(0, 500));
         } finally {
           await w?.kill();
         }
