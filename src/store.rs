@@ -14,7 +14,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::format::{parse_message_at, parse_request, Format, Request, Written};
+use crate::format::{parse_message_at, parse_request, same_tree, Format, Request, Written};
 use crate::guard::{Facts, Guard, ToolsFacts};
 use crate::message::{Message, Origin, Role};
 use crate::metrics::ContextMetrics;
@@ -101,12 +101,17 @@ impl Assembled {
 
 /// Whether `pieces`, written back in their model-visible form, are exactly `value` (key order
 /// and number representation included: every number must cross into JS unchanged). Pieces
-/// carrying ctxguard metadata never are (the model-visible form drops it). Compared as trees,
-/// without serializing: this runs for every new message, `measure`'s cold path included.
-fn round_trips(format: Format, pieces: &[Message], value: &Value) -> bool {
+/// carrying ctxguard metadata never are (the model-visible form drops it). `exact`: whether
+/// writing them back gives `value`, when parsing found out (`parse_message_at`); else they are
+/// written back here and compared as trees, without serializing: this runs for every new
+/// message, `measure`'s cold path included.
+fn round_trips(format: Format, pieces: &[Message], value: &Value, exact: Option<bool>) -> bool {
     let metadata = |m: &Message| !m.markers.is_empty() || m.id.as_deref().is_some_and(|id| id.starts_with("ctxguard-"));
     if pieces.iter().any(metadata) || !safe_numbers(value) {
         return false;
+    }
+    if let Some(exact) = exact {
+        return exact;
     }
     let (system, written) = match (format, pieces) {
         (Format::Openai, [m]) => (None, vec![Written::Value(crate::format::openai::message_to_wire(m))]),
@@ -114,15 +119,6 @@ fn round_trips(format: Format, pieces: &[Message], value: &Value) -> bool {
         _ => return false,
     };
     system.is_none() && matches!(written.as_slice(), [Written::Value(w)] if same_tree(w, value))
-}
-
-/// `a == b` with object keys in the same order.
-fn same_tree(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().zip(y).all(|((ka, va), (kb, vb))| ka == kb && same_tree(va, vb)),
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(va, vb)| same_tree(va, vb)),
-        _ => a == b,
-    }
 }
 
 /// No number JS would read differently from serde_json (integers beyond 2^53 do not cross).
@@ -136,8 +132,8 @@ fn safe_numbers(v: &Value) -> bool {
     }
 }
 
-/// Fresh messages parsed: `(id, position, pieces)`.
-type Parsed = Vec<(u32, usize, Vec<Message>)>;
+/// Fresh messages parsed: `(id, position, (pieces, whether they write back exactly))`.
+type Parsed = Vec<(u32, usize, (Vec<Message>, Option<bool>))>;
 
 impl Guard {
     /// Parse the `system` and `tools` options and the fresh messages, in the order the plain
@@ -175,10 +171,10 @@ impl Guard {
             return Ok(None);
         }
         let format = self.format;
-        for ((id, index, messages), f) in parsed.into_iter().zip(fresh) {
+        for ((id, index, (messages, exact)), f) in parsed.into_iter().zip(fresh) {
             // Kept on the pieces too: a call assembled from them hashes none of them again.
             let facts = messages.iter().map(|m| self.stamp(m)).collect();
-            let round_trips = round_trips(format, &messages, &f.value);
+            let round_trips = round_trips(format, &messages, &f.value, exact);
             let system = messages.iter().find(|m| m.role == Role::System).cloned();
             self.store.entries.insert(id, Entry { messages, facts, last_used: call, index, round_trips, lent: false, system });
         }

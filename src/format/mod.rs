@@ -4,8 +4,10 @@ pub mod ai_sdk;
 pub mod anthropic;
 pub mod image_header;
 pub mod openai;
+mod openai_exact;
 mod wire;
 
+pub(crate) use openai_exact::same_tree;
 pub use wire::{MARKERS_KEY, WIRE_INFO_KEY};
 
 use serde::{Deserialize, Serialize};
@@ -109,11 +111,13 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
 
 /// Parse one wire message of `format`, the `index`-th of its conversation (errors name it), into
 /// its internal pieces (one for OpenAI; one or more for Anthropic, whose user messages may carry
-/// several tool results). Not for the AI SDK format (see [`Format::is_context_free`]).
-pub fn parse_message_at(format: Format, item: &Value, index: usize) -> Result<Vec<Message>> {
+/// several tool results). Not for the AI SDK format (see [`Format::is_context_free`]). With the
+/// pieces, whether writing them back gives exactly `item` (the same tree, key order included)
+/// when parsing found out (OpenAI: `Some`), `None` when it did not (Anthropic).
+pub fn parse_message_at(format: Format, item: &Value, index: usize) -> Result<(Vec<Message>, Option<bool>)> {
     match format {
-        Format::Openai => openai::parse_item(item, index).map(|m| vec![m]),
-        Format::Anthropic => anthropic::parse_item(item, index),
+        Format::Openai => openai_exact::parse(item, index, true).map(|(m, exact)| (vec![m], Some(exact))),
+        Format::Anthropic => anthropic::parse_item(item, index).map(|pieces| (pieces, None)),
         // AI SDK messages are read in context (reasoning before the latest user message is not
         // counted; tool approvals pair across messages): they are parsed as a whole only.
         Format::AiSdk => Err(Error::new(ErrorCode::Internal, "AI SDK messages are parsed as a whole conversation")),

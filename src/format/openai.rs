@@ -67,10 +67,7 @@ pub fn parse_messages(value: &Value) -> Result<Vec<Message>> {
 /// Parse one OpenAI message (the `i`-th of its conversation, for errors), remembering its key
 /// order for the round trip.
 pub fn parse_item(item: &Value, i: usize) -> Result<Message> {
-    let mut m = parse_message(item, i)?;
-    let produced = message_to_wire(&m);
-    wire::remember_order(&mut m.extra, "openai", &produced, item);
-    Ok(m)
+    super::openai_exact::parse(item, i, false).map(|(m, _)| m)
 }
 
 /// Write internal messages back as OpenAI messages (unknown fields restored).
@@ -101,7 +98,7 @@ fn msg_err(code: ErrorCode, i: usize, text: impl Into<String>) -> Error {
     Error::at(code, i, text)
 }
 
-fn parse_message(v: &Value, i: usize) -> Result<Message> {
+pub(super) fn parse_message(v: &Value, i: usize) -> Result<Message> {
     let obj = v.as_object().ok_or_else(|| {
         msg_err(ErrorCode::InvalidMessage, i, format!("message must be an object, got {}", kind(v)))
     })?;

@@ -147,6 +147,16 @@ pub(crate) fn remember_order(extra: &mut Extra, format: &str, produced: &Value, 
     }
 }
 
+/// [`remember_order`], and `produced` put in the recorded order: it is then what writing the
+/// message back gives (`restore_order`).
+pub(crate) fn remember_order_in(extra: &mut Extra, format: &str, produced: &mut Value, wire: &Value) {
+    if !same_order(produced, wire) {
+        let sk = skeleton(wire);
+        apply_order(produced, &sk);
+        set_info(extra, &format!("order.{format}"), sk);
+    }
+}
+
 /// Apply a key order remembered for `format`, if any.
 pub(crate) fn restore_order(extra: &Extra, format: &str, v: &mut Value) {
     // Most messages keep no bookkeeping: then no key is built (`format!` on every message written

@@ -1,0 +1,182 @@
+//! Parsing one OpenAI message for the guard's store (`store.rs`): its key order is remembered
+//! (as [`super::openai::parse_item`] does), and the store learns whether writing the message
+//! back gives exactly the wire message (the same tree, key order included).
+//!
+//! Both questions used to be answered by writing the message back, twice: once to compare key
+//! orders, once to compare trees — two copies of its text for every new message, on `measure`'s
+//! cold path (issue #7). Here the message is written back once, and not at all when it is *flat*:
+//! text content (or `null`), no tool calls, markers or other fields. Such a message writes back
+//! as the known fields `id`, `role`, `name`, `tool_call_id`, `content` (those it has, in that
+//! order, as `message_to_wire` writes them), and it is compared with the wire message field by
+//! field. When the key orders differ it takes the general path (the order is then remembered and
+//! written back in it). `tests` checks both paths against each other.
+
+use serde_json::Value;
+
+use super::openai::{message_to_wire, parse_message};
+use super::wire;
+use crate::error::Result;
+use crate::message::{Content, Message};
+
+/// Parse the `i`-th message `item` and remember its key order; with `exact`, also whether writing
+/// the message back gives exactly `item` (without, `false`).
+pub(super) fn parse(item: &Value, i: usize, exact: bool) -> Result<(Message, bool)> {
+    let mut m = parse_message(item, i)?;
+    if let Some(same) = flat_fields(&m).and_then(|fields| compare_flat(&fields, item)) {
+        return Ok((m, exact && same));
+    }
+    let mut produced = message_to_wire(&m);
+    wire::remember_order_in(&mut m.extra, "openai", &mut produced, item);
+    Ok((m, exact && same_tree(&produced, item)))
+}
+
+/// A written-back field: its key and its value (`None`: `null`).
+type Field<'a> = Option<(&'static str, Option<&'a str>)>;
+
+/// The fields a flat message writes back, in `message_to_wire`'s order; `None` when it is not
+/// flat (anything in `extra`, bookkeeping included, tool calls, markers, content parts).
+fn flat_fields(m: &Message) -> Option<[Field<'_>; 5]> {
+    let Content::Text(text) = &m.content else { return None };
+    if !m.extra.is_empty() || !m.tool_calls.is_empty() || !m.markers.is_empty() || m.wire.legacy_function_call {
+        return None;
+    }
+    // `message_to_wire`: `null` content when it was null and is empty (no `contentAbsent`
+    // bookkeeping: `extra` is empty).
+    let content = if m.wire.content_was_null && text.is_empty() { None } else { Some(text.as_str()) };
+    Some([
+        m.id.as_deref().map(|id| ("id", Some(id))),
+        Some(("role", Some(m.wire.role.as_deref().unwrap_or(m.role.as_str())))),
+        m.name.as_deref().map(|name| ("name", Some(name))),
+        m.tool_call_id.as_deref().map(|id| ("tool_call_id", Some(id))),
+        Some(("content", content)),
+    ])
+}
+
+/// `None` when `item` does not have exactly `fields`' keys in their order (the key orders
+/// differ); else whether every value is the same.
+fn compare_flat(fields: &[Field<'_>], item: &Value) -> Option<bool> {
+    let Value::Object(map) = item else { return None };
+    let mut entries = map.iter();
+    let mut same = true;
+    for (key, value) in fields.iter().flatten() {
+        let (k, v) = entries.next()?;
+        if k != key {
+            return None;
+        }
+        same &= match (value, v) {
+            (Some(s), Value::String(t)) => s == t,
+            (None, Value::Null) => true,
+            _ => false,
+        };
+    }
+    entries.next().is_none().then_some(same)
+}
+
+/// `a == b` with object keys in the same order.
+pub(crate) fn same_tree(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().zip(y).all(|((ka, va), (kb, vb))| ka == kb && same_tree(va, vb)),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(va, vb)| same_tree(va, vb)),
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Map};
+
+    /// What parsing did before: write the message back to compare key orders, then again
+    /// (in the remembered order) to compare trees.
+    fn reference(item: &Value) -> Result<(Message, bool)> {
+        let mut m = parse_message(item, 3)?;
+        let produced = message_to_wire(&m);
+        wire::remember_order(&mut m.extra, "openai", &produced, item);
+        let exact = same_tree(&message_to_wire(&m), item);
+        Ok((m, exact))
+    }
+
+    /// Every order of `o`'s keys.
+    fn orders(o: &Map<String, Value>) -> Vec<Value> {
+        fn go(rest: Vec<(String, Value)>, done: Map<String, Value>, out: &mut Vec<Value>) {
+            if rest.is_empty() {
+                out.push(Value::Object(done));
+                return;
+            }
+            for k in 0..rest.len() {
+                let mut rest = rest.clone();
+                let (key, v) = rest.remove(k);
+                let mut done = done.clone();
+                done.insert(key, v);
+                go(rest, done, out);
+            }
+        }
+        let mut out = Vec::new();
+        go(o.iter().map(|(k, v)| (k.clone(), v.clone())).collect(), Map::new(), &mut out);
+        out
+    }
+
+    #[test]
+    fn same_as_writing_back_twice() {
+        let bases = [
+            json!({"role": "user", "content": "hello"}),
+            json!({"role": "user", "content": ""}),
+            json!({"role": "assistant", "content": null}),
+            json!({"role": "assistant", "content": ""}),
+            json!({"role": "assistant"}),
+            json!({"role": "function", "name": "f", "content": null}),
+            json!({"role": "function", "name": "f", "content": "out"}),
+            json!({"role": "developer", "content": "be brief"}),
+            json!({"id": "m1", "role": "tool", "tool_call_id": "c1", "content": "result", "name": "t"}),
+            json!({"id": 7, "role": "user", "content": "x"}),
+            json!({"role": "user", "name": null, "content": "x"}),
+            json!({"role": "user", "content": "x", "extra": {"b": 1, "a": 2}}),
+            json!({"role": "user", "content": "x", "ctxguard": {"pinned": true}}),
+            json!({"role": "user", "content": "x", "ctxguard": {}}),
+            json!({"role": "user", "content": [{"text": "a", "type": "text"}]}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"function": {"arguments": "{}", "name": "f"}, "type": "function", "id": "c"}]}),
+            json!({"role": "assistant", "content": "", "tool_calls": []}),
+            json!({"role": "assistant", "content": null, "function_call": {"name": "f", "arguments": "{}"}}),
+            json!({"role": "user", "content": "x", "n": 1.0}),
+            // Errors: both ways alike.
+            json!({"role": "user"}),
+            json!({"role": "tool", "content": "no call id"}),
+            json!({"role": 1, "content": "x"}),
+            json!("not an object"),
+        ];
+        let mut checked = 0;
+        for base in &bases {
+            let items = match base {
+                Value::Object(o) => orders(o),
+                other => vec![other.clone()],
+            };
+            for item in items {
+                let want = reference(&item);
+                for exact in [true, false] {
+                    match (&want, parse(&item, 3, exact)) {
+                        (Ok((m, e)), Ok((m2, e2))) => {
+                            assert_eq!(m, &m2, "{item}");
+                            assert_eq!(m.extra, m2.extra, "{item}");
+                            assert_eq!(*e && exact, e2, "{item} exact={exact}");
+                        }
+                        (Err(a), Err(b)) => assert_eq!((a.code, &a.message, a.index), (b.code, &b.message, b.index)),
+                        (a, b) => panic!("{item}: {a:?} vs {b:?}"),
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 400, "{checked}");
+    }
+
+    #[test]
+    fn flat_messages_are_compared_without_writing() {
+        let item = json!({"role": "user", "content": "hello"});
+        let Ok(m) = parse_message(&item, 0) else { panic!("parses") };
+        assert_eq!(flat_fields(&m).and_then(|f| compare_flat(&f, &item)), Some(true));
+        let other = json!({"role": "user", "content": "hellO"});
+        assert_eq!(flat_fields(&m).and_then(|f| compare_flat(&f, &other)), Some(false));
+        let reordered = json!({"content": "hello", "role": "user"});
+        assert_eq!(flat_fields(&m).and_then(|f| compare_flat(&f, &reordered)), None);
+    }
+}
