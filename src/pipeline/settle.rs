@@ -76,7 +76,8 @@ pub fn validate(value: &Value) -> Result<Settlement, FailureReason> {
         Value::Null => return Err(FailureReason::EmptyOutput),
         other => other.clone(),
     };
-    let s: Settlement = serde_json::from_value(v).map_err(|_| FailureReason::InvalidOutput)?;
+    // From the JSON text of the value, like `session_state::parse_answer` (one deserializer).
+    let s: Settlement = serde_json::from_str(&v.to_string()).map_err(|_| FailureReason::InvalidOutput)?;
     let state = s.session_state.validated().map_err(|_| FailureReason::EmptyOutput)?;
     Ok(Settlement {
         session_state: state,
