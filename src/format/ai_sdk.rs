@@ -742,7 +742,7 @@ fn run_to_wire(run: &[&Message]) -> Value {
     if first.role != Role::Tool {
         return message_to_wire(first);
     }
-    let mut placed: Vec<(usize, usize, Value)> = run
+    let placed: Vec<(usize, usize, Value)> = run
         .iter()
         .enumerate()
         .map(|(k, m)| {
@@ -750,10 +750,9 @@ fn run_to_wire(run: &[&Message]) -> Value {
             (m.wire.block.unwrap_or(usize::MAX), k, part)
         })
         .collect();
-    placed.sort_by_key(|(block, k, _)| (*block, *k));
     let mut o = Map::new();
     o.insert("role".into(), Value::String("tool".into()));
-    o.insert("content".into(), Value::Array(placed.into_iter().map(|(_, _, p)| p).collect()));
+    o.insert("content".into(), Value::Array(wire::in_place_order(placed)));
     // The message's own fields and key order ride on its first piece (or the first one left).
     let carrier = run
         .iter()

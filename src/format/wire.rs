@@ -26,6 +26,14 @@ use serde_json::{Map, Value};
 
 use crate::message::{Extra, Markers, Message, Part, ToolCall};
 
+/// The values of `placed` in the order of their `(position, tie)` keys, equal keys kept in
+/// their order (a stable sort). Shared by the Anthropic and AI SDK run writers so that the sort
+/// is compiled once.
+pub(crate) fn in_place_order(mut placed: Vec<(usize, usize, Value)>) -> Vec<Value> {
+    placed.sort_by_key(|&(pos, tie, _)| (pos, tie));
+    placed.into_iter().map(|(_, _, v)| v).collect()
+}
+
 /// Reserved key in `Message::extra` for adapter bookkeeping; never written to the wire.
 /// Code that counts or displays `extra` should skip it.
 pub const WIRE_INFO_KEY: &str = "ctxguard:wire";
