@@ -637,7 +637,7 @@ fn parse_tool_piece(p: &Value, i: usize, j: usize, approvals: &HashMap<String, S
             wire::set_info(&mut m.extra, "output", Value::String("result-text".into()));
         }
         Some(v) => {
-            m.content = Content::Text(v.to_string().into());
+            m.content = Content::Text(crate::json_text::text(v).into());
             wire::set_info(&mut m.extra, "output", Value::String("result-json".into()));
         }
         None => return Err(tool_err("tool-result without output".into())),
@@ -675,7 +675,7 @@ fn parse_output(m: &mut Message, out: &Value) -> std::result::Result<(), String>
             None => return Err("output without value".into()),
         },
         "json" | "error-json" => match o.get("value") {
-            Some(v) => m.content = Content::Text(v.to_string().into()),
+            Some(v) => m.content = Content::Text(crate::json_text::text(v).into()),
             None => return Err("output without value".into()),
         },
         "execution-denied" => {
@@ -705,7 +705,7 @@ fn parse_output(m: &mut Message, out: &Value) -> std::result::Result<(), String>
             None => return Err("output without value".into()),
         },
         _ => {
-            m.content = Content::Text(out.to_string().into());
+            m.content = Content::Text(crate::json_text::text(out).into());
             wire::set_info(&mut m.extra, "output", Value::String("raw".into()));
             return Ok(());
         }

@@ -119,7 +119,7 @@ fn explain(text: &str, what: &str, err: &serde_json::Error, try_t: fn(&str) -> s
             let alone = serde_json::Value::Object(std::iter::once((k.clone(), v)).collect());
             // `from_str` (not `from_value`): the same deserializer `parse` already instantiates
             // for `T`, so this adds no code per option type to the .wasm.
-            if let Err(e) = try_t(&alone.to_string()) {
+            if let Err(e) = try_t(&crate::json_text::text(&alone)) {
                 let m = e.to_string();
                 if all_optional || !m.starts_with("missing field") {
                     return format!("{what}.{k}: {}", clean(m));
