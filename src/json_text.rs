@@ -59,7 +59,8 @@ const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// The compact JSON text of `value`: exactly what `value.to_string()` (its `Display`) gives, but
 /// through serde_json's `Vec<u8>` writer, which the crate has anyway; `Display` instantiates the
-/// serializer twice more (compact and pretty, over a `fmt::Write` adapter).
+/// serializer twice more (compact and pretty, over a `fmt::Write` adapter). With no `Display`
+/// of a `Value` left in the crate (`format!("{v}")` included), those instances are not linked.
 /// Serializing a `Value` cannot fail (its keys are strings, its numbers finite).
 pub fn text(value: &serde_json::Value) -> String {
     serde_json::to_string(value).unwrap_or_default()

@@ -224,7 +224,8 @@ pub fn is_binary(media_type: Option<&str>, name: Option<&str>) -> bool {
 pub fn footer(f: &Found, shown_tokens: usize) -> String {
     let name = f.name.as_deref().unwrap_or("attachment");
     let mt = f.media_type.as_deref().unwrap_or("unknown type");
-    let id = serde_json::Value::String(f.id.clone());
+    // The id as a JSON string (quoted, escaped).
+    let id = crate::json_text::text(&serde_json::Value::String(f.id.clone()));
     let how = if is_binary(f.media_type.as_deref(), f.name.as_deref()) {
         format!(
             "This is text extracted from a binary file; layout, images and tables may be incomplete. \
