@@ -128,10 +128,28 @@ fn median(sorted: &[f64]) -> Option<f64> {
     }
 }
 
+/// `values` in `f64::total_cmp` order, through [`sort_pairs`] (one sort instance shared with
+/// `guards::attachment::fair_shares`): each value keyed by its bits mapped so that unsigned order
+/// is `total_cmp`'s order (equal keys are equal bits, so their order does not matter).
 fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
-    let mut v: Vec<f64> = values.collect();
-    v.sort_by(f64::total_cmp);
-    v
+    let mut keyed: Vec<(u64, u64)> = values
+        .map(|x| {
+            let bits = x.to_bits();
+            // `total_cmp`: flip all but the sign bit of negatives; then the sign bit, so that the
+            // i64 order it compares becomes the u64 order.
+            let key = (bits ^ ((((bits as i64) >> 63) as u64) >> 1)) ^ (1 << 63);
+            (key, bits)
+        })
+        .collect();
+    sort_pairs(&mut keyed);
+    keyed.into_iter().map(|(_, bits)| f64::from_bits(bits)).collect()
+}
+
+/// Sort pairs in tuple order. Used with unique keys (or keys whose equal pairs are identical), so
+/// the unstable sort gives what a stable one would; shared so the wasm holds one sort instance
+/// for them.
+pub(crate) fn sort_pairs(v: &mut [(u64, u64)]) {
+    v.sort_unstable();
 }
 
 /// `(median, spread)` of the logs of the ratios.
@@ -319,6 +337,27 @@ impl ReportedUsage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sorted_is_total_cmp_order() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let specials = [0.0, -0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN, f64::MIN_POSITIVE, -f64::MIN_POSITIVE, 1e-310, -1e-310, f64::MAX, f64::MIN];
+        for round in 0..200 {
+            let mut values: Vec<f64> = (0..(round % 40)).map(|_| f64::from_bits(next())).collect();
+            values.extend((0..(round % 7)).map(|_| (next() % 100) as f64 / 8.0 - 6.0));
+            values.extend(specials.iter().take(round % 15));
+            let mut expected = values.clone();
+            expected.sort_by(f64::total_cmp);
+            let got = sorted(values.into_iter());
+            assert_eq!(got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), expected.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+        }
+    }
 
     #[test]
     fn usage_shapes() {

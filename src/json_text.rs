@@ -57,6 +57,15 @@ fn escape_unit(bytes: &[u8], at: usize) -> Option<u32> {
 /// The largest integer a JS number holds exactly (2^53 - 1).
 const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
+/// The compact JSON text of `value`: exactly what `value.to_string()` (its `Display`) gives, but
+/// through serde_json's `Vec<u8>` writer, which the crate has anyway; `Display` instantiates the
+/// serializer twice more (compact and pretty, over a `fmt::Write` adapter). With no `Display`
+/// of a `Value` left in the crate (`format!("{v}")` included), those instances are not linked.
+/// Serializing a `Value` cannot fail (its keys are strings, its numbers finite).
+pub fn text(value: &serde_json::Value) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
 /// Turn every integer of magnitude 2^53 or more in `v` into the double nearest to it. Such an
 /// integer came from a JS number (JSON.stringify writes `1.2345678901234567e19` as
 /// `12345678901234567000`), and that double is the number it was: the round trip is exact.

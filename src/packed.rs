@@ -30,7 +30,11 @@ pub fn unpack(bytes: &[u8], lens: &[u32]) -> Result<Vec<Value>, String> {
     let skeleton = bytes.get(..skeleton_len).ok_or("the skeleton overruns the buffer")?;
     let rest = bytes.get(skeleton_len..).unwrap_or(&[]);
     let text = std::str::from_utf8(rest).map_err(|e| format!("the strings are not UTF-8: {e}"))?;
-    let values: Vec<Value> = serde_json::from_slice(skeleton).map_err(|e| format!("the skeleton is not a JSON array: {e}"))?;
+    // `from_str` (not `from_slice`): the one serde_json reader the rest of the crate already
+    // instantiates; a second (SliceRead) would add ~17 KB of parser code to the .wasm. The
+    // binding writes the skeleton with TextEncoder, so it is always UTF-8.
+    let skeleton = std::str::from_utf8(skeleton).map_err(|e| format!("the skeleton is not a JSON array: {e}"))?;
+    let values: Vec<Value> = serde_json::from_str(skeleton).map_err(|e| format!("the skeleton is not a JSON array: {e}"))?;
     let mut fill = Fill { text, at: 0, lens: string_lens.iter() };
     let mut values = values;
     for v in &mut values {

@@ -135,17 +135,43 @@ pub fn lookup(model: &str) -> Option<Pricing> {
 }
 
 /// `economicBudget`: a token cap (a number) or a cost per request (`{ usd }`).
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(untagged, expecting = "a number of tokens or { usd: number }")]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum EconomicBudget {
     Tokens(f64),
     Usd(UsdBudget),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct UsdBudget {
     pub usd: f64,
+}
+
+/// Written by hand: it was `#[serde(untagged, expecting = "a number of tokens or { usd: number }")]`
+/// over a `deny_unknown_fields` struct, which buffers the value through serde's `Content` (~7 KB
+/// of wasm code for this one field). It accepts what that accepted: any number as a token cap;
+/// `{ "usd": number }` with no other key, or a one-element array `[number]` (a struct also reads
+/// from a sequence), as a dollar budget; anything else fails with the same message. (A JSON
+/// object with a repeated `usd` key now takes the last one instead of failing; option objects
+/// come from `JSON.stringify`, which never repeats a key.)
+impl<'de> Deserialize<'de> for EconomicBudget {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        let usd = match &v {
+            serde_json::Value::Number(n) => {
+                if let Some(t) = n.as_f64() {
+                    return Ok(EconomicBudget::Tokens(t));
+                }
+                None
+            }
+            serde_json::Value::Object(m) if m.len() == 1 => m.get("usd"),
+            serde_json::Value::Array(a) if a.len() == 1 => a.first(),
+            _ => None,
+        };
+        match usd.and_then(serde_json::Value::as_f64) {
+            Some(usd) => Ok(EconomicBudget::Usd(UsdBudget { usd })),
+            None => Err(serde::de::Error::custom("a number of tokens or { usd: number }")),
+        }
+    }
 }
 
 impl EconomicBudget {
@@ -370,6 +396,39 @@ pub fn decide(pricing: &Pricing, d: &DecisionInput) -> CacheDecision {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The derived deserializer `EconomicBudget` had before it was written by hand.
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(untagged, expecting = "a number of tokens or { usd: number }")]
+    enum Derived {
+        Tokens(f64),
+        Usd(DerivedUsd),
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct DerivedUsd {
+        usd: f64,
+    }
+
+    #[test]
+    fn economic_budget_reads_what_the_derived_one_read() {
+        let inputs = [
+            "8000", "0", "-1", "1.5", "1e300", "18446744073709551615", "-9223372036854775808", r#"{"usd":0.05}"#,
+            r#"{"usd":5}"#, r#"{"usd":-1}"#, "[0.5]", "[3]", "[]", "[1,2]", r#"["1"]"#, "{}", r#"{"usd":"1"}"#,
+            r#"{"usd":null}"#, r#"{"usd":1,"eur":2}"#, r#"{"eur":2}"#, r#"{"USD":1}"#, r#""cheap""#, "true", "null",
+            r#"[{"usd":1}]"#, r#"{"usd":[1]}"#, r#"{"usd":{"usd":1}}"#, "[1", r#"{"usd":1"#, "",
+        ];
+        for text in inputs {
+            let ours = serde_json::from_str::<EconomicBudget>(text).map_err(|e| e.to_string());
+            let derived = serde_json::from_str::<Derived>(text).map_err(|e| e.to_string());
+            let ours = ours.map(|b| match b {
+                EconomicBudget::Tokens(t) => Derived::Tokens(t),
+                EconomicBudget::Usd(UsdBudget { usd }) => Derived::Usd(DerivedUsd { usd }),
+            });
+            assert_eq!(ours, derived, "{text}");
+        }
+    }
 
     #[test]
     fn lookup_longest_prefix() {

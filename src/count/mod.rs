@@ -138,7 +138,7 @@ pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
                     }
                     Part::ToolCallRef { .. } => {}
                     Part::Unknown { value } => {
-                        raw_text += tokens::count(enc, &value.to_string());
+                        raw_text += tokens::count(enc, &crate::json_text::text(value));
                     }
                 }
             }

@@ -188,7 +188,7 @@ fn enum_union(values: &[Value], quote: bool) -> String {
         .map(|v| {
             let s = match v {
                 Value::String(s) => s.clone(),
-                other => other.to_string(),
+                other => crate::json_text::text(other),
             };
             if quote {
                 format!("\"{s}\"")
@@ -209,5 +209,5 @@ pub fn tool_json(tool: &ToolDef) -> String {
         obj.insert("description".to_string(), Value::String(d.to_string()));
     }
     obj.insert("input_schema".to_string(), tool.parameters.clone());
-    Value::Object(obj).to_string()
+    crate::json_text::text(&Value::Object(obj))
 }

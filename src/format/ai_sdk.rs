@@ -637,7 +637,7 @@ fn parse_tool_piece(p: &Value, i: usize, j: usize, approvals: &HashMap<String, S
             wire::set_info(&mut m.extra, "output", Value::String("result-text".into()));
         }
         Some(v) => {
-            m.content = Content::Text(v.to_string().into());
+            m.content = Content::Text(crate::json_text::text(v).into());
             wire::set_info(&mut m.extra, "output", Value::String("result-json".into()));
         }
         None => return Err(tool_err("tool-result without output".into())),
@@ -675,7 +675,7 @@ fn parse_output(m: &mut Message, out: &Value) -> std::result::Result<(), String>
             None => return Err("output without value".into()),
         },
         "json" | "error-json" => match o.get("value") {
-            Some(v) => m.content = Content::Text(v.to_string().into()),
+            Some(v) => m.content = Content::Text(crate::json_text::text(v).into()),
             None => return Err("output without value".into()),
         },
         "execution-denied" => {
@@ -705,7 +705,7 @@ fn parse_output(m: &mut Message, out: &Value) -> std::result::Result<(), String>
             None => return Err("output without value".into()),
         },
         _ => {
-            m.content = Content::Text(out.to_string().into());
+            m.content = Content::Text(crate::json_text::text(out).into());
             wire::set_info(&mut m.extra, "output", Value::String("raw".into()));
             return Ok(());
         }
@@ -742,7 +742,7 @@ fn run_to_wire(run: &[&Message]) -> Value {
     if first.role != Role::Tool {
         return message_to_wire(first);
     }
-    let mut placed: Vec<(usize, usize, Value)> = run
+    let placed: Vec<(usize, usize, Value)> = run
         .iter()
         .enumerate()
         .map(|(k, m)| {
@@ -750,10 +750,9 @@ fn run_to_wire(run: &[&Message]) -> Value {
             (m.wire.block.unwrap_or(usize::MAX), k, part)
         })
         .collect();
-    placed.sort_by_key(|(block, k, _)| (*block, *k));
     let mut o = Map::new();
     o.insert("role".into(), Value::String("tool".into()));
-    o.insert("content".into(), Value::Array(placed.into_iter().map(|(_, _, p)| p).collect()));
+    o.insert("content".into(), Value::Array(wire::in_place_order(placed)));
     // The message's own fields and key order ride on its first piece (or the first one left).
     let carrier = run
         .iter()

@@ -550,7 +550,7 @@ fn run_to_wire(run: &[&Message]) -> Value {
     // Every block gets its original position: a tool result its `wire.block`, the user part's
     // blocks consecutive positions from the part's `wire.block` (or the remembered positions when
     // tool results sat between them). Ties (after edits) put tool results first.
-    let mut placed: Vec<(usize, u8, Value)> = Vec::new();
+    let mut placed: Vec<(usize, usize, Value)> = Vec::new();
     for m in run {
         if m.role == Role::Tool {
             placed.push((m.wire.block.unwrap_or(usize::MAX), 0, tool_result_block(m)));
@@ -569,8 +569,7 @@ fn run_to_wire(run: &[&Message]) -> Value {
             placed.push((pos, 1, b));
         }
     }
-    placed.sort_by_key(|(pos, tie, _)| (*pos, *tie));
-    let blocks: Vec<Value> = placed.into_iter().map(|(_, _, b)| b).collect();
+    let blocks = wire::in_place_order(placed);
 
     let carrier = run.iter().copied().find(|m| m.role != Role::Tool).or_else(|| run.first().copied());
     let mut o = Map::new();

@@ -78,7 +78,11 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
                 let content = match sys {
                     Value::String(s) => Content::Text(s.as_str().into()),
                     other => {
-                        let wrapped = serde_json::json!([{ "role": "system", "content": other }]);
+                        // `[{ "role": "system", "content": other }]`, built directly: `json!` would
+                        // copy `other` through serde_json's value serializer (code kept only for it).
+                        let entry: serde_json::Map<String, Value> =
+                            [("role".to_string(), Value::String("system".into())), ("content".to_string(), other.clone())].into_iter().collect();
+                        let wrapped = Value::Array(vec![Value::Object(entry)]);
                         let mut m = openai::parse_messages(&wrapped)
                             .map_err(|e| Error::options(format!("system: {}", e.message)))?;
                         m.pop().map(|m| m.content).unwrap_or_default()

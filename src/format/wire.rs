@@ -26,6 +26,19 @@ use serde_json::{Map, Value};
 
 use crate::message::{Extra, Markers, Message, Part, ToolCall};
 
+/// The values of `placed` in the order of their `(position, tie)` keys, equal keys kept in
+/// their order (what a stable sort gives). Through `calibration::sort_pairs`, the one sort
+/// instance the crate keeps for this: the key is `(position, tie << 32 | index)`, unique thanks
+/// to the index; `tie` (0 or 1, or a place in the run) and the index are below the run's length,
+/// which is below 2^32 (a wasm32 address space cannot hold more values).
+pub(crate) fn in_place_order(placed: Vec<(usize, usize, Value)>) -> Vec<Value> {
+    let mut keyed: Vec<(u64, u64)> =
+        placed.iter().enumerate().map(|(i, &(pos, tie, _))| (pos as u64, ((tie as u64) << 32) | i as u64)).collect();
+    crate::calibration::sort_pairs(&mut keyed);
+    let mut values: Vec<Option<Value>> = placed.into_iter().map(|(_, _, v)| Some(v)).collect();
+    keyed.into_iter().filter_map(|(_, k)| values.get_mut((k & 0xFFFF_FFFF) as usize).and_then(Option::take)).collect()
+}
+
 /// Reserved key in `Message::extra` for adapter bookkeeping; never written to the wire.
 /// Code that counts or displays `extra` should skip it.
 pub const WIRE_INFO_KEY: &str = "ctxguard:wire";
@@ -325,4 +338,32 @@ pub(crate) fn write_runs<T>(
         start = end;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_place_order_is_the_stable_sort() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for round in 0..300_u64 {
+            let placed: Vec<(usize, usize, Value)> = (0..round % 25)
+                .map(|i| {
+                    let pos = if next(6) == 0 { usize::MAX } else { next(8) as usize };
+                    (pos, next(3) as usize, Value::from(i))
+                })
+                .collect();
+            let mut expected = placed.clone();
+            expected.sort_by_key(|&(pos, tie, _)| (pos, tie));
+            let expected: Vec<Value> = expected.into_iter().map(|(_, _, v)| v).collect();
+            assert_eq!(in_place_order(placed), expected);
+        }
+    }
 }

@@ -171,8 +171,10 @@ fn file_id(extra: &crate::message::Extra) -> Option<String> {
 /// Share `budget` fairly: sizes that fit their share stay whole, the rest split what is left
 /// equally (water-filling, smallest first). Deterministic.
 pub fn fair_shares(sizes: &[usize], budget: usize) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..sizes.len()).collect();
-    order.sort_by_key(|&i| (sizes.get(i).copied().unwrap_or(0), i));
+    // Indices by (size, index): unique keys, so `sort_pairs`' unstable sort is the stable order.
+    let mut keyed: Vec<(u64, u64)> = sizes.iter().enumerate().map(|(i, &size)| (size as u64, i as u64)).collect();
+    crate::calibration::sort_pairs(&mut keyed);
+    let order: Vec<usize> = keyed.into_iter().map(|(_, i)| i as usize).collect();
     let mut shares = vec![0; sizes.len()];
     let mut left = budget;
     let mut remaining = sizes.len();
@@ -224,7 +226,8 @@ pub fn is_binary(media_type: Option<&str>, name: Option<&str>) -> bool {
 pub fn footer(f: &Found, shown_tokens: usize) -> String {
     let name = f.name.as_deref().unwrap_or("attachment");
     let mt = f.media_type.as_deref().unwrap_or("unknown type");
-    let id = serde_json::Value::String(f.id.clone());
+    // The id as a JSON string (quoted, escaped).
+    let id = crate::json_text::text(&serde_json::Value::String(f.id.clone()));
     let how = if is_binary(f.media_type.as_deref(), f.name.as_deref()) {
         format!(
             "This is text extracted from a binary file; layout, images and tables may be incomplete. \

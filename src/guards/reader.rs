@@ -2,7 +2,7 @@
 //! and limit) over attachment text the host keeps.
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::format::Format;
@@ -20,30 +20,37 @@ Attachments appear in the conversation as bounded previews marked [ctxguard:atta
 the preview names the attachment id and the offset to continue from. Returns the text of the page \
 and nextOffset (null at the end).";
 
+/// The tool's parameters schema as JSON text (parsed at run time: far less .wasm code than
+/// `json!`; the unit test checks it against the `json!` value, `maximum` = [`MAX_PAGE_TOKENS`]).
+const PARAMETERS: &str = r#"{
+  "type": "object",
+  "properties": {
+    "id": { "type": "string", "description": "The attachment id shown in its preview." },
+    "offset": { "type": "integer", "minimum": 0, "description": "Token offset to start from (0 = beginning)." },
+    "limit": { "type": "integer", "minimum": 1, "maximum": 8000, "description": "Maximum tokens to return." }
+  },
+  "required": ["id"],
+  "additionalProperties": false
+}"#;
+
+/// An object of `entries`, in their order.
+fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
 /// The tool definition in the wire format of `format`.
 pub fn tool_definition(format: Format) -> Value {
-    let parameters = json!({
-        "type": "object",
-        "properties": {
-            "id": { "type": "string", "description": "The attachment id shown in its preview." },
-            "offset": { "type": "integer", "minimum": 0, "description": "Token offset to start from (0 = beginning)." },
-            "limit": { "type": "integer", "minimum": 1, "maximum": MAX_PAGE_TOKENS, "description": "Maximum tokens to return." }
-        },
-        "required": ["id"],
-        "additionalProperties": false
-    });
+    // A constant text that parses (unit test); `Null` is unreachable.
+    let parameters: Value = serde_json::from_str(PARAMETERS).unwrap_or(Value::Null);
+    let text = |s: &str| Value::String(s.to_string());
     match format {
-        Format::Openai => json!({
-            "type": "function",
-            "function": { "name": READ_TOOL, "description": DESCRIPTION, "parameters": parameters }
-        }),
-        Format::Anthropic => json!({ "name": READ_TOOL, "description": DESCRIPTION, "input_schema": parameters }),
+        Format::Openai => object([
+            ("type", text("function")),
+            ("function", object([("name", text(READ_TOOL)), ("description", text(DESCRIPTION)), ("parameters", parameters)])),
+        ]),
+        Format::Anthropic => object([("name", text(READ_TOOL)), ("description", text(DESCRIPTION)), ("input_schema", parameters)]),
         // A ToolSet entry; hosts wrap it: `tool({ description, inputSchema: jsonSchema(inputSchema), execute })`.
-        Format::AiSdk => {
-            let mut set = serde_json::Map::new();
-            set.insert(READ_TOOL.into(), json!({ "description": DESCRIPTION, "inputSchema": parameters }));
-            Value::Object(set)
-        }
+        Format::AiSdk => object([(READ_TOOL, object([("description", text(DESCRIPTION)), ("inputSchema", parameters)]))]),
     }
 }
 
@@ -105,4 +112,46 @@ pub fn read(encoding: Encoding, id: &str, text: &str, offset: usize, limit: Opti
         next_offset: (next < total).then(|| to_u32(next)),
         total_tokens: to_u32(total),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The definition as it was built with `json!`.
+    fn built_definition(format: Format) -> Value {
+        let parameters = json!({
+            "type": "object",
+            "properties": {
+                "id": { "type": "string", "description": "The attachment id shown in its preview." },
+                "offset": { "type": "integer", "minimum": 0, "description": "Token offset to start from (0 = beginning)." },
+                "limit": { "type": "integer", "minimum": 1, "maximum": MAX_PAGE_TOKENS, "description": "Maximum tokens to return." }
+            },
+            "required": ["id"],
+            "additionalProperties": false
+        });
+        match format {
+            Format::Openai => json!({
+                "type": "function",
+                "function": { "name": READ_TOOL, "description": DESCRIPTION, "parameters": parameters }
+            }),
+            Format::Anthropic => json!({ "name": READ_TOOL, "description": DESCRIPTION, "input_schema": parameters }),
+            // A ToolSet entry; hosts wrap it: `tool({ description, inputSchema: jsonSchema(inputSchema), execute })`.
+            Format::AiSdk => {
+                let mut set = serde_json::Map::new();
+                set.insert(READ_TOOL.into(), json!({ "description": DESCRIPTION, "inputSchema": parameters }));
+                Value::Object(set)
+            }
+        }
+    }
+
+    #[test]
+    fn definition_is_the_built_one() {
+        for format in [Format::Openai, Format::Anthropic, Format::AiSdk] {
+            let (ours, built) = (tool_definition(format), built_definition(format));
+            assert_eq!(ours, built);
+            assert_eq!(ours.to_string(), built.to_string(), "same key order");
+        }
+    }
 }

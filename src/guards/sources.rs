@@ -48,7 +48,8 @@ pub struct SourceOptions {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
     pub tool_output: usize,
-    pub per_tool: BTreeMap<String, usize>,
+    /// Per tool name (`u32`, the type of the option: a copy of its map, not rebuilt).
+    pub per_tool: BTreeMap<String, u32>,
     pub tool_output_total: usize,
     pub attachments: usize,
 }
@@ -61,7 +62,7 @@ impl Limits {
         let share = |r: f64| (usable as f64 * r).floor() as usize;
         let mut l = Limits {
             tool_output: o.tool_output_limit.unwrap_or(DEFAULT_TOOL_OUTPUT_LIMIT) as usize,
-            per_tool: o.tool_output_limits.iter().flatten().map(|(k, v)| (k.clone(), *v as usize)).collect(),
+            per_tool: o.tool_output_limits.clone().unwrap_or_default(),
             tool_output_total: o.tool_output_total.map_or_else(|| share(DEFAULT_TOOL_OUTPUT_SHARE), |t| t as usize),
             attachments: o
                 .attachment_budget
@@ -70,7 +71,8 @@ impl Limits {
         if scale > 1.0 {
             let down = |v: usize| (v as f64 / scale).floor() as usize;
             l.tool_output = down(l.tool_output);
-            l.per_tool.values_mut().for_each(|v| *v = down(*v));
+            // `down` never raises a value, so a u32 stays a u32.
+            l.per_tool.values_mut().for_each(|v| *v = down(*v as usize) as u32);
             l.tool_output_total = down(l.tool_output_total);
             l.attachments = down(l.attachments);
         }
@@ -177,7 +179,7 @@ pub fn guard_tool_outputs(
             continue;
         }
         let name = names.get(i).copied().flatten();
-        let cap = name.and_then(|n| limits.per_tool.get(n)).copied().unwrap_or(limits.tool_output);
+        let cap = name.and_then(|n| limits.per_tool.get(n)).map_or(limits.tool_output, |&v| v as usize);
         let key = known.key(m);
         let text = || tool_text(m).unwrap_or_default();
         let n = match key {

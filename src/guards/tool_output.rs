@@ -63,7 +63,7 @@ pub fn compact(encoding: Encoding, text: &str, opts: &CompactOptions) -> Option<
 
 fn hint(opts: &CompactOptions) -> String {
     match (&opts.retrieval_tool, &opts.call_id) {
-        (Some(tool), Some(id)) => format!(" Full output: call `{tool}` with {{\"id\": {}}}.", Value::String(id.clone())),
+        (Some(tool), Some(id)) => format!(" Full output: call `{tool}` with {{\"id\": {}}}.", crate::json_text::text(&Value::String(id.clone()))),
         (Some(tool), None) => format!(" Full output: call `{tool}`."),
         _ => String::new(),
     }

@@ -48,7 +48,7 @@ fn key_args(arguments: &str) -> String {
             .map(|(k, v)| {
                 let s = match v {
                     Value::String(s) => s.clone(),
-                    other => other.to_string(),
+                    other => crate::json_text::text(other),
                 };
                 format!("{k}={}", clip(&s, ARG_CHARS))
             })

@@ -3,7 +3,7 @@
 //! mechanical fallback as compaction; the output is data for the host, never an assistant message.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::guard::Guard;
 use crate::message::Message;
@@ -24,19 +24,28 @@ pub struct Settlement {
     pub learnings: Vec<String>,
 }
 
+/// The settlement schema as JSON text (parsing it takes far less .wasm code than building it with
+/// `json!`; unit test `schema_text_is_the_built_schema`); `session_state` is filled in by
+/// [`schema`], in its place.
+const SCHEMA: &str = r#"{
+  "type": "object",
+  "properties": {
+    "session_state": null,
+    "memory_entries": { "type": "array", "items": { "type": "string" } },
+    "reflections": { "type": "array", "items": { "type": "string" } },
+    "learnings": { "type": "array", "items": { "type": "string" } }
+  },
+  "required": ["session_state", "memory_entries", "reflections", "learnings"],
+  "additionalProperties": false
+}"#;
+
 pub fn schema() -> Value {
-    let strings = json!({ "type": "array", "items": { "type": "string" } });
-    json!({
-        "type": "object",
-        "properties": {
-            "session_state": session_state::schema(),
-            "memory_entries": strings,
-            "reflections": strings,
-            "learnings": strings
-        },
-        "required": ["session_state", "memory_entries", "reflections", "learnings"],
-        "additionalProperties": false
-    })
+    // A constant text that parses (unit test); `Null` is unreachable.
+    let mut v: Value = serde_json::from_str(SCHEMA).unwrap_or(Value::Null);
+    if let Some(slot) = v.pointer_mut("/properties/session_state") {
+        *slot = session_state::schema();
+    }
+    v
 }
 
 fn instructions(max_tokens: u32) -> String {
@@ -76,7 +85,8 @@ pub fn validate(value: &Value) -> Result<Settlement, FailureReason> {
         Value::Null => return Err(FailureReason::EmptyOutput),
         other => other.clone(),
     };
-    let s: Settlement = serde_json::from_value(v).map_err(|_| FailureReason::InvalidOutput)?;
+    // From the JSON text of the value, like `session_state::parse_answer` (one deserializer).
+    let s: Settlement = serde_json::from_str(&crate::json_text::text(&v)).map_err(|_| FailureReason::InvalidOutput)?;
     let state = s.session_state.validated().map_err(|_| FailureReason::EmptyOutput)?;
     Ok(Settlement {
         session_state: state,
@@ -97,6 +107,7 @@ pub fn fallback(guard: &Guard, messages: &[Message], reason: FailureReason) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn validation() {
@@ -107,5 +118,29 @@ mod tests {
         assert_eq!(validate(&json!({"session_state": {"summary": "s"}, "memory_entries": "one"})), Err(FailureReason::InvalidOutput));
         let ok = validate(&json!("```json\n{\"session_state\":{\"summary\":\"s\"},\"memory_entries\":[\"likes tea\",\"\"]}\n```")).unwrap();
         assert_eq!(ok.memory_entries, vec!["likes tea".to_string()]);
+    }
+
+    /// The schema as it was built with `json!` before it became a text.
+    fn built_schema() -> Value {
+        let strings = json!({ "type": "array", "items": { "type": "string" } });
+        json!({
+            "type": "object",
+            "properties": {
+                "session_state": session_state::schema(),
+                "memory_entries": strings,
+                "reflections": strings,
+                "learnings": strings
+            },
+            "required": ["session_state", "memory_entries", "reflections", "learnings"],
+            "additionalProperties": false
+        })
+    }
+
+    #[test]
+    fn schema_text_is_the_built_schema() {
+        let text = schema();
+        let built = built_schema();
+        assert_eq!(text, built);
+        assert_eq!(text.to_string(), built.to_string(), "same key order");
     }
 }

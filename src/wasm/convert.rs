@@ -97,14 +97,16 @@ pub fn decode<T: DeserializeOwned>(value: &JsValue, what: &str, code: ErrorCode)
 
 #[cfg(feature = "pipeline")]
 fn parse<T: DeserializeOwned>(text: &str, what: &str, code: ErrorCode) -> Result<T> {
-    serde_json::from_str(text).map_err(|e| Error::new(code, explain::<T>(text, what, &e)))
+    serde_json::from_str(text).map_err(|e| Error::new(code, explain(text, what, &e, |t| serde_json::from_str::<T>(t).map(drop))))
 }
 
 /// A decoding error that names the field: serde reports "invalid type … at line 1 column 42";
 /// for an object, the first field that fails on its own is named (`config.economicBudget: …`),
 /// and the text position — meaningless to a JS caller — is left out.
+/// `try_t` decodes a text as `T` (the type being decoded); a function pointer so that this body is
+/// compiled once, not once per option type.
 #[cfg(feature = "pipeline")]
-fn explain<T: DeserializeOwned>(text: &str, what: &str, err: &serde_json::Error) -> String {
+fn explain(text: &str, what: &str, err: &serde_json::Error, try_t: fn(&str) -> serde_json::Result<()>) -> String {
     let clean = |m: String| match m.find(" at line ") {
         Some(i) => m[..i].to_string(),
         None => m,
@@ -112,12 +114,12 @@ fn explain<T: DeserializeOwned>(text: &str, what: &str, err: &serde_json::Error)
     if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text) {
         // When `T` has required fields, any one field alone fails with "missing field": only
         // other errors name a culprit then.
-        let all_optional = serde_json::from_str::<T>("{}").is_ok();
+        let all_optional = try_t("{}").is_ok();
         for (k, v) in map {
             let alone = serde_json::Value::Object(std::iter::once((k.clone(), v)).collect());
             // `from_str` (not `from_value`): the same deserializer `parse` already instantiates
             // for `T`, so this adds no code per option type to the .wasm.
-            if let Err(e) = serde_json::from_str::<T>(&alone.to_string()) {
+            if let Err(e) = try_t(&crate::json_text::text(&alone)) {
                 let m = e.to_string();
                 if all_optional || !m.starts_with("missing field") {
                     return format!("{what}.{k}: {}", clean(m));
