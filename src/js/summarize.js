@@ -36,38 +36,61 @@ function unlisten(signal, listener) {
   }
 }
 
+/**
+ * A wait of `ms`: a timer, heartbeats every `heartbeatMs` (0: none) and a listener on `signal`.
+ * `onEnd('timer' | 'abort')` is called once, after all three are cleared; the returned `stop`
+ * clears them without calling it (both idempotent).
+ */
+function watch(ms, signal, { heartbeatMs, onProgress, attempt, startedMs }, onEnd) {
+  let over = false;
+  let beat;
+  const stop = () => {
+    if (over) return;
+    over = true;
+    clearTimeout(timer);
+    clearInterval(beat);
+    unlisten(signal, onAbort);
+  };
+  const end = (why) => {
+    if (over) return;
+    stop();
+    onEnd(why);
+  };
+  const onAbort = () => end('abort');
+  const timer = setTimeout(() => end('timer'), Math.min(ms, MAX_DELAY_MS));
+  if (heartbeatMs > 0) {
+    beat = setInterval(() => {
+      safe(onProgress, { operation: 'summary_compact', status: 'in_progress', elapsedMs: Math.round(now() - startedMs), attempt });
+    }, heartbeatMs);
+  }
+  if (signal) signal.addEventListener('abort', onAbort, { once: true });
+  return stop;
+}
+
 export function callSummarizer(summarize, request, timeoutMs, heartbeatMs, onProgress, signal, attempt, startedMs) {
   return new Promise((resolve) => {
+    if (signal && signal.aborted) {
+      resolve({ ok: false, reason: 'aborted', message: 'the signal was already aborted' });
+      return;
+    }
     const controller = new AbortController();
     let settled = false;
-    let timer;
-    let beat;
-    const onAbort = () => {
-      controller.abort(signal.reason);
-      finish({ ok: false, reason: 'aborted', message: 'the caller aborted the signal' });
-    };
+    let stop = () => {};
     const finish = (result) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
-      clearInterval(beat);
+      stop();
       resolve(result);
-      unlisten(signal, onAbort);
     };
-    if (signal && signal.aborted) {
-      finish({ ok: false, reason: 'aborted', message: 'the signal was already aborted' });
-      return;
-    }
-    timer = setTimeout(() => {
-      controller.abort(new Error(`ctxguard: summarize timed out after ${timeoutMs} ms`));
-      finish({ ok: false, reason: 'timeout', message: `no answer within ${timeoutMs} ms` });
-    }, Math.min(timeoutMs, MAX_DELAY_MS));
-    if (heartbeatMs > 0) {
-      beat = setInterval(() => {
-        safe(onProgress, { operation: 'summary_compact', status: 'in_progress', elapsedMs: Math.round(now() - startedMs), attempt });
-      }, heartbeatMs);
-    }
-    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+    stop = watch(timeoutMs, signal, { heartbeatMs, onProgress, attempt, startedMs }, (why) => {
+      if (why === 'abort') {
+        controller.abort(signal.reason);
+        finish({ ok: false, reason: 'aborted', message: 'the caller aborted the signal' });
+      } else {
+        controller.abort(new Error(`ctxguard: summarize timed out after ${timeoutMs} ms`));
+        finish({ ok: false, reason: 'timeout', message: `no answer within ${timeoutMs} ms` });
+      }
+    });
     let pending;
     try {
       pending = Promise.resolve(summarize({ ...request, attempt, signal: controller.signal }));
@@ -93,25 +116,7 @@ export function pause(ms, signal, heartbeatMs, onProgress, attempt, startedMs) {
       resolve(false);
       return;
     }
-    let settled = false;
-    let timer;
-    let beat;
-    const done = (waited) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearInterval(beat);
-      resolve(waited);
-      unlisten(signal, onAbort);
-    };
-    const onAbort = () => done(false);
-    timer = setTimeout(() => done(true), Math.min(ms, MAX_DELAY_MS));
-    if (heartbeatMs > 0) {
-      beat = setInterval(() => {
-        safe(onProgress, { operation: 'summary_compact', status: 'in_progress', elapsedMs: Math.round(now() - startedMs), attempt });
-      }, heartbeatMs);
-    }
-    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+    watch(ms, signal, { heartbeatMs, onProgress, attempt, startedMs }, (why) => resolve(why === 'timer'));
   });
 }
 
