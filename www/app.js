@@ -411,9 +411,13 @@ function debounce(fn, ms) {
   };
 }
 
+/** The format the editor shows the unedited sample in (null once it is edited or replaced). */
+let sampleFormat = null;
+
 /** Puts text back in the editor (a loaded large conversation is dropped). */
 function useEditor(text) {
   loaded = null;
+  sampleFormat = null;
   const editor = $('conversation');
   editor.readOnly = false;
   editor.placeholder = '';
@@ -421,13 +425,9 @@ function useEditor(text) {
 }
 
 const FORMAT_NAMES = { openai: 'OpenAI Chat Completions', anthropic: 'Anthropic Messages', 'ai-sdk': 'Vercel AI SDK model messages' };
-const sampleText = (format) => JSON.stringify(sampleIn(format), null, 2);
-/** The format the editor shows the unedited sample in (null once it is edited or replaced). */
-let sampleFormat = null;
-
 /** The sample in `format` (the selected one; the sample's own at start). */
 function restoreSample(format = sample.format) {
-  useEditor(sampleText(format));
+  useEditor(JSON.stringify(sampleIn(format), null, 2));
   $('format').value = format;
   sampleFormat = format;
   $('source-note').textContent = `The built-in sample (${FORMAT_NAMES[format]}): a coding assistant debugging a failing build. Edit it, paste your own, or load a file; the format selector converts it while it is unedited.`;
@@ -436,8 +436,7 @@ function restoreSample(format = sample.format) {
 /** A format picked while the unedited sample is shown converts the sample; anything else is re-read as it is. */
 function formatChanged() {
   const format = $('format').value;
-  if (sampleFormat !== null && !loaded && $('conversation').value === sampleText(sampleFormat)) restoreSample(format);
-  else sampleFormat = null;
+  if (sampleFormat !== null && !loaded) restoreSample(format);
   update();
 }
 
