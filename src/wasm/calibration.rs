@@ -3,7 +3,8 @@
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
-use super::convert::{decode, encode, options, run};
+use super::convert::{encode, run};
+use super::json_input::{decode, options};
 use super::guard::{busy, ContextGuard};
 use crate::calibration::{CalibrationState, ReportedUsage};
 use crate::error::{Error, ErrorCode, Result};

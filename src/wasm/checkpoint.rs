@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use super::convert::{decode, encode, options, run};
+use super::convert::{encode, run};
+use super::json_input::{decode, options};
 use crate::checkpoint::{resolve, ResolveOptions, Turn};
 use crate::error::{Error, ErrorCode};
 use crate::format::{parse_request, write_request, Format, Request};

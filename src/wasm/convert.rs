@@ -1,17 +1,11 @@
-//! The two shared helpers every export goes through: JS value -> core type, and core result ->
-//! JS value or a real JS `Error` with a stable `code`.
+//! What every export goes through: core result -> JS value or a real JS `Error` with a stable
+//! `code`, string arguments, and the checks on JS values that JSON would silently change. The
+//! pipeline's exports read their JSON input through `json_input` (not in the counting builds).
 
-#[cfg(feature = "pipeline")]
-use std::borrow::Cow;
-
-#[cfg(feature = "pipeline")]
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use crate::error::{Error, ErrorCode, Result};
-#[cfg(feature = "pipeline")]
-use crate::json_text::repair_lone_surrogates;
 
 /// Turn a core error into a JS `Error` with `name = "CtxguardError"`, `code` and `index`.
 pub fn js_error(err: Error) -> JsValue {
@@ -61,92 +55,9 @@ pub fn check_json_data(value: &JsValue, what: &str, code: ErrorCode, indexed: bo
     Err(err)
 }
 
-/// JSON-stringify a JS value (throws on cycles and BigInt, drops functions and `undefined`
-/// fields, exactly like `JSON.stringify`) after `check_json_data`, repairing lone-surrogate
-/// escapes into U+FFFD so that invalid UTF-16 from JS never makes the input unreadable.
-#[cfg(feature = "pipeline")]
-pub fn to_json_text(value: &JsValue, what: &str, code: ErrorCode) -> Result<String> {
-    check_json_data(value, what, code, what == "messages")?;
-    stringify(value, what, code)
-}
-
-/// `JSON.stringify` without the data check (options: their callback fields are not data).
-#[cfg(feature = "pipeline")]
-fn stringify(value: &JsValue, what: &str, code: ErrorCode) -> Result<String> {
-    let text = js_sys::JSON::stringify(value)
-        .map_err(|e| {
-            let reason = js_sys::Error::from(e).message();
-            Error::new(code, format!("{what} cannot be read as JSON: {}", String::from(reason)))
-        })?
-        .as_string()
-        .ok_or_else(|| Error::new(code, format!("{what} is not a JSON value")))?;
-    Ok(match repair_lone_surrogates(&text) {
-        Cow::Borrowed(_) => text,
-        Cow::Owned(fixed) => fixed,
-    })
-}
-
-/// Decode a JS value into a core type through JSON. `undefined`/`null` are errors here.
-#[cfg(feature = "pipeline")]
-pub fn decode<T: DeserializeOwned>(value: &JsValue, what: &str, code: ErrorCode) -> Result<T> {
-    if value.is_undefined() || value.is_null() {
-        return Err(Error::new(code, format!("{what} is required")));
-    }
-    parse(&to_json_text(value, what, code)?, what, code)
-}
-
-#[cfg(feature = "pipeline")]
-fn parse<T: DeserializeOwned>(text: &str, what: &str, code: ErrorCode) -> Result<T> {
-    serde_json::from_str(text).map_err(|e| Error::new(code, explain(text, what, &e, |t| serde_json::from_str::<T>(t).map(drop))))
-}
-
-/// A decoding error that names the field: serde reports "invalid type … at line 1 column 42";
-/// for an object, the first field that fails on its own is named (`config.economicBudget: …`),
-/// and the text position — meaningless to a JS caller — is left out.
-/// `try_t` decodes a text as `T` (the type being decoded); a function pointer so that this body is
-/// compiled once, not once per option type.
-#[cfg(feature = "pipeline")]
-fn explain(text: &str, what: &str, err: &serde_json::Error, try_t: fn(&str) -> serde_json::Result<()>) -> String {
-    let clean = |m: String| match m.find(" at line ") {
-        Some(i) => m[..i].to_string(),
-        None => m,
-    };
-    if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text) {
-        // When `T` has required fields, any one field alone fails with "missing field": only
-        // other errors name a culprit then.
-        let all_optional = try_t("{}").is_ok();
-        for (k, v) in map {
-            let alone = serde_json::Value::Object(std::iter::once((k.clone(), v)).collect());
-            // `from_str` (not `from_value`): the same deserializer `parse` already instantiates
-            // for `T`, so this adds no code per option type to the .wasm.
-            if let Err(e) = try_t(&crate::json_text::text(&alone)) {
-                let m = e.to_string();
-                if all_optional || !m.starts_with("missing field") {
-                    return format!("{what}.{k}: {}", clean(m));
-                }
-            }
-        }
-    }
-    format!("{what}: {}", clean(err.to_string()))
-}
-
-/// Decode an optional options bag: `undefined`/`null` give the defaults; anything but a plain
-/// object is an error; unknown fields are errors (the option structs deny them).
-#[cfg(feature = "pipeline")]
-pub fn options<T: DeserializeOwned + Default>(value: &JsValue, what: &str) -> Result<T> {
-    if value.is_undefined() || value.is_null() {
-        return Ok(T::default());
-    }
-    if !value.is_object() || js_sys::Array::is_array(value) {
-        return Err(Error::options(format!("{what} must be an object")));
-    }
-    check_option_values(value, what)?;
-    parse(&stringify(value, what, ErrorCode::InvalidOptions)?, what, ErrorCode::InvalidOptions)
-}
-
 /// An options bag whose fields are all optional strings (`countTokens`'s), read without JSON so
 /// that the counting-only build carries no JSON parser: the same checks and errors as
-/// [`options`] — defaults for `undefined`/`null`, an object required, JSON-dropped values
+/// `json_input::options` — defaults for `undefined`/`null`, an object required, JSON-dropped values
 /// (`undefined`, callbacks) ignored, a wrong type or an unknown field an `INVALID_OPTIONS` error.
 pub fn string_options<const N: usize>(value: &JsValue, what: &str, names: [&str; N]) -> Result<[Option<String>; N]> {
     let mut out: [Option<String>; N] = std::array::from_fn(|_| None);
@@ -205,25 +116,8 @@ pub fn string_options<const N: usize>(value: &JsValue, what: &str, names: [&str;
 /// Option fields that are callbacks (read separately; JSON drops them).
 const CALLBACK_FIELDS: &[&str] = &["summarize", "onProgress", "onTrace", "logger", "signal"];
 
-/// Reject top-level option values that JSON would silently drop or change — a function, symbol
-/// or BigInt outside the callback fields, a NaN or infinite number, a Date — so a wrong type is
-/// an `INVALID_OPTIONS` error rather than a default; nested values get `check_json_data`.
-#[cfg(feature = "pipeline")]
-fn check_option_values(value: &JsValue, what: &str) -> Result<()> {
-    // Reflect.ownKeys catches a throwing Proxy trap (JSON.stringify then reports it).
-    let Ok(keys) = js_sys::Reflect::own_keys(value) else {
-        return Ok(());
-    };
-    for key in keys.iter() {
-        let Some(name) = key.as_string() else { continue };
-        let v = js_sys::Reflect::get(value, &key).unwrap_or(JsValue::UNDEFINED);
-        check_option_value(&name, &v, what)?;
-    }
-    Ok(())
-}
-
-/// [`check_option_values`] for one field `name` holding `v`.
-fn check_option_value(name: &str, v: &JsValue, what: &str) -> Result<()> {
+/// `json_input::check_option_values` for one field `name` holding `v` (also `string_options`').
+pub(super) fn check_option_value(name: &str, v: &JsValue, what: &str) -> Result<()> {
     if CALLBACK_FIELDS.contains(&name) {
         return Ok(());
     }
@@ -264,36 +158,4 @@ pub fn text_arg(value: &JsValue, what: &str) -> Result<String> {
     value
         .as_string()
         .ok_or_else(|| Error::new(ErrorCode::InvalidText, format!("{what} must be a string")))
-}
-
-
-/// Milliseconds from `performance.now()` where there is one (browsers, workers, Node), else
-/// `Date.now()`.
-#[cfg(feature = "pipeline")]
-pub fn now_ms() -> f64 {
-    let perf = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance")).unwrap_or(JsValue::UNDEFINED);
-    if let Ok(now) = js_sys::Reflect::get(&perf, &JsValue::from_str("now")) {
-        if let Some(f) = now.dyn_ref::<js_sys::Function>() {
-            if let Some(t) = f.call0(&perf).ok().and_then(|v| v.as_f64()) {
-                return t;
-            }
-        }
-    }
-    js_sys::Date::now()
-}
-
-/// `opts[name]` when it is a function (callbacks are read before the options are JSON-decoded;
-/// JSON drops functions). Anything else there is an `INVALID_OPTIONS` error.
-#[cfg(feature = "pipeline")]
-pub fn callback(opts: &JsValue, name: &str) -> Result<Option<js_sys::Function>> {
-    if !opts.is_object() {
-        return Ok(None);
-    }
-    let v = js_sys::Reflect::get(opts, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
-    if v.is_undefined() || v.is_null() {
-        return Ok(None);
-    }
-    v.dyn_into::<js_sys::Function>()
-        .map(Some)
-        .map_err(|_| Error::options(format!("{name} must be a function")))
 }

@@ -6,7 +6,8 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use super::convert::{callback, decode, encode, now_ms, options, run};
+use super::convert::{encode, run};
+use super::json_input::{callback, decode, now_ms, options};
 use crate::error::{ErrorCode, Result};
 use crate::format::{parse_request, write_request, Format, Request};
 use crate::guards::Trace;

@@ -1,5 +1,5 @@
 //! The binding layer: the only place that names wasm-bindgen. Each export decodes its input,
-//! calls the core, and encodes the output or maps the error, through the helpers in `convert`.
+//! calls the core, and encodes the output or maps the error, through the helpers in `convert` (and `json_input`).
 
 // Without the `pipeline` feature only counting is exported (the `ctxguard/<encoding>/count`
 // builds); with LTO the rest of the core then drops out of the .wasm.
@@ -9,6 +9,8 @@ mod checkpoint;
 mod calibration;
 mod convert;
 mod count;
+#[cfg(feature = "pipeline")]
+mod json_input;
 #[cfg(feature = "pipeline")]
 mod guard;
 #[cfg(feature = "pipeline")]

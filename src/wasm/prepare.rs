@@ -10,7 +10,8 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
-use super::convert::{callback, decode, encode, js_error, now_ms, options, run};
+use super::convert::{encode, js_error, run};
+use super::json_input::{callback, decode, now_ms, options};
 use super::guard::{busy, call_number, fresh_messages, read_request, ContextGuard};
 use crate::error::{Error, ErrorCode, Result};
 use crate::format::{write_request, write_request_with, Format, Named, Request, Written};

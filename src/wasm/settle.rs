@@ -6,7 +6,8 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use super::convert::{encode, js_error, now_ms, options, run};
+use super::convert::{encode, js_error, run};
+use super::json_input::{now_ms, options};
 use super::guard::{busy, read_request, ContextGuard};
 use super::prepare::{ask, borrow_mut, wire, Callbacks, SummarizeRequest, Timing};
 use crate::format::Request;

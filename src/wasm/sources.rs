@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use super::convert::{encode, options, run, text_arg};
+use super::convert::{encode, run, text_arg};
+use super::json_input::options;
 use crate::error::{Error, ErrorCode};
 use crate::format::Format;
 use crate::guard::resolve_model;
