@@ -394,6 +394,38 @@ describe('demo page', () => {
     }
   });
 
+  test('AI SDK: a tool-approval response\'s row names the tool call its approval was requested for', async () => {
+    const page = await openPage();
+    try {
+      await ready(page);
+      const request = {
+        tools: { refund: { description: 'Refund an order', inputSchema: { type: 'object', properties: { id: { type: 'string' } } } } },
+        messages: [
+          { role: 'user', content: 'Refund order 42, please.' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'tool-call', toolCallId: 'call_refund_7', toolName: 'refund', input: { id: '42' } },
+              { type: 'tool-approval-request', approvalId: 'appr_91', toolCallId: 'call_refund_7' },
+            ],
+          },
+          { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: 'appr_91', approved: true }] },
+        ],
+      };
+      await page.locator('#conversation').dispatchEvent('paste');
+      assert.equal(await after1(page, () => page.fill('#conversation', JSON.stringify(request, null, 1))), 'ready', await text(page, '#results'));
+      assert.equal(await page.locator('#format').inputValue(), 'ai-sdk');
+      const roles = await page.locator('#messages .msg-line .role').allInnerTexts();
+      assert.deepEqual(roles, ['user', 'assistant', 'tool']);
+      const refs = await page.locator('#messages li.msg .ref').allInnerTexts();
+      assert.deepEqual(refs.map((r) => r.trim()), ['↳ refund · call_refund_7']);
+      assert.equal(await page.locator('#messages li.msg.changed').count(), 0);
+      expectClean(page);
+    } finally {
+      await page.close();
+    }
+  });
+
   test('the model-visible view shows the compacted log and the attachment preview; the traces equal guardSources', async () => {
     const page = await openPage();
     try {
