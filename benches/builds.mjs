@@ -57,6 +57,8 @@ try {
       enc,
       gzip: r.download.ctxguard[enc].gzip / 1e3,
       gzipPeer: r.download['gpt-tokenizer'][enc].gzip / 1e3,
+      brotli: r.download.ctxguard[enc].brotli / 1e3,
+      brotliPeer: r.download['gpt-tokenizer'][enc].brotli / 1e3,
       coldNode: cold('node', 'ctxguard'),
       coldNodePeer: cold('node', 'gpt-tokenizer'),
       coldChromium: cold('chromium', 'ctxguard'),
@@ -75,11 +77,11 @@ const x = (a, b) => `${(a / b).toFixed(2)}×`;
 const speed = (t) => (t ? `${t.mbps.toFixed(1)} (${t.ratio.toFixed(1)}×)` : '–');
 console.log(`Builds against gpt-tokenizer (node benches/builds.mjs${quick ? ' --quick' : ''}; ${new Date().toISOString()}; load average ${load.map((l) => l.toFixed(1)).join(' → ')}, ${os.cpus().length} cores)`);
 console.log('');
-console.log('| build | encoding | gzip download (÷) | cold start, Node (÷) | cold start, Chromium (÷) | Node RSS held after the first count (÷) | prose MB/s, Node (÷) | prose MB/s, Chromium (÷) |');
-console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+console.log('| build | encoding | gzip download (÷) | brotli download (÷) | cold start, Node (÷) | cold start, Chromium (÷) | Node RSS held after the first count (÷) | prose MB/s, Node (÷) | prose MB/s, Chromium (÷) |');
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
   console.log(
-    `| \`${r.name}\` | ${r.enc.replace('_base', '')} | ${r.gzip.toFixed(0)} KB (${x(r.gzip, r.gzipPeer)}) | ${r.coldNode.toFixed(0)} ms (${x(r.coldNode, r.coldNodePeer)}) | ` +
+    `| \`${r.name}\` | ${r.enc.replace('_base', '')} | ${r.gzip.toFixed(0)} KB (${x(r.gzip, r.gzipPeer)}) | ${r.brotli.toFixed(0)} KB (${x(r.brotli, r.brotliPeer)}) | ${r.coldNode.toFixed(0)} ms (${x(r.coldNode, r.coldNodePeer)}) | ` +
       `${r.coldChromium.toFixed(0)} ms (${x(r.coldChromium, r.coldChromiumPeer)}) | ${r.rss.toFixed(1)} MB (${x(r.rss, r.rssPeer)}) | ${speed(r.proseNode)} | ${speed(r.proseChromium)} |`,
   );
 }

@@ -231,17 +231,19 @@ export function downloadTable(results, libs, encodings) {
   if (!dl) return null;
   const rows = [];
   for (const enc of encodings) {
-    const ref = dl[REF]?.[enc]?.gzip;
+    const ref = dl[REF]?.[enc];
     for (const lib of libs) {
       const d = dl[lib]?.[enc];
       if (!d) {
-        rows.push([lib, ENC_SHORT[enc], '—', '—', '—', '']);
+        rows.push([lib, ENC_SHORT[enc], '—', '—', '—', '', '—', '']);
         continue;
       }
-      rows.push([lib, ENC_SHORT[enc], String(d.files.length), kb(d.raw), kb(d.gzip), lib === REF ? '' : fmtRatio(ratio(d.gzip, ref))]);
+      // Results from before brotli was measured have no `brotli` field.
+      const br = d.brotli === undefined ? ['—', ''] : [kb(d.brotli), lib === REF ? '' : fmtRatio(ratio(d.brotli, ref?.brotli))];
+      rows.push([lib, ENC_SHORT[enc], String(d.files.length), kb(d.raw), kb(d.gzip), lib === REF ? '' : fmtRatio(ratio(d.gzip, ref?.gzip)), ...br]);
     }
   }
-  return table(['library', 'enc', 'files', 'raw KB', 'gzip -9 KB', '÷ gpt-tokenizer'], rows);
+  return table(['library', 'enc', 'files', 'raw KB', 'gzip -9 KB', '÷ gpt-tokenizer', 'brotli 11 KB', '÷ gpt-tokenizer'], rows);
 }
 
 export function downloadDetails(results, libs, encodings) {
@@ -501,7 +503,7 @@ export function notes(results) {
   n.push(`Chat: ${m.inputs.files.chat.messages} OpenAI-format messages (user/assistant turns, assistant tool_calls with JSON arguments, tool outputs: logs, JSON, file listings, code), ${m.inputs.files.chat.strings} strings, ${(m.inputs.files.chat.bytes / 1e6).toFixed(2)} MB of text; "per message" counts each message's content and each tool call's name and arguments separately (${m.chatTokens ?? '?'} o200k tokens in all). ctxguard's countMessages and ContextGuard.measure each run in ${m.params.extrasSamples ?? 1} fresh processes/pages with model gpt-4o (o200k) or gpt-4 (cl100k) (the table shows the first one's figures; the first call ÷ baseline is also given as the median over all of them, which is what the target row uses): first countTokens on every message of another conversation (variant 1) warms the code up and builds the vocabulary; then the API on conversation variant 0 (cold per-message cache), again on the same messages, and for the guard after appending one new user message (${m.params.extrasRuns} times, growing); last the baseline: countTokens on each of variant 0's strings, one by one, in the same process — "counting its text once" (issue #7: measure from cold ≤ 1.1× that, after +1 message ≤ 5 ms).`);
   n.push(`Cold start: Node — a fresh \`node --input-type=module -e\` per sample, from before the first \`import\` to after the first count of a short sentence returns; Chromium — a new browser context and page per sample, from before the first \`import\` to after the first count, as in Node (runs before 2026-11-30 10:00 timed from navigation start, which adds the page's own loading to every library; that figure is still given below the table). Samples are interleaved across libraries.`);
   n.push(`Memory: a fresh \`node --expose-gc\` process per sample; deltas of process.memoryUsage() after gc() against a baseline taken after the harness and the 1 MB prose were loaded. ctxguard's and tiktoken's wasm linear memory shows in RSS, not in heap/external/arrayBuffers: compare RSS. "Held" is the same process 0.5 s after the first count (gc() again): right after it, V8 may still be compiling a function the first count made hot on a background thread, whose working memory is in RSS until it finishes (seen with ctxguard's counting-only builds: 16–20 MB right after, 15.7 MB held; gpt-tokenizer and the full builds the same either way). The target row uses the held figure; both are shown.`);
-  n.push(`Download: every file the Chromium cold-start page fetched from node_modules or pkg/ (harness files excluded), each gzipped with zlib level 9 in Node and summed — what a page that loads the library natively (ES modules, no bundler) downloads for one encoding.`);
+  n.push(`Download: every file the Chromium cold-start page fetched from node_modules or pkg/ (harness files excluded), each gzipped with zlib level 9 in Node and summed — what a page that loads the library natively (ES modules, no bundler) downloads for one encoding. The brotli columns compress the same files with Node\'s brotli at quality 11 (what CDNs such as jsDelivr serve); issue #7\'s target is stated in gzip, and the brotli figures are shown because binary vocabulary data gains little from brotli while text (gpt-tokenizer\'s JS rank tables) gains a lot.`);
   n.push('gpt-tokenizer 4.x ships no dist/ UMD bundle any more: its per-encoding entry `esm/encoding/<enc>.js` is loaded as native ES modules, and the download is that module graph as published (unminified, so a bundler would make it smaller).');
   n.push("js-tiktoken's ESM imports `base64-js`, which ships only CommonJS: the benchmark's server serves base64-js's own code, unchanged, inside a 3-line CommonJS-to-ESM wrapper (what a bundler does) and the import map points `base64-js` at it.");
   n.push("tiktoken in the browser: `tiktoken/lite/init` imports `./tiktoken_bg` without an extension; the import map maps that URL to `tiktoken_bg.js`; the wasm is instantiated with `WebAssembly.instantiateStreaming(fetch(…))` and the ranks are the package's `encoders/<enc>.json` (JSON module import). In Node, `tiktoken/lite` (CommonJS) and the same JSON.");
