@@ -43,7 +43,9 @@ pub fn check_json_data(value: &JsValue, what: &str, code: ErrorCode, indexed: bo
     let mut at = what.to_string();
     for p in &path {
         match (p.as_f64(), p.as_string()) {
-            (Some(i), _) => at.push_str(&format!("[{i}]")),
+            // Array indices (integers below 2^32): formatted as integers, so the counting-only
+            // builds do not link float formatting for this one message.
+            (Some(i), _) => at.push_str(&format!("[{}]", i as u64)),
             (_, Some(k)) => at.push_str(&format!(".{k}")),
             _ => {}
         }
