@@ -27,11 +27,24 @@ fi
 # Debian's or wasm-pack's): -O3 on what LLVM already optimized takes ~210 KB raw and ~24 KB gzip
 # off the o200k build at the same throughput (BENCHMARKS.md). The features are the ones rustc
 # enables for wasm32 by default; wasm-opt rejects a module that uses one not listed.
+#
+# Kept out of wasm-opt's inlining (which inlines every function that has one caller, whatever its
+# size): the vocabulary load at the first count. Its loops run in chunks, one call per chunk
+# (src/tokens/data.rs, bpe.rs), so that V8 swaps the baseline-compiled chunk function for the
+# optimized one after a few calls (wasm has no on-stack replacement); inlined back into one
+# function they ran in the baseline tier throughout, and the function V8 then optimized was
+# countTokens' export with the whole one-time load inside (tens of ms of background compiling and
+# 2-6 MB of its working memory held in RSS). The patterns match the name section wasm-bindgen
+# keeps; the check below fails the build if one matches nothing.
 opt=node_modules/.bin/wasm-opt
 [ -x "$opt" ] || { echo "build-pkg: $opt is missing; run scripts/setup.sh (npm ci)" >&2; exit 1; }
+no_inline=('*Tokenizer::load*' '*data::tally_kinds*' '*Arena::ranks*' '*bpe::check_offsets*' '*Vocab::insert_ranks*')
 for dir in pkg pkg/o200k pkg/cl100k pkg/o200k/count pkg/cl100k/count; do
   [ -f "$dir/ctxguard_wasm_bg.wasm" ] || continue
-  "$opt" -O3 --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  for pattern in "${no_inline[@]}"; do
+    grep -aq "${pattern//\*/}" "$dir/ctxguard_wasm_bg.wasm" || { echo "build-pkg: no function named like $pattern in $dir" >&2; exit 1; }
+  done
+  "$opt" "${no_inline[@]/#/--no-inline=}" -O3 --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
     "$dir/ctxguard_wasm_bg.wasm" -o "$dir/ctxguard_wasm_bg.opt.wasm"
   mv "$dir/ctxguard_wasm_bg.opt.wasm" "$dir/ctxguard_wasm_bg.wasm"

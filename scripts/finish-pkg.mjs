@@ -34,21 +34,27 @@ for (const generated of ['ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm']) {
 // level by level, and the .wasm fetch can only start once the whole graph has been evaluated;
 // as separate files that was three round trips before the fetch (cold start in Chromium: import
 // ~150 ms -> ~100 ms, BENCHMARKS.md). The separate files stay for node.js and the worker entries.
+// Minified (names kept: exported classes and functions keep their `name`; strings, hence error
+// texts, are untouched): 51 -> 28 KB raw, 13.8 -> 8.6 KB gzip for the cl100k build.
 function bundleWebEntry(dir) {
   const entry = join(dir, 'web-entry.js');
   copyFileSync(join(js, 'web.js'), entry);
   const rolldown = join(root, 'node_modules', '.bin', 'rolldown');
   if (!existsSync(rolldown)) fail('node_modules/.bin/rolldown is missing; run scripts/setup.sh (npm ci)');
   try {
-    execFileSync(rolldown, [entry, '--format', 'esm', '--file', join(dir, 'index.js'), '--log-level', 'warn'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync(rolldown, [entry, '--format', 'esm', '--file', join(dir, 'index.js'), '--minify', '--keepNames', '--log-level', 'warn'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
   } catch (e) {
     fail(`bundling ${entry} failed: ${e.message}`);
   } finally {
     rmSync(entry, { force: true });
   }
-  const bundled = readFileSync(join(dir, 'index.js'), 'utf8');
-  if (/^\s*(import|export\s+\*)\s.*from\s/m.test(bundled)) fail(`${dir}/index.js still imports other modules after bundling`);
-  if (!bundled.includes("new URL(\"./ctxguard_wasm_bg.wasm\", import.meta.url)")) fail(`${dir}/index.js lost the .wasm URL`);
+  // The minifier writes the .wasm URL as a template literal; bundlers that copy assets
+  // referenced by `new URL('…', import.meta.url)` look for a plain string, so it goes back to one.
+  const minifiedUrl = 'new URL(`./ctxguard_wasm_bg.wasm`,import.meta.url)';
+  const bundled = readFileSync(join(dir, 'index.js'), 'utf8').replace(minifiedUrl, 'new URL("./ctxguard_wasm_bg.wasm",import.meta.url)');
+  writeFileSync(join(dir, 'index.js'), bundled);
+  if (/(^|[;}])\s*(import|export\s*\*)\s*[^;]*from\s*["'`]/m.test(bundled)) fail(`${dir}/index.js still imports other modules after bundling`);
+  if (!bundled.includes('new URL("./ctxguard_wasm_bg.wasm",import.meta.url)')) fail(`${dir}/index.js lost the .wasm URL`);
 }
 
 const metadata = JSON.parse(

@@ -137,7 +137,12 @@ pub fn decode(file: &[u8]) -> Result<Decoded, String> {
     }
     let mut s = Sections { rest: file.get(HEADER_LEN..).unwrap_or_default() };
     let kinds = s.take(count, "kinds")?;
-    let tally = |k: u8| kinds.iter().filter(|&&x| x == k).count();
+    // How many ranks of each kind, counted in chunks (see the decode loop below).
+    let mut tally = [0usize; 4];
+    for chunk in kinds.chunks(DECODE_CHUNK) {
+        tally_kinds(chunk, &mut tally);
+    }
+    let tally = |k: u8| tally.get(k as usize).copied().unwrap_or(0);
     let singles = s.take(tally(KIND_BYTE), "single bytes")?;
     let literal_count = tally(KIND_LITERAL);
     let mut literals = Vec::with_capacity(literal_count);
@@ -177,6 +182,17 @@ pub fn decode(file: &[u8]) -> Result<Decoded, String> {
 
 /// Ranks decoded per call of [`Arena::ranks`].
 const DECODE_CHUNK: usize = 2048;
+
+/// Adds the number of ranks of each kind in `kinds` to `tally` (kinds above 3 are not counted;
+/// [`Arena::ranks`] rejects them).
+#[inline(never)]
+fn tally_kinds(kinds: &[u8], tally: &mut [usize; 4]) {
+    for &k in kinds {
+        if let Some(n) = tally.get_mut(k as usize) {
+            *n += 1;
+        }
+    }
+}
 
 /// The token bytes being decoded, and where [`decode`] is in the file's sections.
 struct Arena<'a> {

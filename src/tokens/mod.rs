@@ -135,6 +135,11 @@ fn internal(encoding: Encoding, what: impl std::fmt::Display) -> Error {
 }
 
 impl Tokenizer {
+    // Not inlined (and kept out of wasm-opt's inlining by scripts/build-pkg.sh): inlined, this
+    // one-time code made the export that first counts a very large function, which V8 then
+    // compiled in its optimizing tier (tens of ms on a background thread, megabytes of working
+    // memory) although it only runs once.
+    #[inline(never)]
     fn load(encoding: Encoding) -> Result<Tokenizer> {
         let classes = Classes::get()?;
         let pattern = match encoding {
