@@ -28,8 +28,11 @@ pub fn unpack(bytes: &[u8], lens: &[u32]) -> Result<Vec<Value>, String> {
     let (&skeleton_len, string_lens) = lens.split_first().ok_or("no skeleton length")?;
     let skeleton_len = skeleton_len as usize;
     let skeleton = bytes.get(..skeleton_len).ok_or("the skeleton overruns the buffer")?;
-    let rest = bytes.get(skeleton_len..).unwrap_or(&[]);
-    let text = std::str::from_utf8(rest).map_err(|e| format!("the strings are not UTF-8: {e}"))?;
+    // Each string is validated on its own as it is put back (`Fill`), not the whole buffer in
+    // one call: V8 runs a WebAssembly call that is in its baseline code (Liftoff) to its end, so
+    // one 5 MB validation ran entirely there on a cold `measure`; per string, the validation is
+    // compiled with TurboFan after a few hundred and the rest use that (issue #7).
+    let text = bytes.get(skeleton_len..).unwrap_or(&[]);
     // `from_str` (not `from_slice`): the one serde_json reader the rest of the crate already
     // instantiates; a second (SliceRead) would add ~17 KB of parser code to the .wasm. The
     // binding writes the skeleton with TextEncoder, so it is always UTF-8.
@@ -51,7 +54,7 @@ pub fn unpack(bytes: &[u8], lens: &[u32]) -> Result<Vec<Value>, String> {
 
 /// Puts the strings back, in document order.
 struct Fill<'a, I> {
-    text: &'a str,
+    text: &'a [u8],
     at: usize,
     lens: I,
 }
@@ -63,7 +66,8 @@ impl<'a, I: Iterator<Item = &'a u32>> Fill<'a, I> {
             Value::String(s) if s == PLACEHOLDER => {
                 let len = *self.lens.next().ok_or("more placeholders than strings")? as usize;
                 let end = self.at.checked_add(len).ok_or("a string length overflows")?;
-                let piece = self.text.get(self.at..end).ok_or("a string length overruns the buffer or splits a character")?;
+                let piece = self.text.get(self.at..end).ok_or("a string length overruns the buffer")?;
+                let piece = std::str::from_utf8(piece).map_err(|e| format!("a string is not UTF-8 or a length splits a character: {e}"))?;
                 *s = piece.to_owned();
                 self.at = end;
             }

@@ -5,24 +5,27 @@
 //! Both questions used to be answered by writing the message back, twice: once to compare key
 //! orders, once to compare trees — two copies of its text for every new message, on `measure`'s
 //! cold path (issue #7). Here the message is written back once, and not at all when it is *flat*:
-//! text content (or `null`), no tool calls, markers or other fields. Such a message writes back
-//! as the known fields `id`, `role`, `name`, `tool_call_id`, `content` (those it has, in that
-//! order, as `message_to_wire` writes them), and it is compared with the wire message field by
-//! field. When the key orders differ it takes the general path (the order is then remembered and
-//! written back in it). `tests` checks both paths against each other.
+//! text content (or `null`), no markers or other fields, and tool calls (if any) that are *plain*:
+//! `id`, `type` (`function` or `custom`) and the body (`name` and `arguments` / `input`), nothing
+//! else. Such a message writes back as the known fields `id`, `role`, `name`, `tool_call_id`,
+//! `content` (those it has, in that order, as `message_to_wire` writes them), then `tool_calls`,
+//! each call as `id`, `type`, body with `name` then `arguments` (`tool_call_to_wire`'s order); it
+//! is compared with the wire message field by field. When a key order differs anywhere it takes
+//! the general path (the order is then remembered and written back in it). `tests` checks both
+//! paths against each other.
 
 use serde_json::Value;
 
 use super::openai::{message_to_wire, parse_message};
 use super::wire;
 use crate::error::Result;
-use crate::message::{Content, Message};
+use crate::message::{Content, Message, ToolCall};
 
 /// Parse the `i`-th message `item` and remember its key order; with `exact`, also whether writing
 /// the message back gives exactly `item` (without, `false`).
 pub(super) fn parse(item: &Value, i: usize, exact: bool) -> Result<(Message, bool)> {
     let mut m = parse_message(item, i)?;
-    if let Some(same) = flat_fields(&m).and_then(|fields| compare_flat(&fields, item)) {
+    if let Some(same) = flat_fields(&m).and_then(|fields| compare_flat(&fields, &m.tool_calls, item)) {
         return Ok((m, exact && same));
     }
     let mut produced = message_to_wire(&m);
@@ -33,11 +36,12 @@ pub(super) fn parse(item: &Value, i: usize, exact: bool) -> Result<(Message, boo
 /// A written-back field: its key and its value (`None`: `null`).
 type Field<'a> = Option<(&'static str, Option<&'a str>)>;
 
-/// The fields a flat message writes back, in `message_to_wire`'s order; `None` when it is not
-/// flat (anything in `extra`, bookkeeping included, tool calls, markers, content parts).
+/// The fields before `tool_calls` that a flat message writes back, in `message_to_wire`'s order;
+/// `None` when it is not flat (anything in `extra`, bookkeeping included, markers, content parts,
+/// a legacy `function_call`, a tool call that is not plain).
 fn flat_fields(m: &Message) -> Option<[Field<'_>; 5]> {
     let Content::Text(text) = &m.content else { return None };
-    if !m.extra.is_empty() || !m.tool_calls.is_empty() || !m.markers.is_empty() || m.wire.legacy_function_call {
+    if !m.extra.is_empty() || !m.markers.is_empty() || m.wire.legacy_function_call || !m.tool_calls.iter().all(|c| call_type(c).is_some()) {
         return None;
     }
     // `message_to_wire`: `null` content when it was null and is empty (no `contentAbsent`
@@ -52,9 +56,20 @@ fn flat_fields(m: &Message) -> Option<[Field<'_>; 5]> {
     ])
 }
 
-/// `None` when `item` does not have exactly `fields`' keys in their order (the key orders
-/// differ); else whether every value is the same.
-fn compare_flat(fields: &[Field<'_>], item: &Value) -> Option<bool> {
+/// The `type` of a plain tool call (`function` or `custom`: its only other field, as parsed), or
+/// `None`. `tool_call_to_wire` writes a plain call as `id`, `type`, then the body (`function` /
+/// `custom`) with `name` and `arguments` / `input`.
+fn call_type(c: &ToolCall) -> Option<&str> {
+    match c.extra.iter().next() {
+        Some((k, Value::String(t))) if c.extra.len() == 1 && k == "type" && (t == "function" || t == "custom") => Some(t),
+        _ => None,
+    }
+}
+
+/// `None` when `item` does not have exactly `fields`' keys, then `tool_calls` when there are
+/// `calls` (each with exactly a plain call's keys, at every level), in their order (a key order
+/// differs, or the shape does); else whether every value is the same.
+fn compare_flat(fields: &[Field<'_>], calls: &[ToolCall], item: &Value) -> Option<bool> {
     let Value::Object(map) = item else { return None };
     let mut entries = map.iter();
     let mut same = true;
@@ -69,7 +84,39 @@ fn compare_flat(fields: &[Field<'_>], item: &Value) -> Option<bool> {
             _ => false,
         };
     }
+    if !calls.is_empty() {
+        let (k, v) = entries.next()?;
+        let Value::Array(items) = v else { return None };
+        if k != "tool_calls" || items.len() != calls.len() {
+            return None;
+        }
+        for (c, w) in calls.iter().zip(items) {
+            same &= compare_call(c, w)?;
+        }
+    }
     entries.next().is_none().then_some(same)
+}
+
+/// [`compare_flat`] for one plain tool call `c` and its wire value `w`.
+fn compare_call(c: &ToolCall, w: &Value) -> Option<bool> {
+    let ty = call_type(c)?;
+    let (body_key, args_key) = if ty == "custom" { ("custom", "input") } else { ("function", "arguments") };
+    let Value::Object(o) = w else { return None };
+    let mut entries = o.iter();
+    let mut field = |key: &str| entries.next().filter(|(k, _)| *k == key).map(|(_, v)| v);
+    let (id, t, body) = (field("id")?, field("type")?, field(body_key)?);
+    if entries.next().is_some() {
+        return None;
+    }
+    let Value::Object(body) = body else { return None };
+    let mut inner = body.iter();
+    let mut field = |key: &str| inner.next().filter(|(k, _)| *k == key).map(|(_, v)| v);
+    let (name, args) = (field("name")?, field(args_key)?);
+    if inner.next().is_some() {
+        return None;
+    }
+    let is = |v: &Value, s: &str| v.as_str() == Some(s);
+    Some(is(id, &c.id) && is(t, ty) && is(name, &c.name) && is(args, &c.arguments))
 }
 
 /// `a == b` with object keys in the same order.
@@ -138,19 +185,45 @@ mod tests {
             json!({"role": "assistant", "content": "", "tool_calls": []}),
             json!({"role": "assistant", "content": null, "function_call": {"name": "f", "arguments": "{}"}}),
             json!({"role": "user", "content": "x", "n": 1.0}),
+            // Tool calls: plain ones (each call's and body's keys in every order listed), and
+            // ones with more or fewer fields, or other types.
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}),
+            json!({"role": "assistant", "content": "calling", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"a\":1}"}}, {"id": "d", "type": "custom", "custom": {"name": "g", "input": "x"}}]}),
+            json!({"id": "m", "role": "assistant", "content": "", "tool_calls": [{"type": "function", "id": "c", "function": {"name": "f", "arguments": "{}"}}]}),
+            json!({"role": "assistant", "name": "bot", "content": null, "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "{}"}, "type": "function"}]}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"arguments": "{}", "name": "f"}}]}),
+            json!({"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}),
+            json!({"id": "m", "role": "assistant", "name": "bot", "content": "日本 🎉", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}, {"id": "d", "type": "function", "function": {"name": "f", "arguments": ""}}, {"id": "", "type": "custom", "custom": {"name": "", "input": "\u{0}"}}]}),
+            json!({"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "{}"}}]}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}", "strict": true}}]}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}, "index": 0}]}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "custom", "custom": {"input": "x", "name": "g"}}, {"id": "d", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}], "ctxguard": {"pinned": true}}),
+            json!({"role": "tool", "tool_call_id": "c", "content": [{"type": "text", "text": "a"}], "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}),
             // Errors: both ways alike.
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": 1, "type": "function", "function": {"name": "f", "arguments": "{}"}}]}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": "f"}]}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "other", "function": {"name": "f", "arguments": "{}"}}]}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": {}}}]}),
+            json!({"role": "assistant", "content": null, "tool_calls": {"id": "c"}}),
             json!({"role": "user"}),
             json!({"role": "tool", "content": "no call id"}),
             json!({"role": 1, "content": "x"}),
             json!("not an object"),
         ];
-        let mut checked = 0;
+        let (mut checked, mut with_calls_in_place) = (0, 0);
         for base in &bases {
             let items = match base {
                 Value::Object(o) => orders(o),
                 other => vec![other.clone()],
             };
             for item in items {
+                if let Ok(m) = parse_message(&item, 3) {
+                    if !m.tool_calls.is_empty() && flat_fields(&m).and_then(|f| compare_flat(&f, &m.tool_calls, &item)).is_some() {
+                        with_calls_in_place += 1;
+                    }
+                }
                 let want = reference(&item);
                 for exact in [true, false] {
                     match (&want, parse(&item, 3, exact)) {
@@ -166,17 +239,33 @@ mod tests {
                 }
             }
         }
-        assert!(checked > 400, "{checked}");
+        assert!(checked > 700, "{checked}");
+        // Each plain base in its own key order (one of its orders).
+        assert_eq!(with_calls_in_place, 4);
+    }
+
+    #[test]
+    fn plain_tool_calls_are_compared_without_writing() {
+        let item = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]});
+        let Ok(m) = parse_message(&item, 0) else { panic!("parses") };
+        let compare = |other: &Value| flat_fields(&m).and_then(|f| compare_flat(&f, &m.tool_calls, other));
+        assert_eq!(compare(&item), Some(true));
+        let other = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{ }"}}]});
+        assert_eq!(compare(&other), Some(false));
+        let reordered = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"arguments": "{}", "name": "f"}}]});
+        assert_eq!(compare(&reordered), None);
+        let two = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}, {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]});
+        assert_eq!(compare(&two), None);
     }
 
     #[test]
     fn flat_messages_are_compared_without_writing() {
         let item = json!({"role": "user", "content": "hello"});
         let Ok(m) = parse_message(&item, 0) else { panic!("parses") };
-        assert_eq!(flat_fields(&m).and_then(|f| compare_flat(&f, &item)), Some(true));
+        assert_eq!(flat_fields(&m).and_then(|f| compare_flat(&f, &m.tool_calls, &item)), Some(true));
         let other = json!({"role": "user", "content": "hellO"});
-        assert_eq!(flat_fields(&m).and_then(|f| compare_flat(&f, &other)), Some(false));
+        assert_eq!(flat_fields(&m).and_then(|f| compare_flat(&f, &m.tool_calls, &other)), Some(false));
         let reordered = json!({"content": "hello", "role": "user"});
-        assert_eq!(flat_fields(&m).and_then(|f| compare_flat(&f, &reordered)), None);
+        assert_eq!(flat_fields(&m).and_then(|f| compare_flat(&f, &m.tool_calls, &reordered)), None);
     }
 }
