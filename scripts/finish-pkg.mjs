@@ -48,13 +48,25 @@ function bundleWebEntry(dir) {
   } finally {
     rmSync(entry, { force: true });
   }
-  // The minifier writes the .wasm URL as a template literal; bundlers that copy assets
-  // referenced by `new URL('…', import.meta.url)` look for a plain string, so it goes back to one.
-  const minifiedUrl = 'new URL(`./ctxguard_wasm_bg.wasm`,import.meta.url)';
-  const bundled = readFileSync(join(dir, 'index.js'), 'utf8').replace(minifiedUrl, 'new URL("./ctxguard_wasm_bg.wasm",import.meta.url)');
+  let bundled = readFileSync(join(dir, 'index.js'), 'utf8');
+  // The minifier writes the .wasm URLs as template literals; bundlers that copy assets referenced
+  // by `new URL('…', import.meta.url)` look for a plain string, so they go back to plain strings.
+  bundled = bundled.replace(/new URL\(`([^`$\\"]*)`,import\.meta\.url\)/g, 'new URL("$1",import.meta.url)');
+  // `--keepNames` keeps a renamed class's `name` (the exported ContextGuard is the glue's class,
+  // renamed ContextGuard$1 by the bundler) with a class static block, ES2022: Safari before 16.4
+  // would reject the whole module. The same helper call goes after the module's code instead
+  // (it runs once the module is evaluated, before anyone can import the class).
+  const names = [];
+  bundled = bundled.replace(/\b(var|let|const) ([A-Za-z_$][\w$]*)=class\{static\{__name\(this,`([A-Za-z_$][\w$]*)`\)\}/g, (match, kind, local, name) => {
+    names.push(`__name(${local},${JSON.stringify(name)});`);
+    return `${kind} ${local}=class{`;
+  });
+  if (names.length > 0) bundled = `${bundled.trimEnd()}\n${names.join('')}\n`;
   writeFileSync(join(dir, 'index.js'), bundled);
-  if (/(^|[;}])\s*(import|export\s*\*)\s*[^;]*from\s*["'`]/m.test(bundled)) fail(`${dir}/index.js still imports other modules after bundling`);
+  if (/(^|[;}])\s*(import|export\s*(\*|\{[^}]*\}))\s*[^;]*from\s*["'`]|(^|[;}])\s*import\s*["'`]/m.test(bundled)) fail(`${dir}/index.js still imports other modules after bundling`);
   if (!bundled.includes('new URL("./ctxguard_wasm_bg.wasm",import.meta.url)')) fail(`${dir}/index.js lost the .wasm URL`);
+  if (/new URL\(`/.test(bundled)) fail(`${dir}/index.js has a .wasm URL as a template literal`);
+  if (/static\s*\{/.test(bundled)) fail(`${dir}/index.js has a class static block (ES2022; Safari < 16.4 rejects the module)`);
 }
 
 const metadata = JSON.parse(

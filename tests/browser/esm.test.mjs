@@ -70,6 +70,8 @@ test('import { countTokens, ContextGuard } from "ctxguard" works in a plain page
   assert.deepEqual(r.error, { isError: true, name: 'CtxguardError', code: 'UNKNOWN_ENCODING' });
   assert.equal(r.afterError, 2);
   assert.match(r.version, /^\d+\.\d+\.\d+/);
+  // The minified bundle keeps the class's name (scripts/finish-pkg.mjs), without an ES2022 static block.
+  assert.equal(r.className, 'ContextGuard');
 });
 
 test('the counting-only builds load in a plain page and fetch only their own .wasm', async () => {
