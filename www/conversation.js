@@ -114,19 +114,16 @@ function toolNames(messages) {
 }
 
 /**
- * AI SDK: the tool call each approval was requested for (`approvalId` → `toolCallId` of the
- * assistant's `tool-approval-request` parts), so that an approval response's row names the call
- * ctxguard pairs it with, as `src/format/ai_sdk.rs` does.
+ * AI SDK: records the tool call each approval of an assistant message was requested for
+ * (`approvalId` -> `toolCallId` of its `tool-approval-request` parts), so that a later approval
+ * response's row names the call ctxguard pairs it with — as `src/format/ai_sdk.rs` does: only
+ * requests before the response count, and a repeated approval id takes the latest request.
  */
-function approvalCalls(messages) {
-  const calls = new Map();
-  for (const m of messages) {
-    if (m?.role !== 'assistant' || !Array.isArray(m.content)) continue;
-    for (const p of m.content) {
-      if (p?.type === 'tool-approval-request' && typeof p.approvalId === 'string' && typeof p.toolCallId === 'string') calls.set(p.approvalId, p.toolCallId);
-    }
+function noteApprovals(m, approvals) {
+  if (m?.role !== 'assistant' || !Array.isArray(m.content)) return;
+  for (const p of m.content) {
+    if (p?.type === 'tool-approval-request' && typeof p.approvalId === 'string' && typeof p.toolCallId === 'string') approvals.set(p.approvalId, p.toolCallId);
   }
-  return calls;
 }
 
 function describe(m, wireIndex, role = m?.role, names = new Map()) {
@@ -198,13 +195,15 @@ function systemRows(format, system) {
 export function rowsOf(format, { messages, system }) {
   if (!Array.isArray(messages)) return [];
   const names = toolNames(messages);
-  const approvals = format === 'ai-sdk' ? approvalCalls(messages) : new Map();
+  // AI SDK: approval id -> the tool call it was requested for, from the requests seen so far.
+  const approvals = new Map();
   const rows = systemRows(format, system);
   messages.forEach((m, i) => {
+    if (format === 'ai-sdk') noteApprovals(m, approvals);
     if (format === 'ai-sdk' && m?.role === 'tool' && Array.isArray(m.content)) {
       // The row's text is the output's; its raw JSON (shown, and compared with the model-visible
       // view's) the part itself.
-      for (const p of m.content) rows.push({ ...describe({ content: p?.type === 'tool-result' ? outputText(p.output ?? p.result) : '', toolCallId: p?.toolCallId ?? approvals.get(p?.approvalId) ?? p?.approvalId }, i, 'tool', names), raw: p });
+      for (const p of m.content) rows.push({ ...describe({ content: p?.type === 'tool-result' ? outputText(p.output ?? p.result) : '', toolCallId: p?.type === 'tool-result' ? p.toolCallId : (approvals.get(p?.approvalId) ?? p?.approvalId) }, i, 'tool', names), raw: p });
       return;
     }
     const blocks = format === 'anthropic' && Array.isArray(m?.content) ? m.content : null;
