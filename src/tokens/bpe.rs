@@ -37,7 +37,8 @@ pub(crate) struct Vocab {
     /// `starts[r]..starts[r + 1]` are the bytes of rank `r` (empty for ranks that are not ordinary
     /// tokens).
     starts: Vec<u32>,
-    /// Open-addressing hash table (linear probing) keyed by token bytes, load factor below 0.8.
+    /// Open-addressing hash table (linear probing) keyed by token bytes, load factor in (0.4, 0.8]
+    /// (0.76 for both shipped vocabularies).
     /// Each slot holds the rank in its low bits and a tag (high bits of the key's hash) above, so
     /// probes past other keys rarely touch token bytes.
     slots: Vec<u32>,
@@ -119,10 +120,13 @@ impl Vocab {
             max_token_len = max_token_len.max(max);
             rank = end;
         }
-        // Load factor 0.5-0.8 (0.76 for both shipped vocabularies): a slot is 4 bytes and the tag
-        // spares the token bytes on probes past other keys, and most misses never reach the table
-        // (the Bloom filter). Half the size of a 0.4 table (cl100k 1 MB -> 512 KB, o200k 2 MB ->
-        // 1 MB of wasm memory) at the same throughput (paired Node runs, NOTES-start.md).
+        // Load factor in (0.4, 0.8] (0.76 for both shipped vocabularies): a slot is 4 bytes and the
+        // tag spares the token bytes on probes past other keys, and most misses never reach the
+        // table (the Bloom filter). Half the size of a table below 0.4 (cl100k 1 MB -> 512 KB,
+        // o200k 2 MB -> 1 MB of wasm memory) at the same throughput (paired Node runs; BENCHMARKS.md,
+        // sixth pass). Clusters are longer (cl100k's longest 33 -> 151 slots), and the hash is
+        // fixed, but text made of the tokens at the ends of the longest clusters counts as fast
+        // as with the 0.4 table (same section).
         let size = (count + count / 4).next_power_of_two().max(1024);
         // Smallest all-ones mask above every rank, so that no slot value is all ones (EMPTY).
         let rank_mask = (rank_slots as u32 + 1).next_power_of_two().wrapping_sub(1);
