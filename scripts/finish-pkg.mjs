@@ -97,22 +97,25 @@ const variants = ['o200k', 'cl100k'].filter((enc) => existsSync(join(pkg, enc, '
 // Each also serves in a worker (`ctxguard/<encoding>/worker/serve`): the serve modules import
 // their api, glue and .wasm relatively, so a copy next to the build serves that build.
 const serveFiles = ['worker-serve.js', 'worker-serve-node.js', 'worker-host.js', 'worker-wire.js'];
-for (const enc of variants) {
-  const dir = join(pkg, enc);
-  for (const f of ['api.js', 'hooks.js', 'memo.js', 'freed.js', 'node.js', ...serveFiles]) copyFileSync(join(js, f), join(dir, f));
+// One variant build's directory: its own copies of the entries (`[source in src/js, name in
+// dir]`), the bundled browser entry, and without wasm-pack's own manifest and readme (not part of
+// the package).
+function finishVariant(dir, copies) {
+  for (const [from, to] of copies) copyFileSync(join(js, from), join(dir, to));
   bundleWebEntry(dir);
-  // wasm-pack's own manifest and readme are not part of the package.
   for (const f of ['package.json', 'README.md', '.gitignore']) rmSync(join(dir, f), { force: true });
+}
+for (const enc of variants) {
+  finishVariant(join(pkg, enc), ['api.js', 'hooks.js', 'memo.js', 'freed.js', 'node.js', ...serveFiles].map((f) => [f, f]));
   files.push(`${enc}/`);
 }
 // Counting-only builds (no `pipeline` feature): the same two entries over count-api.js.
 const counters = variants.filter((enc) => existsSync(join(pkg, enc, 'count', 'ctxguard_wasm.js')));
 for (const enc of counters) {
-  const dir = join(pkg, enc, 'count');
-  copyFileSync(join(js, 'count-api.js'), join(dir, 'api.js'));
-  copyFileSync(join(js, 'node.js'), join(dir, 'node.js'));
-  bundleWebEntry(dir);
-  for (const f of ['package.json', 'README.md', '.gitignore']) rmSync(join(dir, f), { force: true });
+  finishVariant(join(pkg, enc, 'count'), [
+    ['count-api.js', 'api.js'],
+    ['node.js', 'node.js'],
+  ]);
 }
 if (counters.length) {
   copyFileSync(join(js, 'count.d.ts'), join(pkg, 'count.d.ts'));
