@@ -38,9 +38,10 @@ fi
 # keeps; the check below fails the build if one matches nothing.
 #
 # Skipped: -O3's memory-packing pass, which splits the data at every run of zeros worth a segment
-# header (the o200k build's data became ~1,800 segments, the vocabulary's bit planes among them).
-# That saves raw bytes (~60 KB) but the headers compress worse than the zeros they replace:
-# without it every build is 1-8 KB smaller gzipped (o200k 1,084,553 -> 1,077,234 B; BENCHMARKS.md).
+# header (with the byte-plane vocabularies of format 2, the o200k build's data became ~1,800
+# segments). That saves raw bytes but the headers compress worse than the zeros they replace:
+# without it the builds were 1-8 KB smaller gzipped then, and the o200k build still 1.5 KB with
+# the entropy-coded vocabularies of format 3 (BENCHMARKS.md).
 # The builds with the pipeline also get their functions sorted by name (module path), which puts
 # related code (each format's parser, serde's instances, the guards) within gzip's 32 KB window:
 # 5-6 KB less gzip for those; none for the counting builds, so they keep wasm-opt's order.

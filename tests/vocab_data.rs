@@ -163,18 +163,33 @@ fn vocabulary_files_round_trip_and_reject_damage() {
     let mut bad = file.clone();
     bad[0] = b'X';
     assert!(data::decode(&bad).is_err());
-    let mut old = file.clone();
-    old[4] = 1;
-    assert!(data::decode(&old).is_err(), "format 1 is not read as format 2");
+    for version in [1, 2] {
+        let mut old = file.clone();
+        old[4] = version;
+        assert!(data::decode(&old).is_err(), "format {version} is not read as format 3");
+    }
     // A pair naming its own rank or a later one, or a rank that is not a token, is refused.
     let pair_file = data::write(&[b"a".to_vec(), Vec::new(), b"aa".to_vec()]).unwrap();
     assert_eq!(data::decode(&pair_file).unwrap().bytes, b"aaa");
-    let left_low = data::HEADER_LEN + 3 + 1; // kinds, one single byte
-    for (value, what) in [(2u8, "itself"), (1, "an empty rank"), (200, "out of range")] {
-        let mut forged = pair_file.clone();
-        forged[left_low] = value;
+    assert_eq!(data::write_parts(&[1, 0, 2], b"a", &[], &[0], &[0]).unwrap(), pair_file);
+    for (left, what) in [(2u32, "itself"), (3, "a later rank"), (1, "an empty rank"), (200_000, "out of range")] {
+        let forged = data::write_parts(&[1, 0, 2, 1], b"ab", &[], &[left], &[0]).unwrap();
         assert!(data::decode(&forged).is_err(), "pair naming {what}");
     }
+    // Damage inside the pair section (tables, low bits, stream) never panics; a table that does
+    // not sum to 2^14 is refused.
+    let big = data::write(&tokens.iter().chain([b"ab".to_vec(), b"abcb".to_vec()].iter()).cloned().collect::<Vec<_>>()).unwrap();
+    for at in data::HEADER_LEN..big.len() {
+        for flip in [1u8, 0x80] {
+            let mut damaged = big.clone();
+            damaged[at] ^= flip;
+            let _ = data::decode(&damaged);
+        }
+    }
+    let tables = data::HEADER_LEN + 3 + 1; // after the kinds and the one single byte
+    let mut table = pair_file.clone();
+    table[tables] ^= 1;
+    assert!(data::decode(&table).is_err(), "table sum");
     // Unknown kinds, too many ranks, over-long literals.
     let mut kind = pair_file.clone();
     kind[data::HEADER_LEN] = 9;

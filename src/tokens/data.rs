@@ -6,26 +6,25 @@
 //!
 //! ```text
 //! "CTXV"            4 bytes, magic
-//! version           1 byte, 2
+//! version           1 byte, 3
 //! count             u32 little-endian: number of ranks (the highest ordinary rank plus one)
 //! kinds             `count` bytes, one per rank: 0 not an ordinary token, 1 a single byte,
 //!                   2 a pair of lower ranks, 3 literal bytes
 //! singles           one byte per kind-1 rank
 //! literals          per kind-3 rank: a length byte, then the bytes
-//! left parts        per kind-2 rank, as three planes (see below)
-//! right parts       the same
+//! pairs             the left and right part of every kind-2 rank, entropy-coded (`rans.rs`)
 //! ```
 //!
-//! A plane set holds `n` ranks below 2^18: `n` low bytes, then `n` middle bytes, then the top two
-//! bits of each, four to a byte (`(n + 3) / 4` bytes). Kept apart, each plane compresses on its
-//! own: gzip takes the cl100k file to 340 KB (the token bytes in rank order, format 1, gave
-//! 429 KB), o200k to 725 KB (994 KB), and the raw files are a third smaller. Kind 3 is never
-//! written for the shipped vocabularies (every token splits); it keeps the format total.
+//! Gzip (Node's zlib, level 9) takes the cl100k file to 314 KB and o200k to 679 KB; format 2,
+//! the parts as byte planes left to gzip, gave 337 / 716 KB, and format 1, the token bytes in rank
+//! order, 429 / 994 KB (GNU gzip). Kind 3 is never written for the shipped vocabularies (every
+//! token splits); it keeps the format total.
 //!
-//! [`decode`] rebuilds the token bytes in rank order at first use, in one pass (each pair is its
-//! two parts' bytes copied from earlier in the arena; about 10 ms of a first o200k count in Node,
-//! about as long as building the rank table); the arena is then kept for the life of the process,
-//! as the tokenizer is.
+//! [`decode`] rebuilds the token bytes in rank order at first use, in one pass (each pair's parts
+//! entropy-decoded, then their bytes copied from earlier in the arena). The entropy decoding made
+//! a first o200k count about 8 ms longer than format 2's byte planes (Node and Chromium; cl100k
+//! about 1 ms in Chromium); the arena is then kept for the life of the process, as the tokenizer
+//! is.
 //!
 //! The files are written from tiktoken-rs by `CTXGUARD_WRITE_VOCAB=1 cargo test --test
 //! vocab_data`, and the same test (without the variable) fails when a committed file differs from
@@ -34,12 +33,13 @@
 
 use std::collections::HashMap;
 
+use super::rans;
 use super::Encoding;
 
 /// First bytes of a vocabulary file.
 pub const MAGIC: &[u8; 4] = b"CTXV";
 /// Format version written after the magic.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// Version of the character-class file.
 pub const CLASS_VERSION: u8 = 1;
 /// Length of the header (magic, version, count).
@@ -91,33 +91,6 @@ impl<'a> Sections<'a> {
     }
 }
 
-/// `n` ranks stored as planes (low bytes, middle bytes, top bits packed four to a byte).
-struct Planes<'a> {
-    low: &'a [u8],
-    mid: &'a [u8],
-    top: &'a [u8],
-}
-
-impl<'a> Planes<'a> {
-    fn read(s: &mut Sections<'a>, n: usize) -> Result<Planes<'a>, String> {
-        Ok(Planes { low: s.take(n, "ranks")?, mid: s.take(n, "ranks")?, top: s.take(n.div_ceil(4), "ranks")? })
-    }
-
-    #[inline]
-    fn get(&self, i: usize) -> Option<usize> {
-        let low = *self.low.get(i)? as usize;
-        let mid = *self.mid.get(i)? as usize;
-        let top = ((*self.top.get(i / 4)? >> (2 * (i % 4))) & 3) as usize;
-        Some(low | mid << 8 | top << 16)
-    }
-
-    fn write(out: &mut Vec<u8>, ranks: &[u32]) {
-        out.extend(ranks.iter().map(|&r| r as u8));
-        out.extend(ranks.iter().map(|&r| (r >> 8) as u8));
-        out.extend(ranks.chunks(4).map(|c| c.iter().enumerate().fold(0u8, |acc, (i, &r)| acc | (((r >> 16) as u8 & 3) << (2 * i)))));
-    }
-}
-
 /// Decodes a vocabulary file: checks the header, that every pair names two ordinary tokens of
 /// lower rank, and that nothing is left over.
 pub fn decode(file: &[u8]) -> Result<Decoded, String> {
@@ -150,20 +123,13 @@ pub fn decode(file: &[u8]) -> Result<Decoded, String> {
         let len = *s.take(1, "literals")?.first().unwrap_or(&0) as usize;
         literals.push(s.take(len, "literals")?);
     }
-    let pair_count = tally(KIND_PAIR);
-    let left = Planes::read(&mut s, pair_count)?;
-    let right = Planes::read(&mut s, pair_count)?;
-    if !s.rest.is_empty() {
-        return Err(format!("vocabulary file: {} bytes left over", s.rest.len()));
-    }
+    let pairs = rans::Reader::new(s.rest)?;
     let mut out = Arena {
         bytes: Vec::with_capacity(8 * count),
         starts: Vec::with_capacity(count + 1),
         singles: singles.iter(),
         literals: literals.into_iter(),
-        left,
-        right,
-        pair: 0,
+        pairs,
     };
     out.starts.push(0);
     // In chunks of ranks, so that an engine that compiles WebAssembly in tiers (V8: a baseline
@@ -174,6 +140,9 @@ pub fn decode(file: &[u8]) -> Result<Decoded, String> {
         let end = (rank + DECODE_CHUNK).min(count);
         out.ranks(kinds, rank, end)?;
         rank = end;
+    }
+    if !out.pairs.finished() {
+        return Err("vocabulary file: the pair section does not end where it should".to_string());
     }
     let Arena { mut bytes, starts, .. } = out;
     bytes.shrink_to_fit();
@@ -200,9 +169,7 @@ struct Arena<'a> {
     starts: Vec<u32>,
     singles: std::slice::Iter<'a, u8>,
     literals: std::vec::IntoIter<&'a [u8]>,
-    left: Planes<'a>,
-    right: Planes<'a>,
-    pair: usize,
+    pairs: rans::Reader<'a>,
 }
 
 impl Arena<'_> {
@@ -215,14 +182,13 @@ impl Arena<'_> {
                 KIND_BYTE => self.bytes.push(*self.singles.next().ok_or("bad single bytes")?),
                 KIND_LITERAL => self.bytes.extend_from_slice(self.literals.next().ok_or("bad literals")?),
                 KIND_PAIR => {
-                    for part in [self.left.get(self.pair), self.right.get(self.pair)] {
-                        let part = part.ok_or("bad pair planes")?;
+                    for side in [0, 1] {
+                        let part = self.pairs.next(side)?;
                         match (self.starts.get(part), self.starts.get(part + 1)) {
                             (Some(&a), Some(&b)) if part < rank && b > a => self.bytes.extend_from_within(a as usize..b as usize),
                             _ => return Err(format!("rank {rank}: part {part} is not an earlier token")),
                         }
                     }
-                    self.pair += 1;
                 }
                 other => return Err(format!("rank {rank}: unknown kind {other}")),
             }
@@ -271,15 +237,21 @@ pub fn write(tokens: &[Vec<u8>]) -> Result<Vec<u8>, String> {
             rank_of.entry(t).or_insert(rank);
         }
     }
-    let mut out = Vec::with_capacity(HEADER_LEN + tokens.len() * 6);
+    write_parts(&kinds, &singles, &literals, &left, &right)
+}
+
+/// Writes a vocabulary file from its sections as they are (no check that they describe a
+/// vocabulary: [`decode`] does that; tests forge files with it).
+#[doc(hidden)]
+pub fn write_parts(kinds: &[u8], singles: &[u8], literals: &[u8], left: &[u32], right: &[u32]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(HEADER_LEN + kinds.len() * 5);
     out.extend_from_slice(MAGIC);
     out.push(VERSION);
-    out.extend_from_slice(&(tokens.len() as u32).to_le_bytes());
-    out.extend_from_slice(&kinds);
-    out.extend_from_slice(&singles);
-    out.extend_from_slice(&literals);
-    Planes::write(&mut out, &left);
-    Planes::write(&mut out, &right);
+    out.extend_from_slice(&(kinds.len() as u32).to_le_bytes());
+    out.extend_from_slice(kinds);
+    out.extend_from_slice(singles);
+    out.extend_from_slice(literals);
+    rans::write(&mut out, left, right)?;
     Ok(out)
 }
 

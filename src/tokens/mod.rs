@@ -25,6 +25,7 @@
 mod bpe;
 #[doc(hidden)]
 pub mod data;
+mod rans;
 mod pretok;
 
 use std::sync::OnceLock;
