@@ -40,8 +40,10 @@ export function makeHarness(read) {
     async chatExtras({ kind, encoding, env, manifest, runs, budgetMs }) {
       const chat = JSON.parse(await read(manifest.files.chat.variants[0].file));
       const warm = JSON.parse(await read(manifest.files.chat.variants[1].file));
+      const v2 = manifest.files.chat.variants[2];
+      const unseen = kind === 'guard' && v2 ? JSON.parse(await read(v2.file)) : null;
       const mod = await loadCtxguard(env);
-      return ctxguardChat(mod, kind, chat, warm, encoding, { runs, budgetMs });
+      return ctxguardChat(mod, kind, chat, warm, encoding, { runs, budgetMs, unseen });
     },
   };
 }

@@ -87,9 +87,12 @@ export const MODEL_FOR = { o200k_base: 'gpt-4o', cl100k_base: 'gpt-4' };
  * message, several times) or 'countMessages' (then again). First the code is warmed up and the
  * vocabulary built by counting another conversation (`warm`) message by message with countTokens;
  * last, `baselineMs` is the time countTokens takes on the same conversation's strings, one by one —
- * "counting its text once". Returns `{ available: false }` when the export is missing.
+ * "counting its text once". With `unseen` (another conversation, guard only), a new guard then
+ * measures it with the code already warm (`unseenMs`), against countTokens on its strings
+ * (`unseenBaselineMs`): what the first call costs when the engine has compiled the measure path
+ * before. Returns `{ available: false }` when the export is missing.
  */
-export function ctxguardChat(mod, kind, messages, warm, encoding, { runs, budgetMs }) {
+export function ctxguardChat(mod, kind, messages, warm, encoding, { runs, budgetMs, unseen = null }) {
   const model = MODEL_FOR[encoding];
   const out = { kind, model, available: false };
   const has = kind === 'guard' ? typeof mod.ContextGuard === 'function' : typeof mod.countMessages === 'function';
@@ -130,6 +133,17 @@ export function ctxguardChat(mod, kind, messages, warm, encoding, { runs, budget
     out.incrementalMs = inc;
     if (g.cacheStats) out.cacheStats = { ...g.cacheStats };
     if (typeof g.free === 'function') g.free();
+    if (unseen) {
+      const g2 = new mod.ContextGuard({ model });
+      t0 = now();
+      const r = tryCall(() => g2.measure(unseen));
+      out.unseenMs = now() - t0;
+      if (!r.ok) return { ...out, error: r.error };
+      if (typeof g2.free === 'function') g2.free();
+      t0 = now();
+      countEach(unseen);
+      out.unseenBaselineMs = now() - t0;
+    }
   } else {
     t0 = now();
     const cold = tryCall(() => mod.countMessages(messages, { model }));

@@ -327,7 +327,8 @@ export async function throughput({ runtime, startWorker, libs, encodings, ids, e
 /**
  * ctxguard's conversation APIs, `params.extrasSamples` fresh processes/pages per encoding and kind
  * (alternating the kinds): the first sample's figures, plus every sample's first call ÷ baseline
- * in `coldRatios` (the from-cold figure is their median: one sample on a shared machine is noise).
+ * in `coldRatios` (the from-cold figure is their median: one sample on a shared machine is noise),
+ * and for the guard the unseen conversation's ratio, code warm, in `unseenRatios`.
  * A sample that fails is listed in `errors` (the others are kept); `error` is set only when the
  * API is broken (the call itself returned an error), and then no further sample is taken.
  */
@@ -341,12 +342,15 @@ export async function chatExtras({ runtime, startWorker, encodings, env, manifes
         try {
           w = await startWorker();
           const r = await w.call('chatExtras', [{ kind, encoding: enc, env, manifest, runs: params.extrasRuns, budgetMs: params.budgetMs }], 180_000);
-          const first = ((out[enc] ??= {})[kind] ??= { ...r, coldRatios: [], errors: [] });
+          const first = ((out[enc] ??= {})[kind] ??= { ...r, coldRatios: [], unseenRatios: [], errors: [] });
           if (r.error) Object.assign(first, { error: r.error });
-          else if (r.available) first.coldRatios.push(r.coldMs / r.baselineMs);
+          else if (r.available) {
+            first.coldRatios.push(r.coldMs / r.baselineMs);
+            if (r.unseenMs !== undefined) first.unseenRatios.push(r.unseenMs / r.unseenBaselineMs);
+          }
         } catch (e) {
           // A process or page that died or timed out: noted, the samples taken so far are kept.
-          const cell = ((out[enc] ??= {})[kind] ??= { kind, available: null, coldRatios: [], errors: [] });
+          const cell = ((out[enc] ??= {})[kind] ??= { kind, available: null, coldRatios: [], unseenRatios: [], errors: [] });
           cell.errors.push(String(e.message || e).slice(0, 500));
         } finally {
           await w?.kill();
