@@ -52,18 +52,20 @@ export async function coldNode({ libs, encodings, samples, env, cwd }) {
     for (const lib of libs) {
       for (const enc of encodings) {
         const script = `
-const t0 = performance.now();
+const h0 = performance.now();
 const { loadCounter } = await import(${JSON.stringify(adaptersUrl)});
 const { SAMPLE } = await import(${JSON.stringify(measureUrl)});
+const t0 = performance.now();
 const c = await loadCounter(${JSON.stringify(lib)}, ${JSON.stringify(enc)}, ${JSON.stringify(env)});
 const count = c.count(SAMPLE);
 const ms = performance.now() - t0;
-console.log(JSON.stringify({ ms, count, sinceProcessStart: performance.now() }));`;
+console.log(JSON.stringify({ ms, harnessMs: t0 - h0, count, sinceProcessStart: performance.now() }));`;
         const r = parseLastJson(await runNode(['--input-type=module', '-e', script], { cwd, timeoutMs: 60_000 }));
-        const cell = (((out[lib] ??= {})[enc]) ??= { samples: [], sinceProcessStart: [], counts: [], errors: [] });
+        const cell = (((out[lib] ??= {})[enc]) ??= { samples: [], harnessMs: [], sinceProcessStart: [], counts: [], errors: [] });
         if (r.error) cell.errors.push(r.error);
         else {
           cell.samples.push(r.ms);
+          cell.harnessMs.push(r.harnessMs);
           cell.sinceProcessStart.push(r.sinceProcessStart);
           cell.counts.push(r.count);
         }
@@ -74,13 +76,13 @@ console.log(JSON.stringify({ ms, count, sinceProcessStart: performance.now() }))
   return out;
 }
 
-/** Chromium: a new context and page per sample; time from before the first import to after the first count (and since navigation start). */
+/** Chromium: a new context and page per sample; time from the library's import to after its first count (and since navigation start; the harness's own modules load before the clock starts, `harnessMs`). */
 export async function coldChromium({ browser, server, libs, encodings, samples, env }) {
   const out = {};
   for (let s = 0; s < samples; s++) {
     for (const lib of libs) {
       for (const enc of encodings) {
-        const cell = (((out[lib] ??= {})[enc]) ??= { samples: [], sinceNavigation: [], counts: [], errors: [], fetched: null });
+        const cell = (((out[lib] ??= {})[enc]) ??= { samples: [], harnessMs: [], sinceNavigation: [], counts: [], errors: [], fetched: null });
         const b = await browser.get();
         const context = await b.newContext();
         try {
@@ -93,6 +95,7 @@ export async function coldChromium({ browser, server, libs, encodings, samples, 
           if (r.error) cell.errors.push(r.error);
           else {
             cell.samples.push(r.ms);
+            cell.harnessMs.push(r.harnessMs);
             cell.sinceNavigation.push(r.sinceNavigation);
             cell.counts.push(r.count);
           }
