@@ -1,12 +1,14 @@
-//! Source-level guards (SPEC §6 layer 1): synchronous, no LLM.
+//! Source-level guards (layer 1 of the pipeline, see docs/design.md): synchronous, no LLM.
+//! Tool outputs over their limit become a stable compact form, attachments a bounded preview.
 
 pub mod attachment;
+pub mod clearing;
 mod cut;
-pub mod memo;
+pub mod found;
+pub mod pass;
 pub mod reader;
-pub mod sources;
+pub mod remembered;
+pub mod stub;
 pub mod tool_output;
-pub mod trace;
 
-pub use sources::{guard_sources, SourceOptions};
-pub use trace::{u32_of as trace_u32, Operation, Status, Trace};
+pub use pass::{guard_sources, SourceOptions};

@@ -11,9 +11,10 @@ use crate::message::{Content, Made, Message, Part, Role};
 use crate::tokens::Encoding;
 
 use super::attachment;
-use super::memo::{ladder, SourceMemo};
+use super::clearing::{self, Candidate, Forms, Params, Plan};
+use super::remembered::{Known, Remembered};
 use super::tool_output::CompactOptions;
-use super::trace::{u32_of, Operation, Status, Trace};
+use crate::trace::{u32_of, Operation, Status, Trace};
 
 /// Default limit for one tool output. Agents keep single outputs between ~2.5k tokens
 /// (Codex: 10 KiB) and 25k tokens (Claude Code's MCP cap); 8k keeps a long log readable.
@@ -24,6 +25,15 @@ pub const DEFAULT_TOOL_OUTPUT_SHARE: f64 = 0.5;
 pub const DEFAULT_ATTACHMENT_BUDGET: u32 = 16_000;
 /// ...and at most this share of the usable limit.
 pub const DEFAULT_ATTACHMENT_SHARE: f64 = 0.125;
+
+/// Default protected budget: the newest tool outputs up to this many tokens are never compacted
+/// or cleared by age (opencode protects the newest 40k tokens of tool output)...
+pub const DEFAULT_PROTECT_TOKENS: u32 = 40_000;
+/// ...and at most this share of the usable limit (Gemini CLI keeps the newest 30 % of history).
+pub const DEFAULT_PROTECT_SHARE: f64 = 0.3;
+/// Default minimum saving of a clearing step: at most this many tokens (opencode prunes only
+/// when it saves 20k)...
+pub const DEFAULT_CLEAR_AT_LEAST: u32 = 20_000;
 
 /// Options of the source guards (`guardSources` / `prepare`).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -39,9 +49,52 @@ pub struct SourceOptions {
     pub attachment_budget: Option<u32>,
     /// A host tool that returns a full tool output by call id, named in the marker line.
     pub retrieval_tool: Option<String>,
+    /// Tool outputs by age (`clearing.rs`): `false` turns it off, `true` or absent uses the
+    /// defaults, an object sets them.
+    pub clear_tool_outputs: Option<ClearSetting>,
     /// The emergency pass: tighter limits, may re-compact compacted outputs.
     #[serde(default)]
     pub emergency: bool,
+}
+
+/// `clearToolOutputs`: on or off, or the options.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum ClearSetting {
+    Switch(bool),
+    Options(ClearOptions),
+}
+
+/// Clearing tool outputs by age (names after Anthropic's context editing: `keep`,
+/// `clear_at_least`, `exclude_tools`, `clear_tool_inputs`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClearOptions {
+    /// The newest tool outputs up to this many tokens are kept as they are (under their limit);
+    /// default: min(40000, 30 % of the usable limit).
+    pub protect_tokens: Option<u32>,
+    /// A clearing step is taken only when it saves at least this many tokens (each step changes
+    /// the prompt's prefix, so it should be worth a cache write); default: min(20000, half the
+    /// protected budget).
+    pub clear_at_least: Option<u32>,
+    /// Tools whose outputs are never compacted or cleared by age (their per-output limit holds).
+    #[serde(default)]
+    pub exclude_tools: Vec<String>,
+    /// Also clear the call's arguments in the assistant message (`{}`); the stub keeps the key
+    /// arguments.
+    #[serde(default)]
+    pub clear_arguments: bool,
+}
+
+impl SourceOptions {
+    /// The clearing options in force, or `None` when clearing is off.
+    pub fn clearing(&self) -> Option<ClearOptions> {
+        match &self.clear_tool_outputs {
+            None | Some(ClearSetting::Switch(true)) => Some(ClearOptions::default()),
+            Some(ClearSetting::Switch(false)) => None,
+            Some(ClearSetting::Options(o)) => Some(o.clone()),
+        }
+    }
 }
 
 /// The resolved limits for one pass.
@@ -52,6 +105,11 @@ pub struct Limits {
     pub per_tool: BTreeMap<String, u32>,
     pub tool_output_total: usize,
     pub attachments: usize,
+    /// Clearing by age, when on: the protected budget, the minimum saving of a step, and the
+    /// tool outputs' total the plan keeps to (the emergency pass leaves the plan as it was).
+    pub protect: usize,
+    pub clear_at_least: usize,
+    pub clear_total: usize,
 }
 
 impl Limits {
@@ -60,13 +118,20 @@ impl Limits {
     pub fn resolve(o: &SourceOptions, usable_limit: u32, scale: f64) -> Limits {
         let usable = usable_limit as usize;
         let share = |r: f64| (usable as f64 * r).floor() as usize;
+        let clearing = o.clearing().unwrap_or_default();
+        let total = o.tool_output_total.map_or_else(|| share(DEFAULT_TOOL_OUTPUT_SHARE), |t| t as usize);
+        // The protected outputs are within the tool outputs' total (its default is larger).
+        let protect = clearing.protect_tokens.map_or_else(|| (DEFAULT_PROTECT_TOKENS as usize).min(share(DEFAULT_PROTECT_SHARE)), |t| t as usize).min(total);
         let mut l = Limits {
             tool_output: o.tool_output_limit.unwrap_or(DEFAULT_TOOL_OUTPUT_LIMIT) as usize,
             per_tool: o.tool_output_limits.clone().unwrap_or_default(),
-            tool_output_total: o.tool_output_total.map_or_else(|| share(DEFAULT_TOOL_OUTPUT_SHARE), |t| t as usize),
+            tool_output_total: total,
             attachments: o
                 .attachment_budget
                 .map_or_else(|| (DEFAULT_ATTACHMENT_BUDGET as usize).min(share(DEFAULT_ATTACHMENT_SHARE)), |t| t as usize),
+            protect,
+            clear_at_least: clearing.clear_at_least.map_or_else(|| (DEFAULT_CLEAR_AT_LEAST as usize).min(protect / 2), |t| t as usize),
+            clear_total: 0,
         };
         if scale > 1.0 {
             let down = |v: usize| (v as f64 / scale).floor() as usize;
@@ -75,35 +140,48 @@ impl Limits {
             l.per_tool.values_mut().for_each(|v| *v = down(*v as usize) as u32);
             l.tool_output_total = down(l.tool_output_total);
             l.attachments = down(l.attachments);
+            l.protect = down(l.protect);
+            l.clear_at_least = down(l.clear_at_least);
         }
+        l.clear_total = l.tool_output_total;
         if o.emergency {
-            // The emergency pass quarters every limit.
+            // The emergency pass quarters every limit, attachment previews' too (a latest
+            // message whose preview grew once older attachments were summarized away must
+            // still fit).
             l.tool_output /= 4;
             l.per_tool.values_mut().for_each(|v| *v /= 4);
             l.tool_output_total /= 4;
+            l.attachments /= 4;
         }
         l
     }
-}
 
-/// What the caller of layer 1 knows of the messages it passes (the guard: the store's messages
-/// and their content keys).
-pub trait Known {
-    /// The content key of a message that stands for its content for good (ctxguard's own,
-    /// unchanged), if it is one: layer 1's results for it are remembered by that key.
-    fn key(&self, m: &Message) -> Option<u64>;
-    /// Keep the facts of a message layer 1 remembers (a compacted tool result) on it.
-    fn stamp(&mut self, m: &Message);
-}
-
-/// Nothing known: every message is looked at (and remembered by its text only).
-pub struct Unknown;
-
-impl Known for Unknown {
-    fn key(&self, _: &Message) -> Option<u64> {
-        None
+    /// The limit of one output of `tool`: its own, never more than all tool outputs together.
+    fn cap(&self, tool: Option<&str>) -> usize {
+        tool.and_then(|n| self.per_tool.get(n)).map_or(self.tool_output, |&v| v as usize).min(self.tool_output_total.max(1))
     }
-    fn stamp(&mut self, _: &Message) {}
+}
+
+/// What the caller knows of the request's size, for the clearing plan: each message's tokens
+/// (as counted before layer 1), the tokens outside the messages, and the trigger, in tokens of
+/// the counting encoding. Without it only the tool outputs' total can make a step due.
+#[derive(Debug, Clone, Default)]
+pub struct RequestTokens {
+    pub per_message: Vec<usize>,
+    pub base: usize,
+    pub trigger: usize,
+}
+
+/// What clearing did in a pass: the message indices of the cleared and of the compacted-by-age
+/// outputs, and the tokens it saved (counting encoding).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cleared {
+    pub cleared: Vec<usize>,
+    pub compacted: Vec<usize>,
+    pub saved: usize,
+    /// The plan's work counters (steps found replaying the conversation, step evaluations).
+    pub steps: u32,
+    pub evaluations: u32,
 }
 
 /// Whether a tool result is text (string or text parts only).
@@ -138,124 +216,283 @@ fn set_tool_text(m: &mut Message, text: String) {
     }
 }
 
-/// The name of the tool each result answers, from the calls before it.
-fn tool_names(messages: &[Message]) -> Vec<Option<&str>> {
-    let mut by_id: FxHashMap<&str, &str> = FxHashMap::default();
-    messages
-        .iter()
-        .map(|m| {
-            for c in &m.tool_calls {
-                by_id.insert(c.id.as_str(), c.name.as_str());
-            }
-            match (m.role, &m.tool_call_id) {
-                (Role::Tool, Some(id)) => by_id.get(id.as_str()).copied().or(m.name.as_deref()),
-                (Role::Tool, None) => m.name.as_deref(),
-                _ => None,
-            }
-        })
-        .collect()
+/// The call a tool result answers: its message index, its place in that message's calls, the
+/// tool's name and the arguments (JSON text).
+#[derive(Debug, Clone, Copy)]
+struct CallAt<'a> {
+    message: usize,
+    index: usize,
+    name: &'a str,
+    arguments: &'a str,
 }
 
-/// Compact tool outputs: a copy of `messages` with the compacted ones replaced (each message is
-/// copied once: a compacted output is not copied whole first), and the trace, or `None` when
-/// nothing changed (no noise).
+/// The calls of the request by id (a repeated id: the latest before the result wins, as the
+/// results are read in order).
+fn calls_by_id(messages: &[Message]) -> FxHashMap<&str, CallAt<'_>> {
+    let mut by_id = FxHashMap::default();
+    for (message, m) in messages.iter().enumerate() {
+        for (index, c) in m.tool_calls.iter().enumerate() {
+            by_id.insert(c.id.as_str(), CallAt { message, index, name: c.name.as_str(), arguments: c.arguments.as_str() });
+        }
+    }
+    by_id
+}
+
+/// One text tool result of the request.
+struct Output<'a> {
+    at: usize,
+    /// Its content key, when the caller holds it unchanged (`Known`).
+    key: Option<u64>,
+    tokens: usize,
+    cap: usize,
+    call: Option<CallAt<'a>>,
+    call_id: Option<&'a str>,
+    tool: Option<&'a str>,
+    /// Never compacted or cleared by age (an excluded tool, clearing off, or already a stub).
+    fixed: bool,
+}
+
+/// The form an output takes in this pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Kept,
+    /// Compacted by age, to the band's limit.
+    Aged,
+    Cleared,
+}
+
+/// The limit of an output in the compacted band: a quarter of what it takes when kept (at least
+/// 256 tokens: shorter outputs stay as they are until they are cleared).
+fn band_limit(o: &Output<'_>) -> usize {
+    (o.tokens.min(o.cap) / 4).max(256)
+}
+
+/// The stub of a cleared output.
+fn stub_of(o: &Output<'_>, opts: &SourceOptions) -> String {
+    super::stub::stub_text(o.tool, o.call.map(|c| c.arguments), o.tokens, opts.retrieval_tool.as_deref(), o.call_id)
+}
+
+/// Compact tool outputs: outputs over their limit, and by age (`clearing.rs`): a copy of
+/// `messages` with the rewritten ones replaced (each message is copied once: a compacted output
+/// is not copied whole first), the trace (`None` when nothing changed: no noise), and what
+/// clearing did.
+#[allow(clippy::too_many_arguments)]
 pub fn guard_tool_outputs(
     messages: &[Message],
     enc: Encoding,
     limits: &Limits,
     opts: &SourceOptions,
-    memo: &mut SourceMemo,
+    sizes: Option<&RequestTokens>,
+    memo: &mut Remembered,
     known: &mut dyn Known,
     now: &dyn Fn() -> f64,
-) -> (Vec<Message>, Option<Trace>) {
+) -> (Vec<Message>, Option<Trace>, Cleared) {
     let t0 = now();
-    let names = tool_names(messages);
-    // The outputs replaced, by index, in increasing order (few of the messages).
-    let mut replaced: Vec<(usize, Message)> = Vec::new();
-    // (message index, its content key if known, tokens, cap)
-    let mut outputs = Vec::new();
+    let calls = calls_by_id(messages);
+    let clearing = opts.clearing();
+    let mut outputs: Vec<Output<'_>> = Vec::new();
     for (i, m) in messages.iter().enumerate() {
         if m.role != Role::Tool || !is_text(m) {
             continue;
         }
-        let name = names.get(i).copied().flatten();
-        let cap = name.and_then(|n| limits.per_tool.get(n)).map_or(limits.tool_output, |&v| v as usize);
+        let call = m.tool_call_id.as_deref().and_then(|id| calls.get(id)).copied();
+        let tool = call.map(|c| c.name).or(m.name.as_deref());
         let key = known.key(m);
         let text = || tool_text(m).unwrap_or_default();
-        let n = match key {
+        let tokens = match key {
             Some(k) => memo.count_message(k, || crate::tokens::count(enc, &text())),
             None => memo.count(enc, &text()),
         };
-        outputs.push((i, key, n, cap));
+        let fixed = match &clearing {
+            None => true,
+            Some(c) => tool.is_some_and(|t| c.exclude_tools.iter().any(|x| x == t)) || super::stub::is_stub(&text()),
+        };
+        outputs.push(Output { at: i, key, tokens, cap: limits.cap(tool), call, call_id: m.tool_call_id.as_deref(), tool, fixed });
     }
-    let capped: Vec<usize> = outputs.iter().map(|(_, _, n, cap)| (*n).min(*cap)).collect();
-    let shares = attachment::fair_shares(&capped, limits.tool_output_total);
-    let before: usize = outputs.iter().map(|o| o.2).sum();
+    let forms = plan_forms(messages, &outputs, enc, limits, opts, sizes, memo);
+    let (forms, plan) = forms;
+    // The rewritten messages by index (few of them).
+    let mut replaced: BTreeMap<usize, Message> = BTreeMap::new();
+    let before: usize = outputs.iter().map(|o| o.tokens).sum();
     let mut after = before;
-    let mut truncated = 0usize;
-    for ((i, key, n, cap), share) in outputs.into_iter().zip(shares) {
-        // An output that must give up room to the others gets its share rounded down to a
-        // stable step (see `memo::ladder`); one that fits its share keeps its cap.
-        let limit = if share < n.min(cap) { ladder(share) } else { cap };
-        let Some(m) = messages.get(i) else { continue };
-        // A message ctxguard holds unchanged: its compacted form (facts included) remembered.
-        if let Some(remembered) = key.and_then(|k| memo.output_by(k, limit, opts.emergency, opts.retrieval_tool.as_deref(), m.tool_call_id.as_deref())) {
-            if let Some((out, tokens)) = remembered {
-                after = after - n + tokens;
-                replaced.push((i, out.clone()));
-                truncated += 1;
+    let (mut truncated, mut report) = (0usize, Cleared { steps: plan.steps, evaluations: plan.evaluations, ..Cleared::default() });
+    for (o, form) in outputs.iter().zip(forms) {
+        let Some(m) = messages.get(o.at) else { continue };
+        if form == Form::Cleared {
+            let (out, tokens) = cleared_output(m, o, enc, opts, memo, known);
+            after = after - o.tokens + tokens;
+            report.saved += o.tokens.min(o.cap).saturating_sub(tokens);
+            report.cleared.push(o.at);
+            replaced.insert(o.at, out);
+            truncated += 1;
+            if clearing.as_ref().is_some_and(|c| c.clear_arguments) {
+                if let Some(c) = o.call {
+                    let host = replaced.entry(c.message).or_insert_with(|| messages.get(c.message).cloned().unwrap_or_default());
+                    if let Some(tc) = host.tool_calls.get_mut(c.index) {
+                        if tc.arguments.as_str() != "{}" {
+                            tc.arguments = "{}".into();
+                            host.touch();
+                        }
+                    }
+                }
             }
             continue;
         }
-        let o = CompactOptions {
-            limit,
-            emergency: opts.emergency,
-            retrieval_tool: opts.retrieval_tool.clone(),
-            call_id: m.tool_call_id.as_deref().map(str::to_string),
-        };
-        let text = tool_text(m).unwrap_or_default();
-        let compacted = memo.compact(enc, &text, &o).filter(|c| c.tokens < n);
-        let kept = compacted.map(|c| {
-            after = after - n + c.tokens;
-            let mut out = m.clone();
-            set_tool_text(&mut out, c.text);
-            truncated += 1;
-            (out, c.tokens)
-        });
-        match key {
-            Some(k) => {
-                let mut kept = kept;
-                if let Some((out, _)) = &mut kept {
-                    // Remembered: its copies in later calls write the same wire value.
-                    out.made = Made(Some(super::memo::made_tag()));
-                    known.stamp(out);
-                    replaced.push((i, out.clone()));
-                }
-                memo.keep_output(k, &o, kept);
+        let limit = if form == Form::Aged { band_limit(o) } else { o.cap };
+        if form == Form::Aged {
+            report.compacted.push(o.at);
+        }
+        if let Some((out, tokens)) = compacted_output(m, o, limit, enc, opts, memo, known) {
+            if form == Form::Aged {
+                report.saved += o.tokens.min(o.cap).saturating_sub(tokens);
             }
-            None => replaced.extend(kept.map(|(out, _)| (i, out))),
+            after = after - o.tokens + tokens;
+            replaced.insert(o.at, out);
+            truncated += 1;
         }
     }
-    let mut replaced = replaced.into_iter().peekable();
-    let out = messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| match replaced.next_if(|(at, _)| *at == i) {
-            Some((_, r)) => r,
-            None => m.clone(),
-        })
-        .collect();
+    let out = messages.iter().enumerate().map(|(i, m)| replaced.remove(&i).unwrap_or_else(|| m.clone())).collect();
     if truncated == 0 {
-        return (out, None);
+        return (out, None, report);
     }
     let mut t = Trace::new(Operation::ToolOutput, Status::Applied, now() - t0, before, after);
     t.messages_truncated = Some(u32_of(truncated));
+    t.messages_cleared = clearing.is_some().then(|| u32_of(report.cleared.len()));
     t.emergency = Some(opts.emergency);
-    (out, Some(t))
+    (out, Some(t), report)
+}
+
+/// Each output's form: replay the conversation's growth (`clearing::plan`) over the outputs
+/// clearing may act on.
+fn plan_forms(
+    messages: &[Message],
+    outputs: &[Output<'_>],
+    enc: Encoding,
+    limits: &Limits,
+    opts: &SourceOptions,
+    sizes: Option<&RequestTokens>,
+    memo: &mut Remembered,
+) -> (Vec<Form>, Plan) {
+    let movable: Vec<usize> = outputs.iter().enumerate().filter(|(_, o)| !o.fixed).map(|(j, _)| j).collect();
+    if movable.is_empty() {
+        return (vec![Form::Kept; outputs.len()], Plan::default());
+    }
+    let candidates: Vec<Candidate> = movable
+        .iter()
+        .filter_map(|&j| outputs.get(j))
+        .map(|o| Candidate { at: o.at, kept: o.tokens.min(o.cap) })
+        .collect();
+    // Each message's tokens before clearing, tool outputs under their limit.
+    let mut tokens: Vec<usize> = match sizes {
+        Some(s) if s.per_message.len() == messages.len() => s.per_message.clone(),
+        _ => vec![0; messages.len()],
+    };
+    for o in outputs {
+        if let Some(t) = tokens.get_mut(o.at) {
+            *t = t.saturating_sub(o.tokens) + o.tokens.min(o.cap);
+        }
+    }
+    let params = Params {
+        protect: limits.protect,
+        total: limits.clear_total,
+        clear_at_least: limits.clear_at_least,
+        trigger: sizes.map_or(usize::MAX, |s| s.trigger),
+        base: sizes.map_or(0, |s| s.base),
+    };
+    struct Sizes<'a, 'b> {
+        messages: &'a [Message],
+        outputs: Vec<&'a Output<'b>>,
+        enc: Encoding,
+        opts: &'a SourceOptions,
+        memo: &'a mut Remembered,
+    }
+    impl Forms for Sizes<'_, '_> {
+        fn compacted(&mut self, i: usize) -> usize {
+            let Some(o) = self.outputs.get(i) else { return 0 };
+            let text = self.messages.get(o.at).and_then(tool_text).unwrap_or_default();
+            let co = CompactOptions { limit: band_limit(o), emergency: false, retrieval_tool: self.opts.retrieval_tool.clone(), call_id: self.messages.get(o.at).and_then(|m| m.tool_call_id.as_deref()).map(str::to_string) };
+            self.memo.compact(self.enc, &text, &co).map_or(o.tokens, |c| c.tokens)
+        }
+        fn stub(&mut self, i: usize) -> usize {
+            let Some(o) = self.outputs.get(i) else { return 0 };
+            let stub = stub_of(o, self.opts);
+            self.memo.count(self.enc, &stub)
+        }
+    }
+    let mut forms_of = Sizes { messages, outputs: movable.iter().filter_map(|&j| outputs.get(j)).collect(), enc, opts, memo };
+    let plan = clearing::plan(&candidates, &tokens, &params, &mut forms_of);
+    let mut forms = vec![Form::Kept; outputs.len()];
+    for (c, &j) in movable.iter().enumerate() {
+        if let Some(f) = forms.get_mut(j) {
+            *f = if c < plan.cleared {
+                Form::Cleared
+            } else if c < plan.compacted {
+                Form::Aged
+            } else {
+                Form::Kept
+            };
+        }
+    }
+    (forms, plan)
+}
+
+/// A cleared output: its stub (remembered for a message the caller holds), and its tokens.
+fn cleared_output(m: &Message, o: &Output<'_>, enc: Encoding, opts: &SourceOptions, memo: &mut Remembered, known: &mut dyn Known) -> (Message, usize) {
+    let stub = stub_of(o, opts);
+    let make = |memo: &mut Remembered| {
+        let mut out = m.clone();
+        let tokens = memo.count(enc, &stub);
+        set_tool_text(&mut out, stub.clone());
+        (out, tokens)
+    };
+    match o.key {
+        Some(k) => {
+            let sk = super::remembered::mix(k, stub.as_str());
+            if let Some(Some((out, tokens))) = memo.output_by(sk, 0, false, None, None) {
+                return (out.clone(), tokens);
+            }
+            let (mut out, tokens) = make(memo);
+            out.made = Made(Some(super::remembered::made_tag()));
+            known.stamp(&out);
+            memo.keep_output_by(sk, 0, false, None, None, Some((out.clone(), tokens)));
+            (out, tokens)
+        }
+        None => make(memo),
+    }
+}
+
+/// An output compacted to `limit`, or `None` when it fits (remembered for a message the caller
+/// holds).
+#[allow(clippy::too_many_arguments)]
+fn compacted_output(m: &Message, o: &Output<'_>, limit: usize, enc: Encoding, opts: &SourceOptions, memo: &mut Remembered, known: &mut dyn Known) -> Option<(Message, usize)> {
+    // A message ctxguard holds unchanged: its compacted form (facts included) remembered.
+    if let Some(remembered) = o.key.and_then(|k| memo.output_by(k, limit, opts.emergency, opts.retrieval_tool.as_deref(), m.tool_call_id.as_deref())) {
+        return remembered.map(|(out, tokens)| (out.clone(), tokens));
+    }
+    let co = CompactOptions { limit, emergency: opts.emergency, retrieval_tool: opts.retrieval_tool.clone(), call_id: m.tool_call_id.as_deref().map(str::to_string) };
+    let text = tool_text(m).unwrap_or_default();
+    let kept = memo.compact(enc, &text, &co).filter(|c| c.tokens < o.tokens).map(|c| {
+        let mut out = m.clone();
+        set_tool_text(&mut out, c.text);
+        (out, c.tokens)
+    });
+    match o.key {
+        Some(k) => {
+            let mut kept = kept;
+            if let Some((out, _)) = &mut kept {
+                // Remembered: its copies in later calls write the same wire value.
+                out.made = Made(Some(super::remembered::made_tag()));
+                known.stamp(out);
+            }
+            memo.keep_output(k, &co, kept.clone());
+            kept
+        }
+        None => kept,
+    }
 }
 
 /// Preview attachments in place. Returns the trace, or `None` when there is no attachment.
-pub fn guard_attachments(messages: &mut [Message], enc: Encoding, limits: &Limits, memo: &mut SourceMemo, known: &dyn Known, now: &dyn Fn() -> f64) -> Option<Trace> {
+pub fn guard_attachments(messages: &mut [Message], enc: Encoding, limits: &Limits, memo: &mut Remembered, known: &dyn Known, now: &dyn Fn() -> f64) -> Option<Trace> {
     let t0 = now();
     let r = attachment::apply(messages, enc, limits.attachments, memo, known);
     if r.blocks == 0 {
@@ -276,16 +513,17 @@ pub fn guard_sources(
     usable_limit: u32,
     scale: f64,
     opts: &SourceOptions,
-    memo: &mut SourceMemo,
+    sizes: Option<&RequestTokens>,
+    memo: &mut Remembered,
     known: &mut dyn Known,
     now: &dyn Fn() -> f64,
-) -> (Vec<Message>, Vec<Trace>) {
+) -> (Vec<Message>, Vec<Trace>, Cleared) {
     let limits = Limits::resolve(opts, usable_limit, scale);
     let mut traces = Vec::new();
     memo.begin();
-    let (mut out, trace) = guard_tool_outputs(messages, enc, &limits, opts, memo, known, now);
+    let (mut out, trace, cleared) = guard_tool_outputs(messages, enc, &limits, opts, sizes, memo, known, now);
     traces.extend(trace);
     traces.extend(guard_attachments(&mut out, enc, &limits, memo, known, now));
     memo.end();
-    (out, traces)
+    (out, traces, cleared)
 }
