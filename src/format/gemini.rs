@@ -130,6 +130,7 @@ pub fn parse_system(value: &Value) -> Result<Message> {
             .iter()
             .enumerate()
             .map(|(j, p)| match p {
+                // Remembered by position (`stringParts`) and written back as strings.
                 Value::String(s) => Ok(Part::Text { text: s.as_str().into(), extra: Extra::new() }),
                 Value::Object(o) if o.contains_key("functionCall") || o.contains_key("functionResponse") => {
                     Err(err(format!(" part {j}: a system instruction holds no function calls or responses")))
@@ -161,6 +162,14 @@ pub fn parse_system(value: &Value) -> Result<Message> {
         }
         other => return Err(err(format!(" must be a string, a Content, a Part or an array of parts, got {}", kind(other)))),
     };
+    let strings: Vec<Value> = match value {
+        Value::Array(items) => items.iter().enumerate().filter(|(_, p)| p.is_string()).map(|(j, _)| Value::from(j)).collect(),
+        Value::Object(o) => o.get("parts").and_then(Value::as_array).into_iter().flatten().enumerate().filter(|(_, p)| p.is_string()).map(|(j, _)| Value::from(j)).collect(),
+        _ => Vec::new(),
+    };
+    if !strings.is_empty() {
+        wire::set_info(&mut m.extra, "stringParts", Value::Array(strings));
+    }
     wire::set_info(&mut m.extra, "shape", Value::String(shape.into()));
     if let Some(produced) = system_to_wire(&[&m]) {
         wire::remember_order(&mut m.extra, ORDER, &produced, value);
@@ -235,8 +244,10 @@ fn parse_content(item: &Value, i: usize, pairing: &mut Pairing) -> Result<Vec<Me
     };
     let mut head = Message { role, ..Default::default() };
     head.wire.role = wire_role.map(str::to_string);
-    if !obj.contains_key("role") {
-        wire::set_info(&mut head.extra, "roleAbsent", Value::Bool(true));
+    match obj.get("role") {
+        None => wire::set_info(&mut head.extra, "roleAbsent", Value::Bool(true)),
+        Some(Value::Null) => wire::set_info(&mut head.extra, "roleNull", Value::Bool(true)),
+        Some(_) => {}
     }
     for (key, val) in obj {
         match key.as_str() {
@@ -327,7 +338,8 @@ fn parse_call(o: &Map<String, Value>, fc: &Value, pairing: &mut Pairing, i: usiz
     let name = f.get("name").and_then(Value::as_str).ok_or("functionCall without string name")?;
     let id = wire_id(f)?;
     let mut extra = rest(o, &["functionCall"]);
-    let inner = rest(f, &["id", "name", "args"]);
+    // A null `id` stays where it was, among the call's other fields.
+    let inner = rest(f, if id.is_some() { &["id", "name", "args"] } else { &["name", "args"] });
     if !inner.is_empty() {
         extra.insert("functionCall".into(), Value::Object(inner));
     }
@@ -350,10 +362,14 @@ fn parse_response(o: &Map<String, Value>, fr: &Value, pairing: &mut Pairing, i: 
     let name = f.get("name").and_then(Value::as_str).ok_or_else(|| tool("functionResponse without string name".into()))?;
     let id = wire_id(f).map_err(tool)?;
     let mut m = Message { role: Role::Tool, name: Some(name.to_string()), ..Default::default() };
-    m.tool_call_id = Some(pairing.answer(name, id, i, j).into());
-    if id.is_none() {
-        wire::set_info(&mut m.extra, "idAbsent", Value::Bool(true));
+    let paired = pairing.answer(name, id, i, j);
+    match id {
+        None => wire::set_info(&mut m.extra, "idAbsent", Value::Bool(true)),
+        // Paired by name with a call of another (or no) id: its own id is written back.
+        Some(w) if w != paired => wire::set_info(&mut m.extra, "wireId", Value::String(w.to_string())),
+        Some(_) => {}
     }
+    m.tool_call_id = Some(paired.into());
     let text = match f.get("response") {
         None | Some(Value::Null) => {
             wire::set_info(&mut m.extra, "responseAbsent", Value::Bool(true));
@@ -380,7 +396,15 @@ fn parse_response(o: &Map<String, Value>, fr: &Value, pairing: &mut Pairing, i: 
             }
         }
     }
-    let inner = rest(f, &["id", "name", "response"]);
+    // A null `id` or `response` stays where it was, among the response's other fields.
+    let mut skip = vec!["name"];
+    if id.is_some() {
+        skip.push("id");
+    }
+    if f.get("response").is_some_and(Value::is_object) {
+        skip.push("response");
+    }
+    let inner = rest(f, &skip);
     if !inner.is_empty() {
         m.extra.insert("functionResponse".into(), Value::Object(inner));
     }
@@ -405,11 +429,14 @@ fn flag(extra: &Extra, key: &str) -> bool {
 }
 
 /// The `role` a content is written with (`None`: it had none).
-fn role_of(m: &Message) -> Option<String> {
+fn role_of(m: &Message) -> Option<Value> {
     if flag(&m.extra, "roleAbsent") {
         return None;
     }
-    Some(m.wire.role.clone().unwrap_or_else(|| if m.role == Role::Assistant { "model".into() } else { "user".into() }))
+    if flag(&m.extra, "roleNull") {
+        return Some(Value::Null);
+    }
+    Some(Value::String(m.wire.role.clone().unwrap_or_else(|| if m.role == Role::Assistant { "model".into() } else { "user".into() })))
 }
 
 /// One content from a run of internal messages (see `same_run`).
@@ -439,7 +466,7 @@ fn run_to_wire(run: &[&Message]) -> Value {
     match carrier {
         Some(c) if c.role != Role::Tool => {
             if let Some(role) = role_of(c) {
-                o.insert("role".into(), Value::String(role));
+                o.insert("role".into(), role);
             }
             o.insert("parts".into(), parts);
             wire::append_extra(&mut o, &c.extra);
@@ -468,7 +495,7 @@ fn run_to_wire(run: &[&Message]) -> Value {
 fn single_to_wire(m: &Message) -> Value {
     let mut o = Map::new();
     if let Some(role) = role_of(m) {
-        o.insert("role".into(), Value::String(role));
+        o.insert("role".into(), role);
     }
     o.insert("parts".into(), Value::Array(parts_to_wire(m)));
     wire::append_extra(&mut o, &m.extra);
@@ -519,10 +546,10 @@ fn call_part(c: &ToolCall) -> Value {
 
 fn response_part(m: &Message) -> Value {
     let mut f = Map::new();
-    if !flag(&m.extra, "idAbsent") {
-        if let Some(id) = &m.tool_call_id {
-            f.insert("id".into(), Value::String(id.to_string()));
-        }
+    if let Some(w) = wire::info(&m.extra, "wireId") {
+        f.insert("id".into(), w.clone());
+    } else if let (false, Some(id)) = (flag(&m.extra, "idAbsent"), &m.tool_call_id) {
+        f.insert("id".into(), Value::String(id.to_string()));
     }
     f.insert("name".into(), Value::String(m.name.clone().unwrap_or_default()));
     let text = m.content.text();
@@ -561,9 +588,18 @@ fn system_to_wire(system: &[&Message]) -> Option<Value> {
     let first = system.first()?;
     let shape = wire::info(&first.extra, "shape").and_then(Value::as_str);
     let wire_parts = |m: &Message| -> Vec<Value> {
+        let strings = wire::info(&m.extra, "stringParts").and_then(Value::as_array);
+        let was_string = |k: usize| strings.is_some_and(|s| s.iter().any(|x| x.as_u64() == Some(k as u64)));
         match &m.content {
             Content::Text(s) => vec![text_part(s)],
-            Content::Parts(parts) => parts.iter().filter_map(part_to_wire).collect(),
+            Content::Parts(parts) => parts
+                .iter()
+                .enumerate()
+                .filter_map(|(k, p)| match p {
+                    Part::Text { text, extra } if extra.is_empty() && was_string(k) => Some(Value::String(text.to_string())),
+                    _ => part_to_wire(p),
+                })
+                .collect(),
         }
     };
     let mut v = match (system, shape, &first.content) {
