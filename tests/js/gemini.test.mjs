@@ -229,6 +229,20 @@ test('readAttachmentTool is a Tool with one declaration; the emergency layer kee
   assert.ok(r.metrics.usedTokens <= r.metrics.usableLimit);
 });
 
+test('settle gets the conversation in this format', async () => {
+  const guard = new ContextGuard({ model: 'gemini-2.5-pro', format: 'gemini' });
+  let seen;
+  const s = await guard.settle(conversation(), {
+    summarize: async (req) => {
+      seen = req;
+      return JSON.stringify({ session_state: { summary: 'Q3 analysiert.', key_facts: [], decisions: [], plan: null, open_questions: [] }, memory_entries: [], reflections: [], learnings: [] });
+    },
+  });
+  assert.equal(seen.format, 'gemini');
+  assertGeminiContents(seen.messages);
+  assert.equal(s.sessionState.summary, 'Q3 analysiert.');
+});
+
 test('the worker gives the same results in this format', async () => {
   const config = { model: 'gemini-2.5-pro', format: 'gemini', contextWindow: 20000, reservedOutputTokens: 2000 };
   const remote = await createWorkerGuard(new Worker(new URL('./fixtures/guard-worker.mjs', import.meta.url)), config);

@@ -235,6 +235,20 @@ test('readAttachmentTool is a flat non-strict function tool; the emergency layer
   assert.ok(r.metrics.usedTokens <= r.metrics.usableLimit);
 });
 
+test('settle gets the conversation in this format', async () => {
+  const guard = new ContextGuard({ model: 'gpt-4o', format: 'openai-responses' });
+  let seen;
+  const s = await guard.settle(history(), {
+    summarize: async (req) => {
+      seen = req;
+      return JSON.stringify({ session_state: { summary: 'Q3 analysiert.', key_facts: [], decisions: [], plan: null, open_questions: [] }, memory_entries: [], reflections: [], learnings: [] });
+    },
+  });
+  assert.equal(seen.format, 'openai-responses');
+  assertResponsesItems(seen.messages);
+  assert.equal(s.sessionState.summary, 'Q3 analysiert.');
+});
+
 test('the worker gives the same results in this format', async () => {
   const config = { model: 'gpt-4o', format: 'openai-responses', contextWindow: 20000, reservedOutputTokens: 2000 };
   const remote = await createWorkerGuard(new Worker(new URL('./fixtures/guard-worker.mjs', import.meta.url)), config);
