@@ -141,3 +141,114 @@ fn offsets_cover_the_text_and_decode_back() {
         assert_eq!(t.decode(&ids), text.replace('\u{2581}', " "), "{}", item["name"]);
     }
 }
+
+// ---- Whole requests: ctxguard's message model against google-genai's `count_tokens`.
+
+mod requests {
+    use ctxguard::count::{count_request, Accuracy};
+    use ctxguard::message::{Content, Message, Part, Role, ToolCall, ToolDef};
+    use ctxguard::models;
+    use serde_json::{json, Value};
+
+    fn weather_args() -> Value {
+        json!({"city": "Paris", "days": 3, "units": ["c", "f"], "opts": {"detail": true, "lang": "fr"}, "note": null})
+    }
+
+    fn weather_response() -> Value {
+        json!({"temp": 21.5, "summary": "Sunny and warm", "hourly": [{"t": "09:00", "sky": "clear"}]})
+    }
+
+    fn weather_tool() -> ToolDef {
+        serde_json::from_value(json!({
+            "name": "get_weather",
+            "description": "Gets the weather for a city",
+            "parameters": {
+                "type": "OBJECT",
+                "title": "Weather query",
+                "properties": {
+                    "city": {"type": "STRING", "description": "City name", "example": "Paris"},
+                    "units": {"type": "STRING", "enum": ["celsius", "fahrenheit"], "format": "enum"},
+                    "days": {"type": "INTEGER", "default": 1},
+                    "tags": {"type": "ARRAY", "items": {"type": "STRING", "description": "A tag"}},
+                },
+                "required": ["city"],
+            },
+        }))
+        .unwrap()
+    }
+
+    fn call() -> Message {
+        Message {
+            role: Role::Assistant,
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "get_weather".into(),
+                arguments: weather_args().to_string().into(),
+                extra: Default::default(),
+            }],
+            ..Message::text(Role::Assistant, "")
+        }
+    }
+
+    fn response() -> Message {
+        Message {
+            tool_call_id: Some("c1".into()),
+            name: Some("get_weather".into()),
+            ..Message::text(Role::Tool, weather_response().to_string())
+        }
+    }
+
+    fn user(text: &str) -> Message {
+        Message::text(Role::User, text)
+    }
+
+    const SYSTEM: &str = "You are terse. Answer in French.";
+
+    /// The same requests as `REQUESTS` in scripts/gemini-reference.py.
+    fn cases() -> Vec<(&'static str, Vec<Message>, Vec<ToolDef>)> {
+        let two_parts = Message {
+            content: Content::Parts(vec![
+                Part::Text { text: "First part.".into(), extra: Default::default() },
+                Part::Text { text: " Second part\n".into(), extra: Default::default() },
+            ]),
+            ..user("")
+        };
+        let mut model_turn = call();
+        model_turn.content = Content::Text("Let me check.".into());
+        vec![
+            ("user-text", vec![user("What's the weather in Paris?")], vec![]),
+            ("two-parts", vec![two_parts], vec![]),
+            ("system", vec![Message::text(Role::System, SYSTEM), user("Hi")], vec![]),
+            ("function-call", vec![call()], vec![]),
+            ("function-response", vec![response()], vec![]),
+            ("tools", vec![user("Weather?")], vec![weather_tool()]),
+            (
+                "conversation",
+                vec![
+                    Message::text(Role::System, SYSTEM),
+                    user("What's the weather in Paris?"),
+                    model_turn,
+                    response(),
+                    Message::text(Role::Assistant, "It is sunny, 21.5 °C."),
+                ],
+                vec![weather_tool()],
+            ),
+        ]
+    }
+
+    #[test]
+    fn request_totals_equal_local_tokenizer() {
+        let reference = super::json("reference.json");
+        let expected = reference["requests"].as_array().unwrap();
+        let profile = models::profile(&models::info("gemini-2.5-pro"));
+        assert_eq!(profile.accuracy, Accuracy::Exact);
+        let cases = cases();
+        assert_eq!(cases.len(), expected.len());
+        for ((name, messages, tools), want) in cases.iter().zip(expected) {
+            assert_eq!(want["name"], *name);
+            let got = count_request(&profile, messages, tools);
+            assert_eq!(got.total as u64, want["total"].as_u64().unwrap(), "{name}: {got:?}");
+            assert_eq!(got.accuracy, Accuracy::Exact, "{name}");
+        }
+    }
+}
