@@ -28,7 +28,9 @@ find_crate() { ls "$cache"/*/"$CRATE-$VERSION.crate" 2>/dev/null | head -n 1 || 
 crate=$(find_crate)
 if [ -z "$crate" ]; then
   # Outside the workspace, so that cargo resolves the package from the registry alone.
-  (cd "$(mktemp -d)" && cargo info --quiet "$CRATE@$VERSION" >/dev/null)
+  away=$(mktemp -d)
+  (cd "$away" && cargo info --quiet "$CRATE@$VERSION" >/dev/null)
+  rmdir "$away"
   crate=$(find_crate)
 fi
 [ -n "$crate" ] || { echo "fetch-gemma3-model: cargo did not download $CRATE $VERSION" >&2; exit 1; }
