@@ -6,8 +6,9 @@
 //   - the worker helper: `ctxguard/worker` (worker.js, main thread, no wasm) and
 //     `ctxguard/worker/serve` (worker-serve.js in browsers, worker-serve-node.js in Node), with
 //     their hand-written types;
-//   - the single-encoding builds' entries (pkg/o200k/, pkg/cl100k/) and the counting-only
-//     builds' (pkg/<encoding>/count/: count-api.js as their api.js, types in count.d.ts);
+//   - the single-encoding builds' entries (pkg/o200k/, pkg/cl100k/, and pkg/gemini/ with Gemini's
+//     vocabulary) and the counting-only builds' (pkg/<encoding>/count/: count-api.js as their
+//     api.js, types in count.d.ts);
 //   - package.json with `exports` conditions (types / node / browser / default).
 // Run by scripts/build-pkg.sh after `wasm-pack build`.
 import { execFileSync } from 'node:child_process';
@@ -93,7 +94,8 @@ for (const file of workerFiles) copyFileSync(join(js, file), join(pkg, file));
 const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'freed.js', 'index.d.ts', ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
 
 // Single-encoding builds (scripts/build-pkg.sh): the same entries next to their own wasm.
-const variants = ['o200k', 'cl100k'].filter((enc) => existsSync(join(pkg, enc, 'ctxguard_wasm.js')));
+// `gemini` is one of them: the pipeline with the gemma3 vocabulary instead of OpenAI's.
+const variants = ['o200k', 'cl100k', 'gemini'].filter((enc) => existsSync(join(pkg, enc, 'ctxguard_wasm.js')));
 // Each also serves in a worker (`ctxguard/<encoding>/worker/serve`): the serve modules import
 // their api, glue and .wasm relatively, so a copy next to the build serves that build.
 const serveFiles = ['worker-serve.js', 'worker-serve-node.js', 'worker-host.js', 'worker-wire.js'];

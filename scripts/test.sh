@@ -81,8 +81,11 @@ skip() {
 # e.g. PROPTEST_RNG_SEED=$RANDOM PROPTEST_CASES=2000 cargo test --release --test prop_pipeline.
 export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261130}"
 step "cargo test (native)" tests cargo test
+# Gemini's vocabulary is behind the `gemini` feature (not in the default build).
+step "cargo test --features gemini" tests cargo test --features gemini \
+  --test gemini_vocab_data --test gemini_reference --test gemini_linear --test gemini_count
 # The crate denies unwrap/expect/panic/indexing in library code: clippy is what enforces it.
-step "cargo clippy (native + wasm32)" check bash -c "cargo clippy --all-targets -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features o200k -- -D warnings"
+step "cargo clippy (native + wasm32)" check bash -c "cargo clippy --all-targets -- -D warnings && cargo clippy --all-targets --features gemini -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features o200k -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features gemini,pipeline -- -D warnings"
 step "wasm-bindgen tests (node)" tests wasm-pack test --node -- --test wasm_node
 step "wasm-bindgen tests (chromium)" tests \
   wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver -- --test wasm_browser

@@ -76,22 +76,25 @@ pub struct GuardConfig {
 ///
 /// - No model: OpenAI Chat Completions counting with the given encoding (`o200k_base` by
 ///   default), exact — the rules are published; only the limits are unknown.
+/// - No model in a build whose only vocabulary is `gemma3` (`ctxguard/gemini`): Gemini's
+///   counting, exact.
 /// - A model and an explicit encoding: "count with exactly this tokenizer", so the estimate
-///   factor drops to 1; the count is `exact` only for OpenAI models, whose framing is published.
+///   factor drops to 1; the count is `exact` only for OpenAI models, whose framing is published,
+///   and for Gemini models counted with `gemma3` (`models::exact_with`).
 pub fn resolve_model(model: Option<&str>, encoding: Option<Encoding>) -> ModelInfo {
     let name = model.map(str::trim).filter(|m| !m.is_empty());
     let mut info = models::info(name.unwrap_or(""));
     if name.is_none() {
-        info.provider = Provider::Openai;
+        info.encoding = Encoding::build_default();
+        info.provider = if info.encoding == Encoding::Gemma3 { Provider::Google } else { Provider::Openai };
         info.kind = CountKind::Exact;
         info.estimate_factor = 1.0;
-        info.encoding = Encoding::build_default();
     }
     if let Some(enc) = encoding {
         info.encoding = enc;
         info.estimate_factor = 1.0;
         if name.is_some() {
-            info.kind = if info.provider == Provider::Openai && info.known { CountKind::Exact } else { CountKind::Estimate };
+            info.kind = if models::exact_with(&info, enc) { CountKind::Exact } else { CountKind::Estimate };
         }
     }
     info
