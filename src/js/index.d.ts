@@ -1,10 +1,16 @@
-// Public TypeScript surface of the `ctxguard` package. Hand-written, checked by `tsc --noEmit`
-// against the tests in tests/js/ (which call every export).
+// Public TypeScript surface of the `ctxguard` package. Hand-written, checked by `tsc --noEmit`:
+// tests/ts/ uses every export, and tests/ts/sdk/ sends each format's messages from its official
+// SDK through ctxguard and back into that SDK's own request types.
 
 /** Encodings ctxguard counts exactly. */
 export type Encoding = 'o200k_base' | 'cl100k_base';
-/** Wire formats the adapters read and write: OpenAI Chat Completions, Anthropic Messages, Vercel AI SDK model messages. */
-export type Format = 'openai' | 'anthropic' | 'ai-sdk';
+/**
+ * Wire formats the adapters read and write: OpenAI Chat Completions (`openai`), OpenAI Responses
+ * API input items (`openai-responses`), Anthropic Messages (`anthropic`), Gemini `contents` as
+ * `@google/genai` sends them (`gemini`), Vercel AI SDK model messages (`ai-sdk`). What each
+ * format's messages, `system` and tools are: `FormatTypes`.
+ */
+export type Format = 'openai' | 'openai-responses' | 'anthropic' | 'gemini' | 'ai-sdk';
 /** `exact`: the provider's own tokenizer. `estimate`: a calibrated estimate with a safety margin. */
 export type CountKind = 'exact' | 'estimate';
 
@@ -36,14 +42,165 @@ export interface CtxguardError extends Error {
 
 /** A JSON value, as messages and tool schemas are. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-/** A chat message in the chosen wire format (OpenAI Chat Completions or Anthropic Messages). Unknown fields are carried through. */
+
+// ---------------------------------------------------------------------------------------------
+// Messages, `system` and tools of each format.
+//
+// Every function that takes messages is generic over the caller's own message type `M` and
+// gives `M` back: an SDK's array (`ChatCompletionMessageParam[]`, `ResponseInputItem[]`,
+// `MessageParam[]`, `Content[]`, `ModelMessage[]`; readonly or not) goes in as it is, and what
+// comes out goes to the same SDK without a cast. The types below require only what tells one
+// format's messages from another's; every other field is carried through untouched. At run time
+// messages are read as JSON data (README, "API"): a `Date`, typed array or cycle is an error.
+
+/** A message as plain JSON, in any format (for hosts without an SDK's types). Unknown fields are carried through. */
 export type WireMessage = { [key: string]: JsonValue | undefined };
-/** A tool definition in the chosen wire format. */
+/** A tool definition as plain JSON, in any format. */
 export type WireTool = { [key: string]: JsonValue | undefined };
+/** A JSON schema object as the SDKs type one. */
+export type JsonSchema = { [key: string]: unknown };
+/** A note ctxguard writes as a system message: a summary, an evidence note, guidance. */
+export type SystemNote = { role: 'system'; content: string };
+
+// OpenAI Chat Completions (`format: 'openai'`).
+
+/** A Chat Completions content part (`ChatCompletionContentPart`, and `refusal` in assistant messages). */
+export interface OpenAiChatPart {
+  type: 'text' | 'image_url' | 'input_audio' | 'file' | 'refusal';
+}
+/** A Chat Completions message (`ChatCompletionMessageParam` of `openai`). */
+export interface OpenAiChatMessage {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
+  content?: string | readonly OpenAiChatPart[] | null | undefined;
+}
+/** A text part, as in a system message (`ChatCompletionContentPartText`). */
+export interface OpenAiTextPart {
+  type: 'text';
+  text: string;
+}
+/** A Chat Completions tool (`ChatCompletionTool`): a function, or a custom tool (kept; it has no schema to count). */
+export type OpenAiChatTool =
+  | {
+      type: 'function';
+      function: { name: string; description?: string | undefined; parameters?: JsonSchema | undefined; strict?: boolean | null | undefined };
+    }
+  | { type: 'custom'; custom: { name: string; description?: string | undefined } };
+
+// OpenAI Responses API (`format: 'openai-responses'`).
+
+/** A Responses message part: `input_text`, `input_image`, `input_file`; `output_text`, `refusal` in assistant output. */
+export interface ResponsesContentPart {
+  type: 'input_text' | 'input_image' | 'input_file' | 'output_text' | 'refusal';
+}
+/**
+ * A Responses input item (`ResponseInputItem` of `openai`): a message (with or without
+ * `type: 'message'`; `system` and `developer` messages stay in the list), an `item_reference`, or
+ * another item by its `type`: `function_call` / `function_call_output` (paired by `call_id`),
+ * custom and built-in tool calls, `reasoning` (kept and dropped with the item that follows it),
+ * compaction items (kept or dropped whole, never edited).
+ */
+export type ResponsesInputItem =
+  | {
+      type?: 'message' | undefined;
+      role: 'user' | 'assistant' | 'system' | 'developer';
+      content: string | readonly ResponsesContentPart[];
+    }
+  | { type?: 'item_reference' | null | undefined; id: string }
+  | { type: string };
+/** A Responses tool (`Tool` of `openai`): a function (flat: `name` and `parameters` at the top), or a built-in tool, kept as it is. */
+export type ResponsesTool =
+  | {
+      type: 'function';
+      name: string;
+      description?: string | null | undefined;
+      parameters: JsonSchema | null;
+      strict?: boolean | null | undefined;
+    }
+  | { type: string };
+/** ctxguard's notes in a Responses input: a `system` message item. */
+export type ResponsesNote = {
+  type?: 'message';
+  role: 'system';
+  content: string | { type: 'input_text'; text: string }[];
+};
+
+// Anthropic Messages (`format: 'anthropic'`).
+
+/** An Anthropic content block (`ContentBlockParam`): `text`, `image`, `document`, `tool_use`, `tool_result`, `thinking`...; kinds ctxguard does not read are kept whole. */
+export interface AnthropicBlock {
+  type: string;
+}
+/**
+ * An Anthropic message (`MessageParam` of `@anthropic-ai/sdk`). The SDK's type includes
+ * mid-conversation `system` messages; ctxguard does not read them yet (`INVALID_ROLE`): pass
+ * system text as the `system` option.
+ */
+export interface AnthropicMessage {
+  role: 'user' | 'assistant' | 'system';
+  content: string | readonly AnthropicBlock[];
+}
+/** A text block of the request's `system` as ctxguard takes it (`TextBlockParam`). */
+export interface AnthropicSystemBlock {
+  type: 'text';
+  text: string;
+  cache_control?: { type: 'ephemeral'; ttl?: string | undefined } | null | undefined;
+  citations?: readonly unknown[] | null | undefined;
+}
+/** A text block of the `system` ctxguard gives back; the input's `cache_control` is kept (not typed here). */
+export interface AnthropicTextBlock {
+  type: 'text';
+  text: string;
+}
+/**
+ * An Anthropic tool (`ToolUnion`): a custom tool with `input_schema`, or a server tool by `type`
+ * (kept; it has no schema to count). The SDK's toolsets (`browser_toolset_...`,
+ * `computer_toolset_...`) have no `name`; ctxguard does not read them yet (`INVALID_TOOL`).
+ */
+export type AnthropicTool =
+  | { name: string; description?: string | undefined; input_schema: JsonSchema }
+  | { type: string; name?: string | undefined };
+
+// Gemini (`format: 'gemini'`).
+
+/** A part of a Gemini `Content` (`Part` of `@google/genai`). Fields not listed (`executableCode`, `videoMetadata`...) are kept. */
+export interface GeminiPart {
+  text?: string;
+  /** A thought summary. */
+  thought?: boolean;
+  /** Stays with the part it signs: a signed `functionCall` is never separated from its signature. */
+  thoughtSignature?: string;
+  /** Base64 data: `image/*` counts as an image, `audio/*` as audio, text files are read as text. */
+  inlineData?: { mimeType?: string; data?: string };
+  fileData?: { mimeType?: string; fileUri?: string };
+  functionCall?: { id?: string; name?: string; args?: JsonSchema };
+  functionResponse?: { id?: string; name?: string; response?: JsonSchema };
+}
+/** A Gemini `Content` (`@google/genai`): `role` `'user'` or `'model'` (the SDK types it `string`) and `parts`. */
+export interface GeminiContent {
+  role?: string;
+  parts?: readonly GeminiPart[];
+  /** Not a Gemini field: a message with `content` is another format's. */
+  content?: never;
+}
+/** `systemInstruction` as ctxguard gives it back: a Content whose `parts` end with ctxguard's notes as text parts. */
+export interface GeminiSystemInstruction {
+  role?: string;
+  parts: GeminiPart[];
+}
+/** A function declaration of a Gemini tool (`FunctionDeclaration`). */
+export interface GeminiFunctionDeclaration {
+  name?: string;
+  description?: string;
+  parameters?: unknown;
+  parametersJsonSchema?: unknown;
+}
+/** A Gemini tool (`Tool` of `@google/genai`): `functionDeclarations`; built-in tools (`googleSearch`, `codeExecution`...) are kept as they are. */
+export interface GeminiTool {
+  functionDeclarations?: readonly GeminiFunctionDeclaration[];
+}
 
 // Vercel AI SDK model messages (`ModelMessage` of the `ai` package, 5 and later; `format: 'ai-sdk'`).
-// Structural mirrors: an `ai` `ModelMessage[]` is accepted as is, and `prepare` / `guardSources`
-// give back the type they were given. Parts of kinds ctxguard does not interpret are carried through.
+// Parts of kinds ctxguard does not interpret are carried through.
 
 /** `providerOptions` on messages and parts: carried through, never counted. */
 export type AiSdkProviderOptions = { [provider: string]: { [key: string]: unknown } };
@@ -150,12 +307,104 @@ export interface AiSdkTool {
 }
 /** AI SDK `tools`: tools by name. */
 export type AiSdkToolSet = { [name: string]: AiSdkTool };
+
+/** The `read_attachment` tool's parameters (a JSON schema). */
+export type ReadAttachmentSchema = {
+  type: 'object';
+  properties: { [name: string]: JsonValue };
+  required: string[];
+  additionalProperties: boolean;
+};
+
+/**
+ * Each format's types, in one place:
+ * - `message`: what a message may be — the SDK's own message type fits, and so does plain JSON;
+ * - `system`: the `system` option; `systemOut`: what `result.system` holds when not `null`
+ *   (`never`: always `null`);
+ * - `tools`: the `tools` option;
+ * - `note`: what ctxguard itself adds to `messages` — summaries, evidence notes, guidance
+ *   (`never`: they go to `system`);
+ * - `readTool`: what `readAttachmentTool({ format })` returns.
+ */
+export interface FormatTypes {
+  openai: {
+    message: OpenAiChatMessage | WireMessage;
+    /** A system prompt, counted as a system message before `messages` and not repeated in `result.messages`. */
+    system: string | readonly OpenAiTextPart[];
+    /** System messages stay in `messages`: `result.system` is always `null`. */
+    systemOut: never;
+    tools: readonly (OpenAiChatTool | WireTool)[];
+    note: SystemNote;
+    readTool: { type: 'function'; function: { name: 'read_attachment'; description: string; parameters: ReadAttachmentSchema } };
+  };
+  'openai-responses': {
+    message: ResponsesInputItem | WireMessage;
+    /** The request's `instructions` (system and developer items in the input stay in `messages`). */
+    system: string | null;
+    /** The `instructions` to send (`openai.responses.create({ input: result.messages, instructions: result.system })`). */
+    systemOut: string;
+    tools: readonly (ResponsesTool | WireTool)[];
+    note: ResponsesNote;
+    readTool: { type: 'function'; name: 'read_attachment'; description: string; parameters: ReadAttachmentSchema; strict: boolean };
+  };
+  anthropic: {
+    message: AnthropicMessage | WireMessage;
+    /** The request's `system`: a string or text blocks. */
+    system: string | readonly AnthropicSystemBlock[];
+    /** The request's `system`, ctxguard's summary and notes included. */
+    systemOut: string | AnthropicTextBlock[];
+    tools: readonly (AnthropicTool | WireTool)[];
+    note: never;
+    readTool: { name: 'read_attachment'; description: string; input_schema: ReadAttachmentSchema };
+  };
+  gemini: {
+    message: GeminiContent | WireMessage;
+    /** `systemInstruction`: a Content, or its text. */
+    system: string | GeminiContent;
+    systemOut: GeminiSystemInstruction;
+    tools: readonly (GeminiTool | WireTool)[];
+    note: never;
+    readTool: { functionDeclarations: { name: 'read_attachment'; description: string; parametersJsonSchema: ReadAttachmentSchema }[] };
+  };
+  'ai-sdk': {
+    message: AiSdkModelMessage | WireMessage;
+    /** `system` / `instructions` of `generateText`: a string, a system message, or several. */
+    system: string | AiSdkSystemMessage | readonly AiSdkSystemMessage[];
+    /** The system messages (see `SystemOf`), never in `result.messages`. */
+    systemOut: SystemNote[];
+    tools: AiSdkToolSet;
+    note: never;
+    /** A ToolSet entry: wrap it as `tool({ description, inputSchema: jsonSchema(inputSchema), execute })`. */
+    readTool: { read_attachment: { description: string; inputSchema: ReadAttachmentSchema } };
+  };
+}
+
+/** A message of format `F` (of any format when `F` is all of `Format`). */
+export type MessageOf<F extends Format> = FormatTypes[F]['message'];
 /** Any message ctxguard reads. */
-export type AnyMessage = WireMessage | AiSdkModelMessage;
-/** The `system` option: Anthropic's `system` (string or text blocks), a prompt to prepend (OpenAI), or the AI SDK's `system` / `instructions`. */
-export type SystemOption = string | JsonValue[] | AiSdkSystemMessage | AiSdkSystemMessage[];
-/** The system messages among `M` (what the AI SDK overloads return as `system`). */
-export type SystemMessagesOf<M> = Extract<M, { role: 'system' }>[];
+export type AnyMessage = MessageOf<Format>;
+/** The `tools` option of format `F`. */
+export type ToolsOf<F extends Format> = FormatTypes[F]['tools'];
+/**
+ * The `system` option of format `F`. When TypeScript does not know the format (no `format`, or
+ * a `Format` value), any format's, or text blocks as JSON.
+ */
+export type SystemIn<F extends Format> = [Format] extends [F] ? SystemOption : FormatTypes[F]['system'];
+/** The `system` option in any format. */
+export type SystemOption = FormatTypes[Format]['system'] | readonly JsonValue[];
+/**
+ * What `system` holds in a result, when not `null`, for format `F` and messages `M`. AI SDK:
+ * the system messages among `M` and ctxguard's notes, for `generateText`'s `system` /
+ * `instructions`.
+ */
+export type SystemOf<F extends Format, M> = F extends 'ai-sdk' ? (Extract<M, { role: 'system' }> | SystemNote)[] : FormatTypes[F]['systemOut'];
+/**
+ * The messages of a result, for format `F` and messages `M`: the caller's own `M` and the notes
+ * ctxguard writes into the list. AI SDK: without the system messages, which are in `system`.
+ */
+export type ResultMessage<F extends Format, M> = F extends 'ai-sdk' ? Exclude<M, { role: 'system' }> : M | FormatTypes[F]['note'];
+/** `readAttachmentTool({ format })`'s result. */
+export type ReadAttachmentTool<F extends Format> = FormatTypes[F]['readTool'];
 
 export interface CountTokensOptions {
   encoding?: Encoding;
@@ -163,13 +412,17 @@ export interface CountTokensOptions {
   model?: string;
 }
 
-export interface CountMessagesOptions {
+/** `tools` and `system` of a request in format `F` (counted with it). */
+export interface MeasureOptions<F extends Format = Format> {
+  tools?: ToolsOf<F>;
+  system?: SystemIn<F>;
+}
+
+export interface CountMessagesOptions<F extends Format = Format> extends MeasureOptions<F> {
   model?: string;
   encoding?: Encoding;
-  format?: Format;
-  /** Anthropic `system` (string or text blocks); for OpenAI and the AI SDK, a system prompt to prepend. */
-  system?: SystemOption;
-  tools?: WireTool[] | AiSdkToolSet;
+  /** Default: `'anthropic'` for Claude models named directly (`claude-...`), else `'openai'`. */
+  format?: F;
 }
 
 export interface MessageCount {
@@ -216,6 +469,7 @@ export interface GuardConfig {
   economicBudget?: number | { usd: number } | null;
   triggerRatio?: number;
   targetRatio?: number;
+  /** Default: `'anthropic'` for Claude models named directly (`claude-...`), else `'openai'`. A literal types the guard (`ContextGuard<F>`). */
   format?: Format;
   encoding?: Encoding;
   /** Source guards: token limit for one tool output (default 8000). */
@@ -323,10 +577,9 @@ export interface ReportedUsage {
   [field: string]: JsonValue | undefined;
 }
 
-export interface ObserveUsageArgs {
-  messages: AnyMessage[];
-  system?: SystemOption;
-  tools?: WireTool[] | AiSdkToolSet;
+export interface ObserveUsageArgs<F extends Format = Format, M = MessageOf<F>> extends MeasureOptions<F> {
+  /** The request that was sent. */
+  messages: readonly M[];
   usage: ReportedUsage;
 }
 
@@ -394,12 +647,6 @@ export interface ContextMetrics {
   cost: CostEstimate | null;
 }
 
-export interface MeasureOptions {
-  /** In the guard's format: an array (OpenAI, Anthropic) or an AI SDK ToolSet. */
-  tools?: WireTool[] | AiSdkToolSet;
-  system?: SystemOption;
-}
-
 /** One trace schema for every protection. Fields that do not apply to the operation are `null`. */
 export interface ProtectionTrace {
   operation: 'tool_output' | 'attachment_preview' | 'summary_compact';
@@ -439,17 +686,21 @@ export interface CacheDecision {
   horizonTurns: number;
 }
 
-export interface GuardSourcesOptions extends MeasureOptions {
+export interface GuardSourcesOptions<F extends Format = Format> extends MeasureOptions<F> {
   /** The emergency pass: every tool-output limit quartered; compacted outputs may be compacted again. */
   emergency?: boolean;
   /** Called once per trace; an exception it throws is ignored. */
   onTrace?: (trace: ProtectionTrace) => void;
 }
 
-export interface GuardSourcesResult<M = WireMessage, S = string | JsonValue[]> {
+/**
+ * `M`: the messages' type, `S`: the system's (a guard gives `ResultMessage<F, M>` and
+ * `SystemOf<F, M>` for its format `F`).
+ */
+export interface GuardSourcesResult<M = AnyMessage, S = SystemOf<Format, M>> {
   /** The model-visible messages, in the guard's format. */
   messages: M[];
-  /** Anthropic: the request's `system`; AI SDK: the system messages (for `system` / `instructions`), `null` when none; `null` for OpenAI. */
+  /** The request's system (`SystemOf`); `null` when there is none, and always for OpenAI Chat Completions. */
   system: S | null;
   metrics: ContextMetrics;
   traces: ProtectionTrace[];
@@ -512,10 +763,10 @@ export interface SessionState {
 }
 
 /** What the host's summarizer is given. */
-export interface SummarizeRequest<M = WireMessage, S = string | JsonValue[]> {
+export interface SummarizeRequest<M = AnyMessage, S = SystemOf<Format, M>> {
   /** The summary source, in the guard's wire format. */
   messages: M[];
-  /** Anthropic and AI SDK: earlier summaries among the source, as `system`; otherwise `null`. */
+  /** Formats with a separate system (all but OpenAI Chat Completions): earlier summaries among the source; otherwise `null`. */
   system: S | null;
   format: Format;
   /** Instructions for the summarizing model (use them as its system prompt). */
@@ -531,7 +782,7 @@ export interface SummarizeRequest<M = WireMessage, S = string | JsonValue[]> {
 }
 
 /** The host's summarizer: plain text or a SessionState (or JSON text of one). */
-export type Summarize<M = WireMessage, S = string | JsonValue[]> = (
+export type Summarize<M = AnyMessage, S = SystemOf<Format, M>> = (
   request: SummarizeRequest<M, S>,
 ) => Promise<string | SessionState> | string | SessionState;
 
@@ -546,8 +797,9 @@ export interface ProgressEvent {
 
 export type DegradedReason = 'no_callback' | 'timeout' | 'callback_error' | 'invalid_output' | 'empty_output' | 'over_budget' | 'aborted';
 
-export interface PrepareOptions<M = WireMessage, S = string | JsonValue[]> extends MeasureOptions {
-  summarize?: Summarize<M, S>;
+/** `F`: the guard's format, `M`: the messages' type. */
+export interface PrepareOptions<F extends Format = Format, M = MessageOf<F>> extends MeasureOptions<F> {
+  summarize?: Summarize<ResultMessage<F, M>, SystemOf<F, M>>;
   onProgress?: (event: ProgressEvent) => void;
   onTrace?: (trace: ProtectionTrace) => void;
   /** Receives `[SummaryCompact] ...` lines. */
@@ -576,16 +828,17 @@ export interface PrepareOptions<M = WireMessage, S = string | JsonValue[]> exten
   sessionState?: SessionState;
 }
 
-export interface Checkpoint<M = WireMessage, S = string | JsonValue[]> {
-  /** The self-contained chain to persist: system, summary (or evidence note), retained user messages, the current turn. Carries ctxguard's markers. */
+export interface Checkpoint<M = AnyMessage, S = SystemOf<Format, M>> {
+  /** The self-contained chain to persist: system, summary (or evidence note), retained user messages, the current turn. Carries ctxguard's markers (a `ctxguard` key). */
   messages: M[];
   system: S | null;
 }
 
-export interface PrepareResult<M = WireMessage, S = string | JsonValue[]> {
+/** `M`: the messages' type, `S`: the system's (as `GuardSourcesResult`). */
+export interface PrepareResult<M = AnyMessage, S = SystemOf<Format, M>> {
   /** The model-visible messages to send now (no ctxguard metadata). */
   messages: M[];
-  /** Anthropic: the request's `system`; AI SDK: the system messages (for `system` / `instructions`), `null` when none; `null` for OpenAI. */
+  /** The request's system (`SystemOf`); `null` when there is none, and always for OpenAI Chat Completions. */
   system: S | null;
   metrics: ContextMetrics;
   traces: ProtectionTrace[];
@@ -602,9 +855,11 @@ export interface PrepareResult<M = WireMessage, S = string | JsonValue[]> {
   cacheDecision: CacheDecision | null;
 }
 
-export interface SettleOptions<M = WireMessage, S = string | JsonValue[]> extends MeasureOptions {
+export interface SettleOptions<F extends Format = Format, M = MessageOf<F>> extends MeasureOptions<F> {
   /** The conversation's own model; asked for a Settlement (see `Settlement` minus the bookkeeping fields). */
-  summarize?: Summarize<M, S> | ((request: SummarizeRequest<M, S>) => Promise<JsonValue> | JsonValue);
+  summarize?:
+    | Summarize<ResultMessage<F, M>, SystemOf<F, M>>
+    | ((request: SummarizeRequest<ResultMessage<F, M>, SystemOf<F, M>>) => Promise<JsonValue> | JsonValue);
   onProgress?: (event: ProgressEvent) => void;
   logger?: (line: string) => void;
   signal?: AbortSignal;
@@ -662,34 +917,40 @@ export interface ProviderErrorClassification {
   reason: `marker:${string}` | 'status:413' | 'status:429' | 'none';
 }
 
-export class ContextGuard {
-  constructor(config?: GuardConfig);
+/**
+ * A guard for one conversation. `F` is its format, from `config.format`: with a format
+ * TypeScript knows, messages, `system` and tools are typed as that format's (`FormatTypes`);
+ * without one (the model then picks `'anthropic'` or `'openai'` at run time), any format's.
+ */
+export class ContextGuard<F extends Format = Format> {
+  constructor(config?: GuardConfig & { format?: F });
   readonly budget: Budget;
   readonly model: ModelInfo;
   /** Counts the messages (cached per message content) and returns the metrics snapshot. Never modifies `messages`. */
-  measure(messages: AnyMessage[], options?: MeasureOptions): ContextMetrics;
+  measure<M extends MessageOf<F>>(messages: readonly M[], options?: MeasureOptions<F>): ContextMetrics;
   readonly cacheStats: CacheStats;
   /**
    * The whole pipeline before a model call: source guards, summary compaction through
    * `summarize` when over the trigger (or `force`), the emergency layer, tool-pair sanitation.
-   * Rejects only on bad input; a failing summarizer gives `degraded: true`.
+   * Rejects only on bad input; a failing summarizer gives `degraded: true`. `result.messages`
+   * are the caller's own type (with ctxguard's notes where the format keeps them in the list).
    */
-  prepare<M extends AiSdkModelMessage>(
-    messages: M[],
-    options?: PrepareOptions<M, SystemMessagesOf<M>>,
-  ): Promise<PrepareResult<M, SystemMessagesOf<M>>>;
-  prepare(messages: WireMessage[], options?: PrepareOptions): Promise<PrepareResult>;
+  prepare<M extends MessageOf<F>>(
+    messages: readonly M[],
+    options?: PrepareOptions<F, M>,
+  ): Promise<PrepareResult<ResultMessage<F, M>, SystemOf<F, M>>>;
   /**
    * End-of-run settlement: asks `summarize` for `{ session_state, memory_entries, reflections,
    * learnings }` (3 attempts, then a mechanical SessionState with `degraded: true`).
    */
-  settle<M extends AiSdkModelMessage>(messages: M[], options?: SettleOptions<M, SystemMessagesOf<M>>): Promise<Settlement>;
-  settle(messages: WireMessage[], options?: SettleOptions): Promise<Settlement>;
+  settle<M extends MessageOf<F>>(messages: readonly M[], options?: SettleOptions<F, M>): Promise<Settlement>;
   /** Source guards only (tool outputs, attachments) over a copy of `messages`. */
-  guardSources<M extends AiSdkModelMessage>(messages: M[], options?: GuardSourcesOptions): GuardSourcesResult<M, SystemMessagesOf<M>>;
-  guardSources(messages: WireMessage[], options?: GuardSourcesOptions): GuardSourcesResult;
+  guardSources<M extends MessageOf<F>>(
+    messages: readonly M[],
+    options?: GuardSourcesOptions<F>,
+  ): GuardSourcesResult<ResultMessage<F, M>, SystemOf<F, M>>;
   /** Learn from the provider's reported usage for the request that was sent. */
-  observeUsage(args: ObserveUsageArgs): CalibrationSummary | null;
+  observeUsage<M extends MessageOf<F>>(args: ObserveUsageArgs<F, M>): CalibrationSummary | null;
   /** The calibration state (plain JSON to persist); assign a saved one to restore it. */
   get calibration(): CalibrationState;
   set calibration(state: CalibrationState);
@@ -698,7 +959,11 @@ export class ContextGuard {
 }
 
 export function countTokens(text: string, options?: CountTokensOptions): number;
-export function countMessages(messages: AnyMessage[], options?: CountMessagesOptions): CountMessagesResult;
+/** Counts a whole request in format `F` (`options.format`) as the provider bills it. */
+export function countMessages<M extends MessageOf<F>, F extends Format = Format>(
+  messages: readonly M[],
+  options?: CountMessagesOptions<F>,
+): CountMessagesResult;
 export function modelInfo(model: string): ModelInfo;
 /** The list of models in the built-in table. */
 export function knownModels(): ModelInfo[];
@@ -707,12 +972,13 @@ export function compactToolOutput(text: string, options?: CompactToolOutputOptio
 /** A bounded preview of one attachment's text. */
 export function previewAttachment(text: string, options?: PreviewAttachmentOptions): CompactResult;
 /**
- * The `read_attachment` tool definition for the model, in OpenAI (default) or Anthropic shape, or
- * for the AI SDK a ToolSet entry `{ read_attachment: { description, inputSchema } }` (wrap it:
+ * The `read_attachment` tool definition for the model, in the shape of `format` (default
+ * `'openai'`): a Chat Completions tool, a Responses function tool, an Anthropic tool, a Gemini
+ * tool with one function declaration, or for the AI SDK a ToolSet entry
+ * `{ read_attachment: { description, inputSchema } }` (wrap it:
  * `tool({ description, inputSchema: jsonSchema(inputSchema), execute })`).
  */
-export function readAttachmentTool(options: { format: 'ai-sdk' }): { read_attachment: { description: string; inputSchema: { [key: string]: JsonValue } } };
-export function readAttachmentTool(options?: { format?: Format }): WireTool;
+export function readAttachmentTool<F extends Format = 'openai'>(options?: { format?: F }): ReadAttachmentTool<F>;
 /** One page of an attachment's full text. `source` maps attachment ids to their text (object or Map), or is the text itself. */
 export function readAttachment(
   source: string | { [id: string]: string } | Map<string, string>,
@@ -724,45 +990,50 @@ export function readAttachment(
  * and never throws: unreadable input is `'other'`.
  */
 export function classifyProviderError(error: unknown): ProviderErrorClassification;
-/** A model input as pre-model hooks pass it along: the messages plus whatever else the host carries. */
-export interface ModelInput {
-  messages: WireMessage[];
-  system?: string | JsonValue[] | null;
+/** A model input as pre-model hooks pass it along: the messages (`M`), the system (`S`), and whatever else the host carries. */
+export interface ModelInput<M = AnyMessage, S = SystemOption> {
+  messages: M[];
+  system?: S | null;
   [key: string]: unknown;
 }
 
 /** A pre-model hook: returns the next model input, or nothing to keep the one it was given. */
-export type PreModelHook = (input: ModelInput) => ModelInput | undefined | void | Promise<ModelInput | undefined | void>;
+export type PreModelHook<I = ModelInput> = (input: I) => I | undefined | void | Promise<I | undefined | void>;
 
 /**
- * Compose hooks in order; each sees the previous one's model input. Throws `INVALID_OPTIONS`
- * for a non-function; the chained hook rejects with whatever a hook throws.
+ * Compose hooks in order; each sees the previous one's model input (`I`, e.g.
+ * `ModelInput<ChatCompletionMessageParam>`). Throws `INVALID_OPTIONS` for a non-function; the
+ * chained hook rejects with whatever a hook throws.
  */
-export function chainPreModelHooks(hooks: PreModelHook[]): (input: ModelInput) => Promise<ModelInput>;
-/** One stored turn of a conversation. */
-export interface StoredTurn {
+export function chainPreModelHooks<I extends { messages: readonly unknown[] } = ModelInput>(
+  hooks: readonly PreModelHook<I>[],
+): (input: I) => Promise<I>;
+/** One stored turn of a conversation in format `F`, its messages of type `M`. */
+export interface StoredTurn<F extends Format = Format, M = MessageOf<F>> {
   id?: string | number | null;
   /** The turn's persisted message chain (for a compacting turn: the `checkpoint` of its `prepare`). */
-  messages: AnyMessage[];
-  /** Anthropic and AI SDK: the turn's `system`, when it has one. */
-  system?: SystemOption | null;
+  messages: readonly M[];
+  /** Formats with a separate system: the turn's `system` (a checkpoint's `system`), when it has one. */
+  system?: SystemIn<F> | null;
   status?: string | null;
 }
 
-export interface ResolveHistoryOptions {
+export interface ResolveHistoryOptions<F extends Format = Format> {
   /** Turns after the checkpoint to keep (the latest); never cuts into the checkpoint chain. */
   limit?: number;
   /** Resolve the history before this message id (edit / fork). */
   beforeMessageId?: string;
-  format?: Format;
+  /** Default `'openai'`. */
+  format?: F;
   /** The guard's `checkpointKey`, when summaries are sealed with one. */
   checkpointKey?: string;
 }
 
-export interface ResolvedHistory {
-  messages: WireMessage[];
-  /** Anthropic: the merged `system`; AI SDK: the system messages; `null` for OpenAI. */
-  system: string | JsonValue[] | null;
+/** `M`: the messages' type, `S`: the system's (as `PrepareResult`). */
+export interface ResolvedHistory<M = AnyMessage, S = SystemOf<Format, M>> {
+  messages: M[];
+  /** The merged system of the turns (`SystemOf`); `null` when there is none, and always for OpenAI Chat Completions. */
+  system: S | null;
   /** Index of the turn holding the checkpoint, or `null`. */
   checkpointIndex: number | null;
   fromCheckpoint: boolean;
@@ -773,7 +1044,10 @@ export interface ResolvedHistory {
  * A checkpoint is a sealed `[ctxguard:summary]` block in a system message (verified with
  * `checkpointKey` when given); text a user or a tool writes never counts.
  */
-export function resolveHistory(turns: StoredTurn[], options?: ResolveHistoryOptions): ResolvedHistory;
+export function resolveHistory<M extends MessageOf<F>, F extends Format = Format>(
+  turns: readonly StoredTurn<F, M>[],
+  options?: ResolveHistoryOptions<F>,
+): ResolvedHistory<ResultMessage<F, M>, SystemOf<F, M>>;
 /** The crate version. */
 export function version(): string;
 
