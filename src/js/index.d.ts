@@ -317,8 +317,9 @@ export type ReadAttachmentSchema = {
 };
 
 /**
- * Each format's types, in one place:
- * - `message`: what a message may be — the SDK's own message type fits, and so does plain JSON;
+ * Each format's types, in one place (inputs take the SDK's types, and plain JSON too: `WireMessage`,
+ * `WireTool`, text parts as `JsonValue[]`):
+ * - `message`: what a message may be;
  * - `system`: the `system` option; `systemOut`: what `result.system` holds when not `null`
  *   (`never`: always `null`);
  * - `tools`: the `tools` option;
@@ -330,7 +331,7 @@ export interface FormatTypes {
   openai: {
     message: OpenAiChatMessage | WireMessage;
     /** A system prompt, counted as a system message before `messages` and not repeated in `result.messages`. */
-    system: string | readonly OpenAiTextPart[];
+    system: string | readonly OpenAiTextPart[] | readonly JsonValue[];
     /** System messages stay in `messages`: `result.system` is always `null`. */
     systemOut: never;
     tools: readonly (OpenAiChatTool | WireTool)[];
@@ -350,7 +351,7 @@ export interface FormatTypes {
   anthropic: {
     message: AnthropicMessage | WireMessage;
     /** The request's `system`: a string or text blocks. */
-    system: string | readonly AnthropicSystemBlock[];
+    system: string | readonly AnthropicSystemBlock[] | readonly JsonValue[];
     /** The request's `system`, ctxguard's summary and notes included. */
     systemOut: string | AnthropicTextBlock[];
     tools: readonly (AnthropicTool | WireTool)[];
@@ -383,15 +384,18 @@ export interface FormatTypes {
 export type MessageOf<F extends Format> = FormatTypes[F]['message'];
 /** Any message ctxguard reads. */
 export type AnyMessage = MessageOf<Format>;
+/**
+ * The `messages` a guard of format `F` takes: the caller's own type `M`, which must be a message
+ * of `F`. (An intersection rather than a narrower bound on `M`, so that a guard of a known format
+ * is still a `ContextGuard`.)
+ */
+export type Messages<F extends Format, M> = readonly (M & MessageOf<F>)[];
 /** The `tools` option of format `F`. */
 export type ToolsOf<F extends Format> = FormatTypes[F]['tools'];
-/**
- * The `system` option of format `F`. When TypeScript does not know the format (no `format`, or
- * a `Format` value), any format's, or text blocks as JSON.
- */
-export type SystemIn<F extends Format> = [Format] extends [F] ? SystemOption : FormatTypes[F]['system'];
+/** The `system` option of format `F`. */
+export type SystemIn<F extends Format> = FormatTypes[F]['system'];
 /** The `system` option in any format. */
-export type SystemOption = FormatTypes[Format]['system'] | readonly JsonValue[];
+export type SystemOption = SystemIn<Format>;
 /**
  * What `system` holds in a result, when not `null`, for format `F` and messages `M`. AI SDK:
  * the system messages among `M` and ctxguard's notes, for `generateText`'s `system` /
@@ -579,7 +583,7 @@ export interface ReportedUsage {
 
 export interface ObserveUsageArgs<F extends Format = Format, M = MessageOf<F>> extends MeasureOptions<F> {
   /** The request that was sent. */
-  messages: readonly M[];
+  messages: Messages<F, M>;
   usage: ReportedUsage;
 }
 
@@ -799,7 +803,8 @@ export type DegradedReason = 'no_callback' | 'timeout' | 'callback_error' | 'inv
 
 /** `F`: the guard's format, `M`: the messages' type. */
 export interface PrepareOptions<F extends Format = Format, M = MessageOf<F>> extends MeasureOptions<F> {
-  summarize?: Summarize<ResultMessage<F, M>, SystemOf<F, M>>;
+  /** The host's summarizer (`Summarize`). */
+  summarize?(request: SummarizeRequest<ResultMessage<F, M>, SystemOf<F, M>>): Promise<string | SessionState> | string | SessionState;
   onProgress?: (event: ProgressEvent) => void;
   onTrace?: (trace: ProtectionTrace) => void;
   /** Receives `[SummaryCompact] ...` lines. */
@@ -856,10 +861,8 @@ export interface PrepareResult<M = AnyMessage, S = SystemOf<Format, M>> {
 }
 
 export interface SettleOptions<F extends Format = Format, M = MessageOf<F>> extends MeasureOptions<F> {
-  /** The conversation's own model; asked for a Settlement (see `Settlement` minus the bookkeeping fields). */
-  summarize?:
-    | Summarize<ResultMessage<F, M>, SystemOf<F, M>>
-    | ((request: SummarizeRequest<ResultMessage<F, M>, SystemOf<F, M>>) => Promise<JsonValue> | JsonValue);
+  /** The conversation's own model; asked for a Settlement (see `Settlement` minus the bookkeeping fields), as JSON or its text. */
+  summarize?(request: SummarizeRequest<ResultMessage<F, M>, SystemOf<F, M>>): Promise<SessionState | JsonValue> | SessionState | JsonValue;
   onProgress?: (event: ProgressEvent) => void;
   logger?: (line: string) => void;
   signal?: AbortSignal;
@@ -927,7 +930,7 @@ export class ContextGuard<F extends Format = Format> {
   readonly budget: Budget;
   readonly model: ModelInfo;
   /** Counts the messages (cached per message content) and returns the metrics snapshot. Never modifies `messages`. */
-  measure<M extends MessageOf<F>>(messages: readonly M[], options?: MeasureOptions<F>): ContextMetrics;
+  measure<M extends AnyMessage>(messages: Messages<F, M>, options?: MeasureOptions<F>): ContextMetrics;
   readonly cacheStats: CacheStats;
   /**
    * The whole pipeline before a model call: source guards, summary compaction through
@@ -935,22 +938,22 @@ export class ContextGuard<F extends Format = Format> {
    * Rejects only on bad input; a failing summarizer gives `degraded: true`. `result.messages`
    * are the caller's own type (with ctxguard's notes where the format keeps them in the list).
    */
-  prepare<M extends MessageOf<F>>(
-    messages: readonly M[],
+  prepare<M extends AnyMessage>(
+    messages: Messages<F, M>,
     options?: PrepareOptions<F, M>,
   ): Promise<PrepareResult<ResultMessage<F, M>, SystemOf<F, M>>>;
   /**
    * End-of-run settlement: asks `summarize` for `{ session_state, memory_entries, reflections,
    * learnings }` (3 attempts, then a mechanical SessionState with `degraded: true`).
    */
-  settle<M extends MessageOf<F>>(messages: readonly M[], options?: SettleOptions<F, M>): Promise<Settlement>;
+  settle<M extends AnyMessage>(messages: Messages<F, M>, options?: SettleOptions<F, M>): Promise<Settlement>;
   /** Source guards only (tool outputs, attachments) over a copy of `messages`. */
-  guardSources<M extends MessageOf<F>>(
-    messages: readonly M[],
+  guardSources<M extends AnyMessage>(
+    messages: Messages<F, M>,
     options?: GuardSourcesOptions<F>,
   ): GuardSourcesResult<ResultMessage<F, M>, SystemOf<F, M>>;
   /** Learn from the provider's reported usage for the request that was sent. */
-  observeUsage<M extends MessageOf<F>>(args: ObserveUsageArgs<F, M>): CalibrationSummary | null;
+  observeUsage<M extends AnyMessage>(args: ObserveUsageArgs<F, M>): CalibrationSummary | null;
   /** The calibration state (plain JSON to persist); assign a saved one to restore it. */
   get calibration(): CalibrationState;
   set calibration(state: CalibrationState);
@@ -960,8 +963,8 @@ export class ContextGuard<F extends Format = Format> {
 
 export function countTokens(text: string, options?: CountTokensOptions): number;
 /** Counts a whole request in format `F` (`options.format`) as the provider bills it. */
-export function countMessages<M extends MessageOf<F>, F extends Format = Format>(
-  messages: readonly M[],
+export function countMessages<M extends AnyMessage, F extends Format = Format>(
+  messages: Messages<F, M>,
   options?: CountMessagesOptions<F>,
 ): CountMessagesResult;
 export function modelInfo(model: string): ModelInfo;
@@ -1012,7 +1015,7 @@ export function chainPreModelHooks<I extends { messages: readonly unknown[] } = 
 export interface StoredTurn<F extends Format = Format, M = MessageOf<F>> {
   id?: string | number | null;
   /** The turn's persisted message chain (for a compacting turn: the `checkpoint` of its `prepare`). */
-  messages: readonly M[];
+  messages: Messages<F, M>;
   /** Formats with a separate system: the turn's `system` (a checkpoint's `system`), when it has one. */
   system?: SystemIn<F> | null;
   status?: string | null;
@@ -1044,7 +1047,7 @@ export interface ResolvedHistory<M = AnyMessage, S = SystemOf<Format, M>> {
  * A checkpoint is a sealed `[ctxguard:summary]` block in a system message (verified with
  * `checkpointKey` when given); text a user or a tool writes never counts.
  */
-export function resolveHistory<M extends MessageOf<F>, F extends Format = Format>(
+export function resolveHistory<M extends AnyMessage, F extends Format = Format>(
   turns: readonly StoredTurn<F, M>[],
   options?: ResolveHistoryOptions<F>,
 ): ResolvedHistory<ResultMessage<F, M>, SystemOf<F, M>>;

@@ -19,6 +19,7 @@ import type {
   GuardSourcesOptions,
   GuardSourcesResult,
   MeasureOptions,
+  Messages,
   MessageOf,
   ModelInfo,
   ObserveUsageArgs,
@@ -102,8 +103,8 @@ export declare class GuardWorker {
   readonly transferStats: TransferStats;
   /** A ContextGuard in the worker (format `F` as `ContextGuard`'s); rejects with ctxguard's error for an invalid config. */
   createGuard<F extends Format = Format>(config?: GuardConfig & { format?: F }): Promise<WorkerGuard<F>>;
-  countMessages<M extends MessageOf<F>, F extends Format = Format>(
-    messages: readonly M[],
+  countMessages<M extends AnyMessage, F extends Format = Format>(
+    messages: Messages<F, M>,
     options?: CountMessagesOptions<F>,
   ): Promise<CountMessagesResult>;
   countTokens(text: string, options?: CountTokensOptions): Promise<number>;
@@ -113,7 +114,7 @@ export declare class GuardWorker {
   previewAttachment(text: string, options?: PreviewAttachmentOptions): Promise<CompactResult>;
   readAttachment(source: string | { [id: string]: string } | Map<string, string>, options: ReadAttachmentOptions): Promise<AttachmentPage>;
   readAttachmentTool<F extends Format = 'openai'>(options?: { format?: F }): Promise<ReadAttachmentTool<F>>;
-  resolveHistory<M extends MessageOf<F>, F extends Format = Format>(
+  resolveHistory<M extends AnyMessage, F extends Format = Format>(
     turns: readonly StoredTurn<F, M>[],
     options?: ResolveHistoryOptions<F>,
   ): Promise<ResolvedHistory<ResultMessage<F, M>, SystemOf<F, M>>>;
@@ -132,23 +133,23 @@ export declare class WorkerGuard<F extends Format = Format> {
   /** The guard's id in its worker (for custom methods: `ctx.guard(id)`). */
   readonly id: number;
   readonly worker: GuardWorker;
-  measure<M extends MessageOf<F>>(messages: readonly M[], options?: MeasureOptions<F>): Promise<ContextMetrics>;
-  guardSources<M extends MessageOf<F>>(
-    messages: readonly M[],
+  measure<M extends AnyMessage>(messages: Messages<F, M>, options?: MeasureOptions<F>): Promise<ContextMetrics>;
+  guardSources<M extends AnyMessage>(
+    messages: Messages<F, M>,
     options?: GuardSourcesOptions<F>,
   ): Promise<GuardSourcesResult<ResultMessage<F, M>, SystemOf<F, M>>>;
   /** `summarize`, `onProgress`, `onTrace` and `logger` run on this thread; the pipeline (timeout, retries, fallback) in the worker. */
-  prepare<M extends MessageOf<F>>(
-    messages: readonly M[],
+  prepare<M extends AnyMessage>(
+    messages: Messages<F, M>,
     options?: PrepareOptions<F, M>,
   ): Promise<PrepareResult<ResultMessage<F, M>, SystemOf<F, M>>>;
-  settle<M extends MessageOf<F>>(messages: readonly M[], options?: SettleOptions<F, M>): Promise<Settlement>;
+  settle<M extends AnyMessage>(messages: Messages<F, M>, options?: SettleOptions<F, M>): Promise<Settlement>;
   /** `countMessages` in the guard's worker (`options.format` as the free function's). */
-  countMessages<M extends MessageOf<G>, G extends Format = Format>(
-    messages: readonly M[],
+  countMessages<M extends AnyMessage, G extends Format = Format>(
+    messages: Messages<G, M>,
     options?: CountMessagesOptions<G>,
   ): Promise<CountMessagesResult>;
-  observeUsage<M extends MessageOf<F>>(args: ObserveUsageArgs<F, M>): Promise<CalibrationSummary | null>;
+  observeUsage<M extends AnyMessage>(args: ObserveUsageArgs<F, M>): Promise<CalibrationSummary | null>;
   cacheStats(): Promise<CacheStats>;
   calibration(): Promise<CalibrationState>;
   setCalibration(state: CalibrationState): Promise<void>;

@@ -239,6 +239,8 @@ void [aiCounted, aiMetrics, aiGuarded, aiReadTool];
 // A guard whose format TypeScript knows takes and gives that format's types (FormatTypes); the
 // official SDKs' own types are checked in tests/ts/sdk/. Plain literals work too.
 const chatGuard: ContextGuard<'openai'> = new ContextGuard({ model: 'gpt-4o', format: 'openai' });
+// A guard of a known format is still a ContextGuard (for a field or parameter typed `ContextGuard`).
+const anyGuard: ContextGuard = chatGuard;
 const chatSources = chatGuard.guardSources([{ role: 'user', content: 'Hi' }] as const, { system: [{ type: 'text', text: 'Be brief.' }] });
 const chatSystem: null = chatSources.system;
 const chatRead: ReadAttachmentTool<'openai'> = readAttachmentTool();
@@ -272,7 +274,7 @@ const geminiSystem: SystemOf<'gemini', unknown> | null = geminiGuard.guardSource
 const geminiTools: ToolsOf<'gemini'> = [readAttachmentTool({ format: 'gemini' }), { googleSearch: {} }];
 const geminiMessage: MessageOf<'gemini'> = { role: 'model', parts: [{ text: 'Rain.', thought: false }] };
 const anyFormat: FormatTypes[Format]['note'] = { role: 'system', content: 'note' };
-void [chatSystem, chatReadName, strict, claudeSystem, claudeTools, geminiSystem, geminiTools, geminiMessage, anyFormat];
+void [anyGuard, chatSystem, chatReadName, strict, claudeSystem, claudeTools, geminiSystem, geminiTools, geminiMessage, anyFormat];
 // @ts-expect-error a Chat Completions guard has no separate system
 const chatSystemText: string = chatSources.system;
 // @ts-expect-error Responses instructions are a string

@@ -47,6 +47,7 @@ export async function mainThread(messages: WireMessage[]): Promise<PrepareResult
 type Question = { role: 'user'; content: string };
 export async function typedWorkerGuard(messages: readonly Question[]): Promise<Question[]> {
   const guard = await createWorkerGuard(worker, { model: 'claude-sonnet-4-5', format: 'anthropic' });
+  const asAny: WorkerGuard = guard;
   const r = await guard.prepare(messages, { system: [{ type: 'text', text: 'Be brief.' }] });
   const system: string | AnthropicTextBlock[] | null = r.system;
   const w = await connectGuardWorker(worker);
@@ -54,7 +55,7 @@ export async function typedWorkerGuard(messages: readonly Question[]): Promise<Q
   const history: Question[] = (await w.resolveHistory([{ messages: r.checkpoint?.messages ?? messages }], { format: 'anthropic' })).messages;
   // @ts-expect-error an Anthropic guard's system is a string or text blocks
   await guard.measure(messages, { system: { parts: [{ text: 'x' }] } });
-  void [system, required, history];
+  void [asAny, system, required, history];
   return r.messages;
 }
 
