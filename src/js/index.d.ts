@@ -117,12 +117,6 @@ export type ResponsesTool =
       strict?: boolean | null | undefined;
     }
   | { type: string };
-/** ctxguard's notes in a Responses input: a `system` message item. */
-export type ResponsesNote = {
-  type?: 'message';
-  role: 'system';
-  content: string | { type: 'input_text'; text: string }[];
-};
 
 // Anthropic Messages (`format: 'anthropic'`).
 
@@ -182,7 +176,7 @@ export interface GeminiContent {
   /** Not a Gemini field: a message with `content` is another format's. */
   content?: never;
 }
-/** `systemInstruction` as ctxguard gives it back: a Content whose `parts` end with ctxguard's notes as text parts. */
+/** A `systemInstruction` Content as ctxguard gives it back with its notes: the input's parts, then one `{ text }` part per note. */
 export interface GeminiSystemInstruction {
   role?: string;
   parts: GeminiPart[];
@@ -345,7 +339,8 @@ export interface FormatTypes {
     /** The `instructions` to send (`openai.responses.create({ input: result.messages, instructions: result.system })`). */
     systemOut: string;
     tools: readonly (ResponsesTool | WireTool)[];
-    note: ResponsesNote;
+    /** `{ role: 'system', content }` items. */
+    note: SystemNote;
     readTool: { type: 'function'; name: 'read_attachment'; description: string; parameters: ReadAttachmentSchema; strict: boolean };
   };
   anthropic: {
@@ -360,9 +355,10 @@ export interface FormatTypes {
   };
   gemini: {
     message: GeminiContent | WireMessage;
-    /** `systemInstruction`: a Content, or its text. */
-    system: string | GeminiContent;
-    systemOut: GeminiSystemInstruction;
+    /** `systemInstruction`: a Content, a Part, parts, or text (`ContentUnion` of `@google/genai`). */
+    system: string | GeminiContent | GeminiPart | readonly GeminiPart[];
+    /** `systemInstruction`: alone, in the shape it came in; with ctxguard's notes, one Content. */
+    systemOut: string | GeminiPart | GeminiPart[] | GeminiSystemInstruction;
     tools: readonly (GeminiTool | WireTool)[];
     note: never;
     readTool: { functionDeclarations: { name: 'read_attachment'; description: string; parametersJsonSchema: ReadAttachmentSchema }[] };

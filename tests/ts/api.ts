@@ -271,6 +271,7 @@ const contents = [
   { role: 'user', parts: [{ functionResponse: { id: 'c1', name: 'weather', response: { output: 'rain' } } }] },
 ];
 const geminiSystem: SystemOf<'gemini', unknown> | null = geminiGuard.guardSources(contents, { system: { parts: [{ text: 'Be brief.' }] } }).system;
+geminiGuard.measure(contents, { system: { text: 'Be brief.' } });
 const geminiTools: ToolsOf<'gemini'> = [readAttachmentTool({ format: 'gemini' }), { googleSearch: {} }];
 const geminiMessage: MessageOf<'gemini'> = { role: 'model', parts: [{ text: 'Rain.', thought: false }] };
 const anyFormat: FormatTypes[Format]['note'] = { role: 'system', content: 'note' };

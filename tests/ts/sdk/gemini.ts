@@ -29,8 +29,8 @@ export async function contents(contents: Content[], systemInstruction: Content, 
     summarize: async ({ messages: source, system: earlier, instructions, maxTokens, signal }) => {
       const res = await genai.models.generateContent({
         model: 'gemini-2.5-flash-lite',
-        contents: source,
-        config: { systemInstruction: [instructions, ...(earlier?.parts ?? [])], maxOutputTokens: maxTokens, abortSignal: signal },
+        contents: [...source, { role: 'user', parts: [{ text: instructions }] }],
+        config: { systemInstruction: earlier ?? undefined, maxOutputTokens: maxTokens, abortSignal: signal },
       });
       return res.text ?? '';
     },
