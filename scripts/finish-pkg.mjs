@@ -2,7 +2,8 @@
 // Turns wasm-pack's web-target output in pkg/ into the npm package `ctxguard`:
 //   - entries from src/js/: node.js (sync init from disk) and index.js (top-level `await init()`),
 //     both re-exporting api.js (the public names);
-//   - the hand-written src/js/index.d.ts as the package's types (the generated ones have `any`);
+//   - the hand-written src/js/index.d.ts (with formats.d.ts) as the package's types (the generated
+//     ones have `any`);
 //   - the worker helper: `ctxguard/worker` (worker.js, main thread, no wasm) and
 //     `ctxguard/worker/serve` (worker-serve.js in browsers, worker-serve-node.js in Node), with
 //     their hand-written types;
@@ -87,11 +88,13 @@ copyFileSync(join(js, 'memo.js'), join(pkg, 'memo.js'));
 copyFileSync(join(js, 'freed.js'), join(pkg, 'freed.js'));
 copyFileSync(join(js, 'node.js'), join(pkg, 'node.js'));
 bundleWebEntry(pkg);
-copyFileSync(join(js, 'index.d.ts'), join(pkg, 'index.d.ts'));
+// The package's types: index.d.ts re-exports the formats' types from formats.d.ts.
+const typeFiles = ['index.d.ts', 'formats.d.ts'];
+for (const file of typeFiles) copyFileSync(join(js, file), join(pkg, file));
 const workerFiles = ['worker.js', 'worker-wire.js', 'worker-host.js', 'worker-serve.js', 'worker-serve-node.js', 'worker.d.ts', 'worker-serve.d.ts'];
 for (const file of workerFiles) copyFileSync(join(js, file), join(pkg, file));
 
-const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'freed.js', 'index.d.ts', ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
+const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'freed.js', ...typeFiles, ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
 
 // Single-encoding builds (scripts/build-pkg.sh): the same entries next to their own wasm.
 // `gemini` is one of them: the pipeline with the gemma3 vocabulary instead of OpenAI's.

@@ -93,7 +93,9 @@ step "build pkg (wasm-pack --release)" build scripts/build-pkg.sh
 
 if [ "$build_ok" -eq 1 ]; then
   step "node --test tests/js" tests node --test --test-reporter=spec tests/js/
-  step "tsc --noEmit -p tests/ts" check node_modules/.bin/tsc --noEmit -p tests/ts/
+  # The declarations against the package's own uses, then each format's SDK round trip (tests/ts/sdk).
+  step "tsc --noEmit (tests/ts + sdk)" check \
+    bash -c "node_modules/.bin/tsc --noEmit -p tests/ts/ && node_modules/.bin/tsc --noEmit -p tests/ts/sdk/"
   step "browser ESM + worker (chromium)" tests node --test --test-reporter=spec tests/browser/
   # A Vite app (no Vite config) with the packed package: vite build + dev server, run in Chromium.
   step "vite app (build, dev, chromium)" tests node --test --test-reporter=spec tests/vite-app/
@@ -103,7 +105,7 @@ if [ "$build_ok" -eq 1 ]; then
     echo; echo "(no tests/page/ yet: demo page test not run)"
   fi
 else
-  for s in "node --test tests/js" "tsc --noEmit -p tests/ts" "browser ESM + worker (chromium)" "vite app (build, dev, chromium)" "demo page test"; do
+  for s in "node --test tests/js" "tsc --noEmit (tests/ts + sdk)" "browser ESM + worker (chromium)" "vite app (build, dev, chromium)" "demo page test"; do
     skip "$s" "pkg did not build"
   done
 fi
