@@ -74,7 +74,7 @@ function isPrefix(prev, next) {
 // --- agent: 200 turns of tool outputs --------------------------------------------------------
 function fileText(i) {
   const lines = [];
-  for (let l = 0; l < 260; l++) lines.push(`${String(l + 1).padStart(4)} | const value_${i}_${l} = compute(${l}, ${i} * factor); // step ${l % 7}`);
+  for (let l = 0; l < 120; l++) lines.push(`${String(l + 1).padStart(4)} | const value_${i}_${l} = compute(${l}, ${i} * factor); // step ${l % 7}`);
   return lines.join('\n');
 }
 
@@ -182,13 +182,14 @@ async function dead() {
     states.push(r.metrics.breaker.state);
     history.push(answer(i));
   }
+  // The turn whose compaction opened it still waited for its attempts.
   const openAt = states.indexOf('open');
   return {
     turns: 30,
     summarizerCalls: s.calls,
-    breakerOpensAfterTurn: openAt + 1,
-    prepareMsBeforeOpen: stats(times.slice(0, openAt)),
-    prepareMsAfterOpen: stats(times.slice(openAt)),
+    breakerOpensOnTurn: openAt + 1,
+    prepareMsUntilOpen: stats(times.slice(0, openAt + 1)),
+    prepareMsAfterOpen: stats(times.slice(openAt + 1)),
   };
 }
 

@@ -1,4 +1,4 @@
-//! The table of known models: how their tokens are counted and their limits (SPEC §3, §4).
+//! The table of known models: how their tokens are counted and their limits (docs/design.md, "Token counting", "Budget").
 //!
 //! Limits are the providers' published figures as of 2026-11; every one can be overridden in the
 //! guard config. Estimate factors multiply an `o200k_base` count for models whose tokenizer is

@@ -1,4 +1,4 @@
-//! Whole-request token accounting the way providers bill it (SPEC §3).
+//! Whole-request token accounting the way providers bill it (docs/design.md, "Token counting").
 //!
 //! - [`count_message`] counts one message with a breakdown. It is pure (same profile and message,
 //!   same result), so callers can cache it by message content.

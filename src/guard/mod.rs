@@ -54,7 +54,7 @@ pub struct GuardConfig {
     /// `sources::clearing`).
     pub clear_tool_outputs: Option<sources::pass::ClearSetting>,
     /// A secret of the host: summaries are sealed with a tag under it, and only summaries whose
-    /// tag verifies are taken as checkpoints (see `checkpoint.rs` for the threat model).
+    /// tag verifies are taken as checkpoints (threat model: docs/design.md, "Checkpoints").
     pub checkpoint_key: Option<String>,
     /// Prices overriding the table (USD per million tokens).
     pub pricing: Option<Pricing>,
@@ -108,7 +108,7 @@ pub enum Strategy {
     /// current turn (the latest user message and everything after it) is kept whole.
     #[default]
     Summary,
-    /// The SessionState is the only history source (seed 004): no retained user messages, and a
+    /// The SessionState is the only history source (docs/design.md, "Session settlement"): no retained user messages, and a
     /// mid-run compression also folds the current turn's earlier steps, keeping the latest user
     /// message and the last assistant step. `prepare(messages, { sessionState })` starts a run
     /// from the SessionState of the last settlement.

@@ -1,4 +1,4 @@
-//! Token counting for the OpenAI encodings and Gemini's (SPEC §3).
+//! Token counting for the OpenAI encodings and Gemini's (docs/design.md, "Token counting").
 //!
 //! Counts are exact: `count(encoding, text)` equals tiktoken-rs's
 //! `encode_ordinary(text).len()` for every input (special-token text such as `<|endoftext|>` is
