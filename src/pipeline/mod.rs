@@ -311,6 +311,7 @@ impl Guard {
 
     fn prepare_start_in(&mut self, request: &Request, options: &PrepareOptions, now: &dyn Fn() -> f64) -> Result<Step> {
         let started = now();
+        self.breaker.tick(started);
         let from_state;
         let history = match &options.session_state {
             Some(state) => {
