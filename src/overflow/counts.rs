@@ -160,7 +160,9 @@ impl NumericFields {
             _ => return,
         };
         if slot.is_none() {
-            *slot = value.as_u64().and_then(|n| u32::try_from(n).ok());
+            // JS numbers arrive as floats: a whole one is a count.
+            let whole = value.as_u64().or_else(|| value.as_f64().filter(|f| f.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(f)).map(|f| f as u64));
+            *slot = whole.and_then(|n| u32::try_from(n).ok());
         }
     }
 }
