@@ -40,8 +40,8 @@
 //!   left the window) and when a regime change restarts the window.
 //!
 //! An overflow that shows no undercount (ctxguard already said more) is an ordinary observation.
-//! Exact models learn no floor either: their counts are never corrected (the binding records the
-//! observation as it does a usage report, for the metrics' check).
+//! Exact models learn no floor: their counts are never corrected, and their overflow counts are
+//! recorded as usage reports are, for the metrics' check (see `calibration/overflow.rs`).
 
 use std::collections::BTreeMap;
 

@@ -27,9 +27,11 @@
 //! # Patterns
 //! A pattern is literal text (lowercase, as the leaves are) with `{p}` (input tokens), `{q}`
 //! (more input tokens, added to `{p}`: OpenRouter's tool input), `{c}` (requested output), `{t}`
-//! (stated total), `{l}` (limit) and `…` (any text, at most [`GAP`] bytes, up to the next literal).
+//! (stated total), `{l}` (limit) and `…` (any text up to the next literal, both within [`GAP`]
+//! bytes).
 //! A number is plain digits or digits grouped by commas (`300,000`). The table in
-//! `tests/overflow.rs` holds a real message for every pattern, with where it was seen.
+//! `tests/js/fixtures/overflow-figures.json` (read by `tests/overflow_counts.rs` and the JS tests)
+//! holds a real message for every pattern, with where it was seen.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -259,8 +261,7 @@ fn match_at(pieces: &[Piece<'_>], leaf: &str, mut pos: usize, qualifier: Qualifi
     Some(c)
 }
 
-/// The largest char boundary of `s` at or below `max` (plus the length of a literal that starts
-/// there, which the caller's `find` allows to run past the window).
+/// The largest char boundary of `s` at or below `max`.
 fn floor_boundary(s: &str, max: usize) -> usize {
     let mut end = max.min(s.len());
     while end > 0 && !s.is_char_boundary(end) {
@@ -335,6 +336,27 @@ mod tests {
                     assert!(matches!(pieces.get(i + 1), Some(Piece::Lit(_))), "{}: a gap needs text after it", p.text);
                 }
             }
+        }
+    }
+
+    /// Every pattern reads at least one real message of the shared table.
+    #[test]
+    fn every_pattern_has_a_real_message() {
+        fn strings(v: &Value, out: &mut Vec<String>) {
+            match v {
+                Value::String(s) => out.push(s.to_lowercase()),
+                Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+                Value::Object(m) => m.values().for_each(|x| strings(x, out)),
+                _ => {}
+            }
+        }
+        let table: Value = serde_json::from_str(include_str!("../../tests/js/fixtures/overflow-figures.json")).unwrap();
+        let mut texts = Vec::new();
+        for case in table.as_array().unwrap() {
+            strings(&case["error"], &mut texts);
+        }
+        for p in PATTERNS {
+            assert!(texts.iter().any(|t| match_pattern(p, t).is_some()), "no real message for {:?}", p.text);
         }
     }
 

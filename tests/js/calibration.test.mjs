@@ -2,7 +2,9 @@
 // the built package.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { Worker } from 'node:worker_threads';
 import { ContextGuard, countMessages } from 'ctxguard';
+import { createWorkerGuard } from 'ctxguard/worker';
 
 const SYSTEM = 'You are a careful build assistant.';
 const bodies = [
@@ -204,4 +206,28 @@ test('metrics.availableOutputTokens: the model cap, the window rest, 0 when over
   assert.ok(over.usedTokens > 1000);
   assert.equal(over.availableOutputTokens, 0);
   assert.equal(guard.budget.maxOutputTokens, 300);
+});
+
+test('observeOverflow through ctxguard/worker: an SDK error class travels as its fields, same result', async () => {
+  /** Like the Anthropic SDK's APIError: a class instance, the parsed body as `error`. */
+  class SdkError extends Error {
+    constructor(status, body) {
+      super(`${status} ${JSON.stringify(body)}`);
+      this.status = status;
+      this.error = body;
+    }
+  }
+  const messages = longChat(6);
+  const error = new SdkError(400, { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 40000 tokens > 200000 maximum' } });
+  const local = new ContextGuard({ model: 'claude-sonnet-4-5' }).observeOverflow(error, messages, { system: DB_SYSTEM });
+  const worker = new Worker(new URL('./fixtures/guard-worker.mjs', import.meta.url));
+  try {
+    const remote = await createWorkerGuard(worker, { model: 'claude-sonnet-4-5' });
+    assert.deepEqual(await remote.observeOverflow(error, messages, { system: DB_SYSTEM }), local);
+    assert.equal(local.outcome, 'learned');
+    assert.equal(local.promptTokens, 40000);
+    assert.equal((await remote.measure(messages, { system: DB_SYSTEM })).usedTokens, local.predictedAfter);
+  } finally {
+    await worker.terminate();
+  }
 });
