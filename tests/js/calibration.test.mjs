@@ -231,3 +231,31 @@ test('observeOverflow through ctxguard/worker: an SDK error class travels as its
     await worker.terminate();
   }
 });
+
+test('observeOverflow on hostile input: the error never throws; messages and options fail like measure; freed guards', () => {
+  const hi = [{ role: 'user', content: 'hi' }];
+  const cyclic = { status: 400 };
+  cyclic.self = cyclic;
+  const { proxy: revoked, revoke } = Proxy.revocable({}, {});
+  revoke();
+  const empty = [];
+  const hostile = [undefined, null, 0, NaN, -1, 10n, Symbol('s'), () => 1, '', 'x'.repeat(100_000), empty, {}, new Map(), new Date(0), cyclic, revoked,
+    { status: 10n, message: 42, body: () => {} }, { message: 'prompt is too long: 99999999999 tokens > 200000 maximum' }];
+  const guard = new ContextGuard({ model: 'claude-sonnet-4-5' });
+  for (const x of hostile) {
+    const r = guard.observeOverflow(x, hi);
+    assert.ok(['not_overflow', 'no_count'].includes(r.outcome), `${typeof x}: ${r.outcome}`);
+    assert.deepEqual(JSON.parse(JSON.stringify(r)), r);
+  }
+  const ctxError = (e) => e instanceof Error && e.name === 'CtxguardError' && typeof e.code === 'string';
+  for (const x of hostile) {
+    if (x === empty) continue;
+    assert.throws(() => guard.observeOverflow({ status: 400 }, x), ctxError, `messages ${typeof x}`);
+    if (x === undefined || x === null) continue;
+    assert.throws(() => guard.observeOverflow({ status: 400 }, hi, x === '' || typeof x === 'object' ? { bogus: x } : x), ctxError, `options ${typeof x}`);
+  }
+  assert.equal(guard.calibration.models['claude-sonnet-4-5'], undefined, 'nothing was learned');
+  assert.equal(guard.measure(hi).countSource, 'estimate');
+  guard.free();
+  assert.throws(() => guard.observeOverflow({ status: 400 }, hi), (e) => e.code === 'GUARD_FREED');
+});
