@@ -15,7 +15,7 @@
 //! |---|---|---|---|
 //! | 1 | status 429 | `rate_limit` | `status:429` |
 //! | 2 | a rate-limit marker: rate limit, too many requests, tokens/requests per minute or per day, quota, resource exhausted, throttling, "wait before trying again", overloaded, out of capacity (+ zh/ja) | `rate_limit` | `marker:<id>` |
-//! | 3 | an overflow marker: `context_length_exceeded`, maximum context length, context length/window/limit, prompt is too long, input is too long, too many tokens, token limit, Gemini's "exceeds the maximum number of tokens", llama.cpp's context size, vLLM's maximum model length, DashScope's input length range, zh/ja/es/fr/de phrasings... | `context_overflow` | `marker:<id>` |
+//! | 3 | an overflow marker: `context_length_exceeded`, maximum context length, context length/window/limit, prompt is too long, input is too long, too many tokens, token limit, Gemini's "exceeds the maximum number of tokens", Vertex's input token count, xAI's maximum prompt length, Copilot's prompt token count, llama.cpp's context size, vLLM's maximum model length, DashScope's input length range, zh/ja/es/fr/de phrasings... | `context_overflow` | `marker:<id>` |
 //! | 4 | a payload marker: `request_too_large`, request entity / payload too large, payload or body size, bytes over a limit, `string_above_max_length` on a message | `payload_too_large` | `marker:<id>` |
 //! | 5 | status 413 with none of the above | `context_overflow` | `status:413` |
 //! | 6 | anything else (a bare 400, 401, 404, 5xx without a marker, garbage) | `other` | `none` |
