@@ -15,9 +15,9 @@ use serde::Serialize;
 use crate::message::{Content, ImageSource, Markers, Message, Part, ToolCall, Wire};
 
 /// Streams serialized bytes into a hasher.
-struct HashWriter(FxHasher);
+struct HashWriter<H: Hasher>(H);
 
-impl io::Write for HashWriter {
+impl<H: Hasher> io::Write for HashWriter<H> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.0.write(buf);
         Ok(buf.len())
@@ -44,38 +44,75 @@ pub fn content_key<T: Serialize + ?Sized>(value: &T, salt: u64) -> u64 {
 /// as JSON, as [`content_key`] does. The destructuring below lists every field: a field added to
 /// the message model without being hashed here does not compile. Keys live in memory only.
 pub fn message_key(m: &Message, salt: u64) -> u64 {
-    let Message { role, content, tool_calls, tool_call_id, name, id, markers, wire, extra, origin: _, memo: _, made: _ } = m;
     let mut h = FxHasher::default();
     h.write_u64(salt);
+    hash_message(&mut h, m);
+    h.finish()
+}
+
+/// A key of a message's content that stays the same across processes, platforms (the `.wasm` and
+/// native builds) and models: SipHash-2-4 with fixed keys over what [`message_key`] hashes. For
+/// what is persisted (the messages a checkpoint's summary covers, `checkpoint::Covers`).
+pub fn stable_key(m: &Message) -> u64 {
+    let mut h = Stable::default();
+    hash_message(&mut h, m);
+    h.finish()
+}
+
+/// SipHash-2-4 with fixed keys, every `usize` written as 8 bytes (the `.wasm`'s is 4).
+struct Stable(#[allow(deprecated)] std::hash::SipHasher);
+
+impl Default for Stable {
+    fn default() -> Self {
+        #[allow(deprecated)]
+        Stable(std::hash::SipHasher::new_with_keys(0x6374_7867_636f_7665, 0x7273_2d6b_6579_7331))
+    }
+}
+
+impl Hasher for Stable {
+    fn finish(&self) -> u64 {
+        self.0.finish()
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.write(bytes);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0.write_u64(n as u64);
+    }
+}
+
+/// Every field of `m` into `h`.
+fn hash_message<H: Hasher + Default>(h: &mut H, m: &Message) {
+    let Message { role, content, tool_calls, tool_call_id, name, id, markers, wire, extra, origin: _, facts: _, made: _ } = m;
     h.write_u8(*role as u8);
     match content {
         Content::Text(t) => {
             h.write_u8(0);
-            text(&mut h, t);
+            text(h, t);
         }
         Content::Parts(parts) => {
             h.write_u8(1);
             h.write_usize(parts.len());
             for p in parts {
-                part(&mut h, p);
+                part(h, p);
             }
         }
     }
     h.write_usize(tool_calls.len());
     for c in tool_calls {
         let ToolCall { id, name, arguments, extra } = c;
-        text(&mut h, id);
-        text(&mut h, name);
-        text(&mut h, arguments);
-        map(&mut h, extra);
+        text(h, id);
+        text(h, name);
+        text(h, arguments);
+        map(h, extra);
     }
-    opt(&mut h, tool_call_id.as_deref());
-    opt(&mut h, name.as_deref());
-    opt(&mut h, id.as_deref());
+    opt(h, tool_call_id.as_deref());
+    opt(h, name.as_deref());
+    opt(h, id.as_deref());
     let Markers { summary_compacted, checkpoint_retained, pinned, compacted_tool_output } = markers;
     h.write_u8(u8::from(*summary_compacted) | u8::from(*checkpoint_retained) << 1 | u8::from(*pinned) << 2 | u8::from(*compacted_tool_output) << 3);
     let Wire { role, legacy_function_call, group, block, content_was_string, content_was_null } = wire;
-    opt(&mut h, role.as_deref());
+    opt(h, role.as_deref());
     h.write_u8(u8::from(*legacy_function_call) | u8::from(*content_was_string) << 1 | u8::from(*content_was_null) << 2);
     for n in [group, block] {
         match n {
@@ -83,16 +120,15 @@ pub fn message_key(m: &Message, salt: u64) -> u64 {
             None => h.write_usize(0),
         }
     }
-    map(&mut h, extra);
-    h.finish()
+    map(h, extra);
 }
 
-fn text(h: &mut FxHasher, s: &str) {
+fn text<H: Hasher>(h: &mut H, s: &str) {
     h.write_usize(s.len());
     h.write(s.as_bytes());
 }
 
-fn opt(h: &mut FxHasher, s: Option<&str>) {
+fn opt<H: Hasher>(h: &mut H, s: Option<&str>) {
     match s {
         Some(s) => {
             h.write_u8(1);
@@ -103,7 +139,7 @@ fn opt(h: &mut FxHasher, s: Option<&str>) {
 }
 
 /// Unknown wire fields: their JSON serialization (none: one byte).
-fn map(h: &mut FxHasher, m: &crate::message::Extra) {
+fn map<H: Hasher + Default>(h: &mut H, m: &crate::message::Extra) {
     if m.is_empty() {
         h.write_u8(0);
     } else {
@@ -112,13 +148,13 @@ fn map(h: &mut FxHasher, m: &crate::message::Extra) {
 }
 
 /// A JSON value (an unknown part, unknown fields) as its serialization.
-fn json<T: Serialize + ?Sized>(h: &mut FxHasher, v: &T) {
+fn json<H: Hasher + Default, T: Serialize + ?Sized>(h: &mut H, v: &T) {
     let mut w = HashWriter(std::mem::take(h));
     let _ = serde_json::to_writer(&mut w, v);
     *h = w.0;
 }
 
-fn part(h: &mut FxHasher, p: &Part) {
+fn part<H: Hasher + Default>(h: &mut H, p: &Part) {
     match p {
         Part::Text { text: t, extra } => {
             h.write_u8(0);

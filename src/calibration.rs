@@ -163,8 +163,8 @@ fn median(sorted: &[f64]) -> Option<f64> {
     }
 }
 
-/// `values` in `f64::total_cmp` order, through [`sort_pairs`] (one sort instance shared with
-/// `guards::attachment::fair_shares`): each value keyed by its bits mapped so that unsigned order
+/// `values` in `f64::total_cmp` order, through [`sort_pairs`] (the crate's one pair sort, see
+/// `sort.rs`): each value keyed by its bits mapped so that unsigned order
 /// is `total_cmp`'s order (equal keys are equal bits, so their order does not matter).
 fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
     let mut keyed: Vec<(u64, u64)> = values
@@ -176,15 +176,8 @@ fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
             (key, bits)
         })
         .collect();
-    sort_pairs(&mut keyed);
+    crate::sort::sort_pairs(&mut keyed);
     keyed.into_iter().map(|(_, bits)| f64::from_bits(bits)).collect()
-}
-
-/// Sort pairs in tuple order. Used with unique keys (or keys whose equal pairs are identical), so
-/// the unstable sort gives what a stable one would; shared so the wasm holds one sort instance
-/// for them.
-pub(crate) fn sort_pairs(v: &mut [(u64, u64)]) {
-    v.sort_unstable();
 }
 
 /// `(median, spread)` of the logs of the ratios.

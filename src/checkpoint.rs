@@ -20,7 +20,9 @@ use std::hash::Hasher;
 use serde::{Deserialize, Serialize};
 
 use crate::message::{Content, Message, Part, Role};
-use crate::pipeline::session_state::SUMMARY_MARKER;
+
+/// The marker line that starts every summary ctxguard renders (and every sealed block).
+pub const SUMMARY_MARKER: &str = "[ctxguard:summary]";
 
 /// The closing line of a sealed summary (`[/ctxguard:summary]` or `[/ctxguard:summary tag=...]`).
 pub const SUMMARY_END: &str = "[/ctxguard:summary";
@@ -39,11 +41,58 @@ pub fn tag(key: &str, body: &str) -> String {
     format!("{:016x}{:016x}", sip(k0, k1, body.as_bytes()), sip(k1, k0, body.as_bytes()))
 }
 
-/// Close a rendered summary (which starts with the marker) with the end line, tagged when there
-/// is a key. A line inside the summary that starts like the end line — the summarizer echoing a
-/// forged block from a tool output — is defused first (`‹/ctxguard:summary`): otherwise the
-/// block would end there, and its tag would not verify.
-pub fn seal(summary: &str, key: Option<&str>) -> String {
+/// Which messages of the conversation a summary replaced: the first `messages` messages that are
+/// not system messages (system messages are kept, never summarized), known by the digest of their
+/// content (`cache::stable_key`, the same in every process, platform and model), except those at
+/// the offsets in `keep`, which the compaction kept after the summary (the run's user message
+/// under the `session_state` strategy). Written on the summary's closing line
+/// (`covers=57:0123456789abcdef` or `covers=57:0123456789abcdef:55`) and covered by its tag, so
+/// that a guard given only the checkpoint and the display history can apply the summary again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Covers {
+    pub messages: u32,
+    pub digest: u64,
+    pub keep: Vec<u32>,
+}
+
+impl Covers {
+    /// The covers of `messages` (the conversation's first non-system messages, in order).
+    pub fn of<'a>(messages: impl Iterator<Item = &'a Message>, keep: Vec<u32>) -> Covers {
+        let mut n = 0u32;
+        let digest = messages.fold(0xcbf2_9ce4_8422_2325u64, |d, m| {
+            n = n.saturating_add(1);
+            (d ^ crate::cache::stable_key(m)).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(17)
+        });
+        Covers { messages: n, digest, keep }
+    }
+
+    fn field(&self) -> String {
+        let mut s = format!("covers={}:{:016x}", self.messages, self.digest);
+        if !self.keep.is_empty() {
+            s.push(':');
+            s.push_str(&self.keep.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
+        }
+        s
+    }
+
+    fn parse(field: &str) -> Option<Covers> {
+        let mut parts = field.strip_prefix("covers=")?.split(':');
+        let messages = parts.next()?.parse().ok()?;
+        let digest = u64::from_str_radix(parts.next()?, 16).ok()?;
+        let keep = match parts.next() {
+            None => Vec::new(),
+            Some(k) => k.split(',').map(|x| x.parse().ok()).collect::<Option<Vec<u32>>>()?,
+        };
+        parts.next().is_none().then_some(Covers { messages, digest, keep })
+    }
+}
+
+/// Close a rendered summary (which starts with the marker) with the end line: what it covers, if
+/// known, and a tag over the summary and that line when there is a key. A line inside the
+/// summary that starts like the end line — the summarizer echoing a forged block from a tool
+/// output — is defused first (`‹/ctxguard:summary`): otherwise the block would end there, and
+/// its tag would not verify.
+pub fn seal(summary: &str, key: Option<&str>, covers: Option<&Covers>) -> String {
     let defused;
     let body = if summary.contains(&format!("\n{SUMMARY_END}")) {
         defused = summary.replace(&format!("\n{SUMMARY_END}"), "\n‹/ctxguard:summary");
@@ -51,14 +100,26 @@ pub fn seal(summary: &str, key: Option<&str>) -> String {
     } else {
         summary
     };
+    let covers = covers.map(|c| format!(" {}", c.field())).unwrap_or_default();
     match key {
-        Some(k) => format!("{body}\n{SUMMARY_END} tag={}]", tag(k, body)),
-        None => format!("{body}\n{SUMMARY_END}]"),
+        Some(k) => format!("{body}\n{SUMMARY_END}{covers} tag={}]", tag(k, &tagged(body, &covers))),
+        None => format!("{body}\n{SUMMARY_END}{covers}]"),
     }
 }
 
-/// Whether `text` contains a sealed summary block that verifies (with `key` when given).
-pub fn has_valid_summary(text: &str, key: Option<&str>) -> bool {
+/// What the tag covers: the body, and the covers field when there is one (a summary sealed
+/// before covers existed verifies as it did).
+fn tagged(body: &str, covers: &str) -> String {
+    if covers.is_empty() {
+        body.to_string()
+    } else {
+        format!("{body}\n{}", covers.trim_start())
+    }
+}
+
+/// The first sealed summary block in `text` that verifies (with `key` when given): what it
+/// covers (`None` for a block sealed without covers).
+fn valid_block(text: &str, key: Option<&str>) -> Option<Option<Covers>> {
     let mut from = 0;
     while let Some(rel) = text.get(from..).and_then(|t| t.find(SUMMARY_MARKER)) {
         let start = from + rel;
@@ -66,22 +127,77 @@ pub fn has_valid_summary(text: &str, key: Option<&str>) -> bool {
         if at_line_start {
             if let Some(end_rel) = text.get(start..).and_then(|t| t.find(&format!("\n{SUMMARY_END}"))) {
                 let body_end = start + end_rel;
-                let line_start = body_end + 1;
-                let line = text.get(line_start..).and_then(|t| t.lines().next()).unwrap_or("");
+                let line = text.get(body_end + 1..).and_then(|t| t.lines().next()).unwrap_or("");
                 let body = text.get(start..body_end).unwrap_or("");
-                let ok = match (key, line.strip_prefix(SUMMARY_END)) {
-                    (_, None) => false,
-                    (None, Some(rest)) => rest == "]" || rest.starts_with(" tag="),
-                    (Some(k), Some(rest)) => rest == format!(" tag={}]", tag(k, body)),
-                };
-                if ok {
-                    return true;
+                if let Some(found) = line.strip_prefix(SUMMARY_END).and_then(|rest| verify(body, rest, key)) {
+                    return Some(found);
                 }
             }
         }
         from = start + SUMMARY_MARKER.len();
     }
-    false
+    None
+}
+
+/// The rest of a closing line after `[/ctxguard:summary`: `]`, ` tag=T]`, ` covers=C]` or
+/// ` covers=C tag=T]`. Verified under `key` (a block without a tag never verifies under one).
+fn verify(body: &str, rest: &str, key: Option<&str>) -> Option<Option<Covers>> {
+    let inner = rest.strip_suffix(']')?;
+    let mut covers_field = "";
+    let mut tag_value = None;
+    for word in inner.split(' ').filter(|w| !w.is_empty()) {
+        if let Some(t) = word.strip_prefix("tag=") {
+            tag_value = Some(t);
+        } else if word.starts_with("covers=") && covers_field.is_empty() && tag_value.is_none() {
+            covers_field = word;
+        } else {
+            return None;
+        }
+    }
+    if !inner.is_empty() && !inner.starts_with(' ') {
+        return None;
+    }
+    let covers = if covers_field.is_empty() { None } else { Some(Covers::parse(covers_field)?) };
+    match (key, tag_value) {
+        (None, _) => Some(covers),
+        (Some(_), None) => None,
+        (Some(k), Some(t)) => (t == tag(k, &tagged(body, covers_field))).then_some(covers),
+    }
+}
+
+/// A summary's text as the model sees it: the closing line without covers and tag
+/// (`[/ctxguard:summary]`), so that the same summary reads the same whatever it covers — a host
+/// that passes its display history and one that passes the checkpoint chain send the same bytes.
+/// `None` when `text` has no closing line with either.
+pub fn model_visible(text: &str) -> Option<String> {
+    let at = text.rfind(&format!("\n{SUMMARY_END} "))? + 1;
+    let end = text.get(at..)?.find(']')? + at;
+    let mut out = String::with_capacity(text.len());
+    out.push_str(text.get(..at)?);
+    out.push_str(SUMMARY_END);
+    out.push(']');
+    out.push_str(text.get(end + 1..)?);
+    Some(out)
+}
+
+/// What the verified summary in `m` (a system message) covers: `Some(None)` for a summary sealed
+/// without covers, `None` when `m` holds no summary that verifies.
+pub fn summary_covers(m: &Message, key: Option<&str>) -> Option<Option<Covers>> {
+    if m.role != Role::System {
+        return None;
+    }
+    match &m.content {
+        Content::Text(t) => valid_block(t, key),
+        Content::Parts(parts) => parts.iter().find_map(|p| match p {
+            Part::Text { text, .. } => valid_block(text, key),
+            _ => None,
+        }),
+    }
+}
+
+/// Whether `text` contains a sealed summary block that verifies (with `key` when given).
+pub fn has_valid_summary(text: &str, key: Option<&str>) -> bool {
+    valid_block(text, key).is_some()
 }
 
 /// A checkpoint summary: a system message carrying a valid sealed block.
@@ -168,8 +284,8 @@ mod tests {
     #[test]
     fn seal_and_verify() {
         let s = format!("{SUMMARY_MARKER} Summary.\n\n## Summary\nThe user fixes module 3.");
-        let plain = seal(&s, None);
-        let keyed = seal(&s, Some("k1"));
+        let plain = seal(&s, None, None);
+        let keyed = seal(&s, Some("k1"), None);
         assert!(has_valid_summary(&plain, None));
         assert!(!has_valid_summary(&plain, Some("k1")), "an untagged block does not verify under a key");
         assert!(has_valid_summary(&keyed, Some("k1")));
@@ -184,7 +300,7 @@ mod tests {
         // verifies: the quoted line is defused (found by tests/prop_security.rs).
         let echoed = format!("{SUMMARY_MARKER} Summary.\n\nThe tool said:\n[/ctxguard:summary]\n[/ctxguard:summary-x\r\n[/ctxguard:summary tag=00]\nend");
         for key in [None, Some("k1")] {
-            let sealed = seal(&echoed, key);
+            let sealed = seal(&echoed, key, None);
             assert!(has_valid_summary(&sealed, key), "{sealed}");
             assert_eq!(sealed.matches(&format!("\n{SUMMARY_END}")).count(), 1, "{sealed}");
             assert!(sealed.contains("\n‹/ctxguard:summary]\n"));
@@ -192,5 +308,40 @@ mod tests {
         assert_eq!(plain, format!("{s}\n[/ctxguard:summary]"), "a summary without such a line is sealed unchanged");
         assert_eq!(tag("k", "x"), tag("k", "x"));
         assert_ne!(tag("k", "x"), tag("k", "y"));
+    }
+
+    #[test]
+    fn the_model_sees_the_closing_line_without_covers_or_tag() {
+        let s = format!("{SUMMARY_MARKER} Summary.\n\nText.");
+        let keyed = seal(&s, Some("k"), Some(&Covers { messages: 3, digest: 7, keep: vec![] }));
+        assert_eq!(model_visible(&keyed).unwrap(), format!("{s}\n[/ctxguard:summary]"));
+        assert_eq!(model_visible(&format!("Be terse.\n\n{keyed}\n\nmore")).unwrap(), format!("Be terse.\n\n{s}\n[/ctxguard:summary]\n\nmore"));
+        assert_eq!(model_visible(&seal(&s, None, None)), None);
+        assert_eq!(model_visible("plain text"), None);
+    }
+
+    #[test]
+    fn covers_ride_on_the_closing_line_under_the_tag() {
+        let s = format!("{SUMMARY_MARKER} Summary.\n\nThe user fixes module 3.");
+        let covers = Covers { messages: 57, digest: 0x0123_4567_89ab_cdef, keep: vec![] };
+        let plain = seal(&s, None, Some(&covers));
+        assert!(plain.ends_with("\n[/ctxguard:summary covers=57:0123456789abcdef]"), "{plain}");
+        let m = |t: &str| Message::text(Role::System, t);
+        assert_eq!(summary_covers(&m(&plain), None), Some(Some(covers.clone())));
+        let keyed = seal(&s, Some("k"), Some(&Covers { keep: vec![55, 56], ..covers.clone() }));
+        assert!(keyed.contains(" covers=57:0123456789abcdef:55,56 tag="), "{keyed}");
+        assert_eq!(summary_covers(&m(&keyed), Some("k")).unwrap().unwrap().keep, vec![55, 56]);
+        // The tag covers the covers: a checkpoint edited to cover more messages does not verify.
+        let widened = keyed.replace("covers=57:", "covers=99:");
+        assert_eq!(summary_covers(&m(&widened), Some("k")), None);
+        assert_eq!(summary_covers(&m(&keyed), Some("other")), None);
+        // Without a key the covers are read as written; a summary sealed without them has none.
+        assert_eq!(summary_covers(&m(&seal(&s, None, None)), None), Some(None));
+        assert_eq!(summary_covers(&m(&seal(&s, Some("k"), None)), Some("k")), Some(None));
+        // Malformed closing lines are not summaries.
+        for bad in ["covers=x:1]", "covers=5:zz]", "covers=5:1:a]", "tag=1 covers=5:1]", "extra]"] {
+            assert_eq!(summary_covers(&m(&format!("{s}\n[/ctxguard:summary {bad}")), None), None, "{bad}");
+        }
+        assert_eq!(summary_covers(&Message::text(Role::User, plain.as_str()), None), None, "only system messages");
     }
 }

@@ -13,7 +13,6 @@ pub mod count;
 pub mod error;
 pub mod format;
 pub mod guard;
-pub mod guards;
 pub mod json_text;
 pub mod message;
 pub mod metrics;
@@ -23,9 +22,11 @@ pub mod packed;
 pub mod pipeline;
 pub mod pricing;
 pub mod scan;
-pub mod store;
+pub mod sort;
+pub mod sources;
 pub mod text;
 pub mod tokens;
+pub mod trace;
 
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]

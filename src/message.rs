@@ -204,36 +204,65 @@ pub struct Message {
     /// place that rewrites a message clears it (`touch`), as it clears `origin`. Not part of
     /// the content: never serialized, and ignored by `==`.
     #[serde(skip)]
-    pub memo: Memo,
+    pub facts: KeptFacts,
     /// Which output of layer 1's memo this message is, while it is unchanged (see
-    /// `guards::memo::made_tag`): a tag is never given to two different outputs, so two messages
+    /// `sources::remembered::made_tag`): a tag is never given to two different outputs, so two messages
     /// with the same tag write the same wire value. Cleared by `touch`, as `origin`. Not part of
     /// the content: never serialized, and ignored by `==`.
     #[serde(skip)]
     pub made: Made,
 }
 
-/// A guard's facts of a message (`Message::memo`): which guard computed them and in which
+/// Tokens of one message, by bucket. `total` is the sum of the other fields.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageCount {
+    pub total: usize,
+    /// Message text (text content and text parts), minus embedded attachment blocks.
+    pub text: usize,
+    /// File parts (name + extracted text, or a flat allowance), embedded
+    /// `<attachment ...>...</attachment>` blocks, and audio parts.
+    pub attachments: usize,
+    /// Image parts, by the provider's image formula.
+    pub images: usize,
+    /// Assistant tool calls: names, arguments and their per-call overhead.
+    pub tool_calls: usize,
+    /// Per-message overhead: the fixed framing, the role and the `name`.
+    pub framing: usize,
+}
+
+/// What a guard's `measure` needs of one message, computed once per content (see
+/// `Guard::facts`): its content key, raw count, role and ctxguard markers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Facts {
+    pub key: u64,
+    pub raw: MessageCount,
+    pub role: Role,
+    pub is_summary: bool,
+    pub compacted: bool,
+}
+
+/// A guard's facts of a message (`Message::facts`): which guard computed them and in which
 /// scope (`0`: for as long as the message is unchanged, used for messages only ctxguard holds,
 /// such as the store's; else one top-level call of that guard).
 #[derive(Debug, Clone, Default)]
-pub struct Memo(std::sync::OnceLock<(u64, u64, crate::guard::Facts)>);
+pub struct KeptFacts(std::sync::OnceLock<(u64, u64, Facts)>);
 
-impl PartialEq for Memo {
+impl PartialEq for KeptFacts {
     /// Bookkeeping, not content (as `Origin`).
-    fn eq(&self, _: &Memo) -> bool {
+    fn eq(&self, _: &KeptFacts) -> bool {
         true
     }
 }
 
-impl Memo {
+impl KeptFacts {
     /// The facts `guard` computed in `scope` (or in scope 0).
-    pub(crate) fn get(&self, guard: u64, scope: Option<u64>) -> Option<crate::guard::Facts> {
+    pub(crate) fn get(&self, guard: u64, scope: Option<u64>) -> Option<Facts> {
         self.0.get().filter(|(g, s, _)| *g == guard && (*s == 0 || Some(*s) == scope)).map(|(_, _, f)| *f)
     }
 
     /// Keep `facts` (a message keeps the first facts it was given until it is rewritten).
-    pub(crate) fn set(&self, guard: u64, scope: u64, facts: crate::guard::Facts) {
+    pub(crate) fn set(&self, guard: u64, scope: u64, facts: Facts) {
         let _ = self.0.set((guard, scope, facts));
     }
 }
@@ -265,7 +294,7 @@ impl Message {
     /// (nor for a remembered layer-1 output).
     pub fn touch(&mut self) {
         self.origin = Origin(None);
-        self.memo = Memo::default();
+        self.facts = KeptFacts::default();
         self.made = Made(None);
     }
 

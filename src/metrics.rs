@@ -58,6 +58,21 @@ pub struct CountedMessage {
     pub framing: u32,
 }
 
+impl CountedMessage {
+    /// A message's (possibly calibrated) count `c` split into the breakdown's buckets.
+    pub fn of(f: &crate::message::Facts, c: &crate::message::MessageCount) -> CountedMessage {
+        let u = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        CountedMessage {
+            role: f.role,
+            is_summary: f.is_summary,
+            body: u(c.text + c.tool_calls),
+            attachments: u(c.attachments),
+            images: u(c.images),
+            framing: u(c.framing),
+        }
+    }
+}
+
 impl SourceBreakdown {
     pub fn add(&mut self, m: &CountedMessage) {
         let bucket = if m.is_summary {
@@ -144,6 +159,75 @@ pub struct ContextMetrics {
     /// Estimated cost of the next request (`null` when the model has no price).
     #[serde(default)]
     pub cost: Option<crate::pricing::CostEstimate>,
+    /// Tool outputs cleared or compacted by age in this request (zeros for `measure`, which
+    /// counts the messages as given).
+    #[serde(default)]
+    pub clearing: Clearing,
+    /// The summaries the guard remembers and the summary made ahead of time.
+    #[serde(default)]
+    pub memory: MemoryMetrics,
+    /// The summarizer's circuit breaker.
+    #[serde(default)]
+    pub breaker: BreakerMetrics,
+}
+
+/// What the guard remembers of the conversation (see `guard::memory`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryMetrics {
+    /// Summaries remembered (made by this guard, or restored from a checkpoint).
+    pub summaries: u32,
+    /// Messages of the conversation the latest summary applied replaces (0: none applied).
+    pub covered_messages: u32,
+    /// The summary made ahead of time: `idle`, `running`, `ready` or `failed`.
+    pub ahead: AheadState,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AheadState {
+    #[default]
+    Idle,
+    Running,
+    Ready,
+    Failed,
+}
+
+/// The summarizer's circuit breaker (see `guard::breaker`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BreakerMetrics {
+    pub state: BreakerState,
+    /// Consecutive failed compactions.
+    pub failures: u32,
+    /// While open: milliseconds until it half-opens (as of the last `prepare`).
+    pub closes_in_ms: Option<f64>,
+    /// While open with a call limit: `prepare` calls until it half-opens.
+    pub closes_after_calls: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BreakerState {
+    /// The summarizer is asked (up to 3 attempts).
+    #[default]
+    Closed,
+    /// The summarizer is not asked: compactions use the mechanical fallback.
+    Open,
+    /// The next compaction asks once: success closes it, failure opens it again.
+    HalfOpen,
+}
+
+/// Tool outputs by age in the model input (see `sources::clearing`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Clearing {
+    /// Outputs cleared to a stub.
+    pub cleared: u32,
+    /// Outputs compacted to the band's smaller limit.
+    pub compacted: u32,
+    /// Tokens the two saved (the model's tokens; not part of `usedTokens`).
+    pub saved_tokens: u32,
 }
 
 /// Where `usedTokens` comes from.
@@ -198,6 +282,9 @@ impl ContextMetrics {
             count_source: if kind == CountKind::Exact { CountSource::Exact } else { CountSource::Estimate },
             calibration: None,
             cost: None,
+            clearing: Clearing::default(),
+            memory: MemoryMetrics::default(),
+            breaker: BreakerMetrics::default(),
         }
     }
 }

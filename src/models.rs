@@ -5,30 +5,12 @@
 //! not public in the browser; each is a rough ratio to o200k times a safety margin
 //! (documented in README "Defaults"), later refined by observed usage.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::format::Format;
 use crate::tokens::Encoding;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Provider {
-    Openai,
-    Anthropic,
-    Google,
-    Meta,
-    Alibaba,
-    Deepseek,
-    Mistral,
-    Other,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CountKind {
-    Exact,
-    Estimate,
-}
+pub use crate::count::{CountKind, Provider};
 
 /// One row of the table. `prefix` matches the start of a model name (longest prefix wins), so
 /// dated snapshots (`gpt-4o-2024-08-06`) and provider-prefixed names (`openai/gpt-4o`) resolve.

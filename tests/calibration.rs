@@ -236,7 +236,7 @@ fn an_overflow_count_makes_the_next_prepare_fit() {
     assert!(estimate < g.budget.trigger_limit, "{estimate}");
     match g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() {
         Step::Done(out) => assert!(out.compaction.is_none()),
-        Step::Summarize(_) => panic!("under the trigger: nothing to compact"),
+        Step::Summarize(_) | Step::AwaitAhead => panic!("under the trigger: nothing to compact"),
     }
     let truth = |raw: u32| (f64::from(raw) * 1.5).round() as u32;
     let reported = truth(g.count_raw(&req).total);
@@ -264,7 +264,7 @@ fn an_overflow_count_makes_the_next_prepare_fit() {
             let a = p.validate(&g, &json!("The user migrated the billing tables; row counts match; the old views still resolve.")).unwrap();
             g.prepare_finish(*p, Ok(a), 1, &clock).unwrap()
         }
-        Step::Done(_) => panic!("over the limit now: a summary is due"),
+        Step::Done(_) | Step::AwaitAhead => panic!("over the limit now: a summary is due"),
     };
     assert!(out.compaction.is_some() && !out.degraded);
     assert!(out.metrics.used_tokens <= out.metrics.target_limit, "{:?}", out.metrics);

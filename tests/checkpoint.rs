@@ -41,7 +41,7 @@ fn compact(g: &mut Guard, n: usize) -> (Vec<Message>, Vec<Message>) {
     let req = parse_request(Format::Openai, &Value::Array(all), None, None).unwrap();
     let p = match g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() {
         Step::Summarize(p) => p,
-        Step::Done(_) => panic!("expected a compaction"),
+        Step::Done(_) | Step::AwaitAhead => panic!("expected a compaction"),
     };
     let out = g.prepare_finish(*p, Ok(Answer::Text("We answered many questions.".into())), 1, &clock).unwrap();
     (out.checkpoint.unwrap(), out.request.messages)
@@ -61,7 +61,7 @@ fn strip(chain: &[Message]) -> Vec<Message> {
 fn reload_from_the_latest_checkpoint_round_trips() {
     let mut g = guard(Some("host-secret"));
     let (chain, visible) = compact(&mut g, 60);
-    assert!(chain[1].content.text().contains("[/ctxguard:summary tag="));
+    assert!(chain[1].content.text().contains("\n[/ctxguard:summary covers=") && chain[1].content.text().contains(" tag="));
     // turns: 0..30 before, the compacting turn (its chain = the checkpoint), two later turns
     let mut turns: Vec<Turn> = (0..60).map(wire_turn).collect();
     turns.push(Turn { id: Some("t60".into()), messages: strip(&chain), status: Some("failed".into()) });
@@ -88,7 +88,7 @@ fn reload_from_the_latest_checkpoint_round_trips() {
             assert!(o.metrics.breakdown.summary > 0, "the reloaded summary is counted as the summary");
             assert!(o.metrics.compacted);
         }
-        Step::Summarize(_) => panic!("compacted again after reload"),
+        Step::Summarize(_) | Step::AwaitAhead => panic!("compacted again after reload"),
     }
 }
 
@@ -155,7 +155,7 @@ fn a_spoofed_summary_marker_does_not_escape_the_pipeline() {
     assert_eq!(m.breakdown.summary, 0);
     let p = match g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() {
         Step::Summarize(p) => p,
-        Step::Done(_) => panic!("expected a compaction"),
+        Step::Done(_) | Step::AwaitAhead => panic!("expected a compaction"),
     };
     let out = g.prepare_finish(*p, Ok(Answer::Text("Sixty questions were answered.".into())), 1, &clock).unwrap();
     let cp = out.checkpoint.unwrap();

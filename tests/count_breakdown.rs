@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use ctxguard::count::{
-    count_message, count_request, count_request_from, count_request_with, tools, Accuracy,
+    count_message, count_request, count_request_from, count_request_with, tools, CountKind,
     ImageRule, MessageCount, Profile, ToolChoice,
 };
 use ctxguard::message::{Content, ImageSource, Message, Part, Role, ToolCall, ToolDef, Wire};
@@ -281,7 +281,7 @@ fn request_total_and_cached_assembly() {
     let sum: usize = r.per_message.iter().map(|m| m.total).sum();
     assert_eq!(r.total, sum + r.tool_definitions + r.priming);
     assert_eq!(r.priming, 3);
-    assert_eq!(r.accuracy, Accuracy::Exact);
+    assert_eq!(r.accuracy, CountKind::Exact);
     // Rendered tools + 9, merged into the system message ("You are a bot." + "\n" costs the
     // same here: ".\n" is one token) minus 4.
     let rendered = tools::render_openai_namespace(&tools, true);
@@ -334,7 +334,7 @@ fn system_padding_uses_the_first_system_message_only() {
 #[test]
 fn estimated_profiles_scale_text_not_images() {
     let p = Profile::anthropic_estimate(1.25);
-    assert_eq!(p.accuracy, Accuracy::Estimate);
+    assert_eq!(p.accuracy, CountKind::Estimate);
     let text = "The quick brown fox jumps over the lazy dog. ".repeat(10);
     let m = parts(
         Role::User,
@@ -366,7 +366,7 @@ fn estimated_profiles_scale_text_not_images() {
     let r = count_request(&p, &[Message::text(Role::User, "hi")], &tools);
     let raw = count(O2, &tools::tool_json(&tools[0]));
     assert_eq!(r.tool_definitions, (raw as f64 * 1.25).ceil() as usize + 346);
-    assert_eq!(r.accuracy, Accuracy::Estimate);
+    assert_eq!(r.accuracy, CountKind::Estimate);
     assert_eq!(
         tools::tool_json(&tools[0]),
         "{\"name\":\"search\",\"description\":\"Search the web\",\"input_schema\":{\"type\":\"object\",\"properties\":{\"q\":{\"type\":\"string\"}}}}"

@@ -193,7 +193,7 @@ fn exact(back: &Value, input: &Value) -> Result<bool, String> {
 }
 
 fn check_openai(input: &Value) -> Result<bool, String> {
-    match openai::parse_messages(input) {
+    match ctxguard::format::parse_openai_messages(input) {
         Ok(m) => exact(&Value::Array(openai::to_wire(&m)), input),
         Err(e) if e.message.starts_with("messages") => Ok(false),
         Err(e) => Err(format!("error without message path: {e}")),

@@ -2,7 +2,8 @@
 //! OpenAI Chat Completions adapter: exact round trips on realistic requests, the parsed model,
 //! writing messages ctxguard created, and errors for malformed input.
 
-use ctxguard::format::openai::{parse_messages, parse_tools, to_wire};
+use ctxguard::format::openai::{parse_tools, to_wire};
+use ctxguard::format::parse_openai_messages as parse_messages;
 use ctxguard::format::WIRE_INFO_KEY;
 use ctxguard::message::{Content, ImageSource, Markers, Message, Part, Role, ToolCall};
 use ctxguard::ErrorCode;

@@ -201,8 +201,8 @@ fn prepare_defers_an_economic_compaction_while_the_cache_is_cheaper() {
     assert!(d.continue_usd < d.compact_usd);
     assert!(d.input.cached_tokens > 70_000, "{d:?}");
     assert!(out.compaction.is_none());
-    let t = out.traces.iter().find(|t| t.operation == ctxguard::guards::Operation::SummaryCompact).unwrap();
-    assert_eq!(t.status, ctxguard::guards::Status::Noop);
+    let t = out.traces.iter().find(|t| t.operation == ctxguard::trace::Operation::SummaryCompact).unwrap();
+    assert_eq!(t.status, ctxguard::trace::Status::Noop);
     assert_eq!(t.cache_decision, Some(d));
 
     // The same request with nothing cached (a fresh guard): compacting is cheaper.

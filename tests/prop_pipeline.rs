@@ -387,6 +387,7 @@ const SUMMARIZERS: [Summarizer; 9] = [
 fn run(g: &mut Guard, req: &Request, s: Summarizer) -> ctxguard::Result<(Outcome, bool)> {
     match g.prepare_start(req, &PrepareOptions::default(), &clock)? {
         Step::Done(o) => Ok((*o, false)),
+        Step::AwaitAhead => unreachable!("no summary is made ahead of time here"),
         Step::Summarize(p) => {
             let result = match s {
                 Summarizer::Text => {

@@ -4,7 +4,7 @@
 
 use ctxguard::format::{parse_request, Format};
 use ctxguard::guard::{Guard, GuardConfig};
-use ctxguard::store::Fresh;
+use ctxguard::guard::store::Fresh;
 use ctxguard::ErrorCode;
 use serde_json::{json, Value};
 

@@ -40,28 +40,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use image::ImageRule;
-pub use profile::{Accuracy, Framing, Profile, Provider, ToolChoice, ToolRule};
+pub use profile::{CountKind, Framing, Profile, Provider, ToolChoice, ToolRule};
 
 use crate::message::{Content, Message, Part, Role, ToolCall, ToolDef};
 use crate::tokens::{self, Encoding};
 
-/// Tokens of one message, by bucket. `total` is the sum of the other fields.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MessageCount {
-    pub total: usize,
-    /// Message text (text content and text parts), minus embedded attachment blocks.
-    pub text: usize,
-    /// File parts (name + extracted text, or a flat allowance), embedded
-    /// `<attachment ...>...</attachment>` blocks, and audio parts.
-    pub attachments: usize,
-    /// Image parts, by the provider's image formula.
-    pub images: usize,
-    /// Assistant tool calls: names, arguments and their per-call overhead.
-    pub tool_calls: usize,
-    /// Per-message overhead: the fixed framing, the role and the `name`.
-    pub framing: usize,
-}
+pub use crate::message::MessageCount;
 
 /// Tokens of a whole request. `total = sum(per_message.total) + tool_definitions + priming`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,7 +57,7 @@ pub struct RequestCount {
     pub tool_definitions: usize,
     /// Reply priming.
     pub priming: usize,
-    pub accuracy: Accuracy,
+    pub accuracy: CountKind,
 }
 
 /// Count one message.

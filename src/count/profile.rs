@@ -9,20 +9,24 @@ use serde::{Deserialize, Serialize};
 use super::image::ImageRule;
 use crate::tokens::Encoding;
 
-/// Provider family.
+/// The provider family of a model (the model table's rows, the counting rules).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Provider {
     Openai,
     Anthropic,
-    Gemini,
+    Google,
+    Meta,
+    Alibaba,
+    Deepseek,
+    Mistral,
     Other,
 }
 
 /// Whether a count matches what the provider bills (`exact`) or is a calibrated estimate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Accuracy {
+pub enum CountKind {
     Exact,
     Estimate,
 }
@@ -84,7 +88,7 @@ pub enum ToolChoice {
 #[serde(rename_all = "camelCase")]
 pub struct Profile {
     pub provider: Provider,
-    pub accuracy: Accuracy,
+    pub accuracy: CountKind,
     /// Encoding used for text. Estimated profiles count with `o200k_base` and multiply.
     pub encoding: Encoding,
     /// Multiplier applied (then rounded up) to text-derived tokens: 1.0 for exact OpenAI models,
@@ -129,7 +133,7 @@ impl Profile {
     pub fn openai(encoding: Encoding, image_rule: ImageRule) -> Self {
         Profile {
             provider: Provider::Openai,
-            accuracy: Accuracy::Exact,
+            accuracy: CountKind::Exact,
             encoding,
             estimate_factor: 1.0,
             framing: OPENAI_FRAMING,
@@ -155,7 +159,7 @@ impl Profile {
     /// Gemini: estimated like Claude, images by Gemini's 258-token tiles, no tool preamble.
     pub fn gemini_estimate(factor: f64) -> Self {
         Profile {
-            provider: Provider::Gemini,
+            provider: Provider::Google,
             image_rule: ImageRule::GeminiTiles,
             tool_rule: ToolRule::JsonSchema { system_prompt_tokens: 0 },
             ..Profile::generic_estimate(factor)
@@ -167,7 +171,7 @@ impl Profile {
     pub fn generic_estimate(factor: f64) -> Self {
         Profile {
             provider: Provider::Other,
-            accuracy: Accuracy::Estimate,
+            accuracy: CountKind::Estimate,
             encoding: Encoding::O200kBase,
             estimate_factor: factor,
             framing: Framing {

@@ -8,6 +8,7 @@ mod openai_exact;
 mod wire;
 
 pub(crate) use openai_exact::same_tree;
+pub use openai_exact::parse_messages as parse_openai_messages;
 pub use wire::{MARKERS_KEY, WIRE_INFO_KEY};
 
 use serde::{Deserialize, Serialize};
@@ -73,7 +74,7 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
     let mut prepended_system = false;
     let messages = match format {
         Format::Openai => {
-            let mut parsed = openai::parse_messages(messages)?;
+            let mut parsed = openai_exact::parse_messages(messages)?;
             if let Some(sys) = system {
                 let content = match sys {
                     Value::String(s) => Content::Text(s.as_str().into()),
@@ -83,7 +84,7 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
                         let entry: serde_json::Map<String, Value> =
                             [("role".to_string(), Value::String("system".into())), ("content".to_string(), other.clone())].into_iter().collect();
                         let wrapped = Value::Array(vec![Value::Object(entry)]);
-                        let mut m = openai::parse_messages(&wrapped)
+                        let mut m = openai_exact::parse_messages(&wrapped)
                             .map_err(|e| Error::options(format!("system: {}", e.message)))?;
                         m.pop().map(|m| m.content).unwrap_or_default()
                     }

@@ -56,20 +56,6 @@ use super::wire::{self, kind, MARKERS_KEY, WIRE_INFO_KEY};
 use crate::error::{Error, ErrorCode, Result};
 use crate::message::{Content, Extra, ImageSource, Message, Part, Role, ToolCall, ToolDef};
 
-/// Parse an OpenAI `messages` array. Errors name the offending index.
-pub fn parse_messages(value: &Value) -> Result<Vec<Message>> {
-    let items = value.as_array().ok_or_else(|| {
-        Error::new(ErrorCode::InvalidMessages, format!("messages must be an array, got {}", kind(value)))
-    })?;
-    items.iter().enumerate().map(|(i, item)| parse_item(item, i)).collect()
-}
-
-/// Parse one OpenAI message (the `i`-th of its conversation, for errors), remembering its key
-/// order for the round trip.
-pub fn parse_item(item: &Value, i: usize) -> Result<Message> {
-    super::openai_exact::parse(item, i, false).map(|(m, _)| m)
-}
-
 /// Write internal messages back as OpenAI messages (unknown fields restored).
 pub fn to_wire(messages: &[Message]) -> Vec<Value> {
     messages.iter().map(message_to_wire).collect()

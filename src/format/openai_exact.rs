@@ -1,5 +1,5 @@
 //! Parsing one OpenAI message for the guard's store (`store.rs`): its key order is remembered
-//! (as [`super::openai::parse_item`] does), and the store learns whether writing the message
+//! (as [`parse_item`] does), and the store learns whether writing the message
 //! back gives exactly the wire message (the same tree, key order included).
 //!
 //! Both questions used to be answered by writing the message back, twice: once to compare key
@@ -17,9 +17,23 @@
 use serde_json::Value;
 
 use super::openai::{message_to_wire, parse_message};
-use super::wire;
-use crate::error::Result;
+use super::wire::{self, kind};
+use crate::error::{Error, ErrorCode, Result};
 use crate::message::{Content, Message, ToolCall};
+
+/// Parse an OpenAI `messages` array. Errors name the offending index.
+pub fn parse_messages(value: &Value) -> Result<Vec<Message>> {
+    let items = value.as_array().ok_or_else(|| {
+        Error::new(ErrorCode::InvalidMessages, format!("messages must be an array, got {}", kind(value)))
+    })?;
+    items.iter().enumerate().map(|(i, item)| parse_item(item, i)).collect()
+}
+
+/// Parse one OpenAI message (the `i`-th of its conversation, for errors), remembering its key
+/// order for the round trip.
+pub fn parse_item(item: &Value, i: usize) -> Result<Message> {
+    parse(item, i, false).map(|(m, _)| m)
+}
 
 /// Parse the `i`-th message `item` and remember its key order; with `exact`, also whether writing
 /// the message back gives exactly `item` (without, `false`).

@@ -27,14 +27,14 @@ use serde_json::{Map, Value};
 use crate::message::{Extra, Markers, Message, Part, ToolCall};
 
 /// The values of `placed` in the order of their `(position, tie)` keys, equal keys kept in
-/// their order (what a stable sort gives). Through `calibration::sort_pairs`, the one sort
+/// their order (what a stable sort gives). Through `sort::sort_pairs`, the one sort
 /// instance the crate keeps for this: the key is `(position, tie << 32 | index)`, unique thanks
 /// to the index; `tie` (0 or 1, or a place in the run) and the index are below the run's length,
 /// which is below 2^32 (a wasm32 address space cannot hold more values).
 pub(crate) fn in_place_order(placed: Vec<(usize, usize, Value)>) -> Vec<Value> {
     let mut keyed: Vec<(u64, u64)> =
         placed.iter().enumerate().map(|(i, &(pos, tie, _))| (pos as u64, ((tie as u64) << 32) | i as u64)).collect();
-    crate::calibration::sort_pairs(&mut keyed);
+    crate::sort::sort_pairs(&mut keyed);
     let mut values: Vec<Option<Value>> = placed.into_iter().map(|(_, _, v)| Some(v)).collect();
     keyed.into_iter().filter_map(|(_, k)| values.get_mut((k & 0xFFFF_FFFF) as usize).and_then(Option::take)).collect()
 }

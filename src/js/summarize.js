@@ -41,7 +41,7 @@ function unlisten(signal, listener) {
  * `onEnd('timer' | 'abort')` is called once, after all three are cleared; the returned `stop`
  * clears them without calling it (both idempotent).
  */
-function watch(ms, signal, { heartbeatMs, onProgress, attempt, startedMs }, onEnd) {
+function watch(ms, signal, { heartbeatMs, onProgress, attempt, startedMs, ahead }, onEnd) {
   let over = false;
   let beat;
   const stop = () => {
@@ -60,14 +60,16 @@ function watch(ms, signal, { heartbeatMs, onProgress, attempt, startedMs }, onEn
   const timer = setTimeout(() => end('timer'), Math.min(ms, MAX_DELAY_MS));
   if (heartbeatMs > 0) {
     beat = setInterval(() => {
-      safe(onProgress, { operation: 'summary_compact', status: 'in_progress', elapsedMs: Math.round(now() - startedMs), attempt });
+      const beat = { operation: 'summary_compact', status: 'in_progress', elapsedMs: Math.round(now() - startedMs), attempt };
+      safe(onProgress, ahead ? { ...beat, ahead: true } : beat);
     }, heartbeatMs);
   }
   if (signal) signal.addEventListener('abort', onAbort, { once: true });
   return stop;
 }
 
-export function callSummarizer(summarize, request, timeoutMs, heartbeatMs, onProgress, signal, attempt, startedMs) {
+/** `ahead`: a summary made ahead of time, in the background (its heartbeats say so). */
+export function callSummarizer(summarize, request, timeoutMs, heartbeatMs, onProgress, signal, attempt, startedMs, ahead) {
   return new Promise((resolve) => {
     if (signal && signal.aborted) {
       resolve({ ok: false, reason: 'aborted', message: 'the signal was already aborted' });
@@ -82,7 +84,7 @@ export function callSummarizer(summarize, request, timeoutMs, heartbeatMs, onPro
       stop();
       resolve(result);
     };
-    stop = watch(timeoutMs, signal, { heartbeatMs, onProgress, attempt, startedMs }, (why) => {
+    stop = watch(timeoutMs, signal, { heartbeatMs, onProgress, attempt, startedMs, ahead }, (why) => {
       if (why === 'abort') {
         controller.abort(signal.reason);
         finish({ ok: false, reason: 'aborted', message: 'the caller aborted the signal' });
@@ -110,14 +112,45 @@ export function callSummarizer(summarize, request, timeoutMs, heartbeatMs, onPro
  * aborts (before or during the pause). Heartbeats go on meanwhile (with the attempt it waits
  * for). Leaves no timer or listener behind.
  */
-export function pause(ms, signal, heartbeatMs, onProgress, attempt, startedMs) {
+export function pause(ms, signal, heartbeatMs, onProgress, attempt, startedMs, ahead) {
   return new Promise((resolve) => {
     if (signal && signal.aborted) {
       resolve(false);
       return;
     }
-    watch(ms, signal, { heartbeatMs, onProgress, attempt, startedMs }, (why) => resolve(why === 'timer'));
+    watch(ms, signal, { heartbeatMs, onProgress, attempt, startedMs, ahead }, (why) => resolve(why === 'timer'));
   });
+}
+
+/**
+ * The controller of a summary made ahead of time: it aborts when `signal` (the starting call's,
+ * if any) aborts, and when the guard is freed (`abortController`).
+ */
+export function linkedController(signal) {
+  const controller = new AbortController();
+  if (signal) {
+    if (signal.aborted) controller.abort(signal.reason);
+    else {
+      try {
+        signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+      } catch {
+        // A signal-like object that cannot be listened to: only free() aborts then.
+      }
+    }
+  }
+  return controller;
+}
+
+export function abortController(controller) {
+  try {
+    controller.abort(new Error('ctxguard: the guard was freed'));
+  } catch {
+    // Nothing to abort then.
+  }
+}
+
+export function signalOf(controller) {
+  return controller.signal;
 }
 
 /** Calls an observer callback (onTrace, onProgress, logger), ignoring what it throws. */

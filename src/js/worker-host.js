@@ -14,7 +14,7 @@ const FUNCTIONS = [
   'readAttachment', 'readAttachmentTool', 'resolveHistory', 'classifyProviderError', 'version',
 ];
 /** Guard methods: messages first, options second (with callbacks), or a single argument. */
-const GUARD_METHODS = ['measure', 'guardSources', 'prepare', 'settle', 'observeUsage', 'observeOverflow', 'cacheStats', 'calibration', 'setCalibration'];
+const GUARD_METHODS = ['measure', 'guardSources', 'prepare', 'settle', 'observeUsage', 'observeOverflow', 'cacheStats', 'calibration', 'setCalibration', 'restore', 'resetBreaker'];
 
 /**
  * Serves ctxguard over `endpoint` ({ post(message), listen(handler) }) with `api` (the package's
@@ -150,6 +150,11 @@ export function createHost(api, endpoint) {
               return undefined;
             case 'observeOverflow':
               return guard.observeOverflow(args[0], messages, opts);
+            case 'restore':
+              return guard.restore(args[0]);
+            case 'resetBreaker':
+              guard.resetBreaker();
+              return undefined;
             case 'observeUsage':
               return guard.observeUsage(message.options && !('raw' in message.options) ? { ...opts, messages } : opts);
             default:

@@ -117,6 +117,9 @@ export class GuardWorker {
       cacheChars,
       closed: null, // the error every call gets once the worker is gone
       pending: new Map(), // call id -> { resolve, reject, callbacks, signal, onAbort, summaries }
+      // Calls whose result started a summary ahead of time, which goes on in the worker: their
+      // callbacks stay reachable (summarize, heartbeats, its trace) until its trace says it ended.
+      background: new Map(),
       summaries: new Map(), // summary id -> { controller, call }
       known: new WeakMap(), // message object -> { id, snap }
       live: new Map(), // message id -> { chars, use }
@@ -467,14 +470,23 @@ export class GuardWorker {
         if (!call) return;
         s.pending.delete(message.id);
         if (call.onAbort) call.signal.removeEventListener('abort', call.onAbort);
-        for (const sid of call.summaries) s.summaries.delete(sid);
+        if (message.ok && startedAhead(message.value)) {
+          // Its summarizer calls (maybe under way already) go on after the result.
+          s.background.set(message.id, call);
+          // At most a few: one starts per compaction, and a host without onTrace never hears
+          // that it ended.
+          if (s.background.size > 4) s.background.delete(s.background.keys().next().value);
+        } else {
+          for (const sid of call.summaries) s.summaries.delete(sid);
+        }
         if (message.ok) call.resolve(message.value);
         else call.reject(errorFrom(message.error));
         return;
       }
       case 'ev': {
-        const fn = s.pending.get(message.id)?.callbacks[EVENT_CALLBACK[message.k]];
+        const fn = (s.pending.get(message.id) ?? s.background.get(message.id))?.callbacks[EVENT_CALLBACK[message.k]];
         if (typeof fn === 'function') notify(fn, message.a);
+        if (endedAhead(message.a)) s.background.delete(message.id);
         return;
       }
       case 'sum':
@@ -495,7 +507,7 @@ export class GuardWorker {
   /** Runs the host's summarizer here for the worker's pipeline, and sends its answer back. */
   #summarize({ id, sid, request }) {
     const s = this[INTERNAL];
-    const call = s.pending.get(id);
+    const call = s.pending.get(id) ?? s.background.get(id);
     const reply = (body, value) => {
       if (!s.summaries.has(sid)) return; // the worker gave up on it (timeout, abort)
       s.summaries.delete(sid);
@@ -525,6 +537,16 @@ export class GuardWorker {
       (error) => reply({ ok: false, thrown: thrownData(error) }),
     );
   }
+}
+
+/** Whether a prepare result started a summary ahead of time (its trace says so). */
+function startedAhead(result) {
+  return Array.isArray(result?.traces) && result.traces.some((t) => t?.operation === 'summary_compact' && t.ahead === true && t.status === 'in_progress');
+}
+
+/** Whether an event is the trace of a summary made ahead of time that ended. */
+function endedAhead(a) {
+  return a?.operation === 'summary_compact' && a.ahead === true && (a.status === 'completed' || a.status === 'fallback');
 }
 
 /** postMessage; when structured clone refuses a value, its payloads are re-sent as JSON text. */
@@ -616,6 +638,16 @@ export class WorkerGuard {
   /** `guard.calibration = state`; rejects with INVALID_OPTIONS as the setter throws. */
   setCalibration(state) {
     return this.#call('setCalibration', { args: [payloadOf(state)] });
+  }
+
+  /** `guard.restore(checkpoint)`, asynchronously. */
+  restore(checkpoint) {
+    return this.#call('restore', { args: [payloadOf(checkpoint)] });
+  }
+
+  /** `guard.resetBreaker()`, asynchronously. */
+  resetBreaker() {
+    return this.#call('resetBreaker', {});
   }
 
   /** Frees the guard in the worker (after its pending calls). Later calls reject with GUARD_FREED. */

@@ -4,59 +4,13 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
-
 use crate::message::{Message, Role};
+use crate::sources::stub::{clip, defuse, key_args};
 use crate::tokens::{self, Encoding};
 
 pub const EVIDENCE_MARKER: &str = "[ctxguard:evidence]";
-const ARG_CHARS: usize = 60;
 const CONCLUSION_CHARS: usize = 240;
 const REQUEST_CHARS: usize = 200;
-
-/// Quoted text without markup that ctxguard's own guards would act on: attachment blocks become
-/// `[attachment]` and stray tags are defused, so the note stays stable under layer 1.
-fn defuse(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut last = 0;
-    for (start, end) in crate::count::attachment::blocks(s) {
-        out.push_str(s.get(last..start).unwrap_or(""));
-        out.push_str("[attachment]");
-        last = end;
-    }
-    out.push_str(s.get(last..).unwrap_or(""));
-    out.replace("<attachment", "‹attachment").replace("</attachment>", "‹/attachment›")
-}
-
-fn clip(s: &str, n: usize) -> String {
-    let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= n {
-        one_line
-    } else {
-        let mut t: String = one_line.chars().take(n).collect();
-        t.push('…');
-        t
-    }
-}
-
-/// `key=value` pairs of a JSON-object argument string (first four keys), else the text clipped.
-fn key_args(arguments: &str) -> String {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(Value::Object(map)) => map
-            .iter()
-            .take(4)
-            .map(|(k, v)| {
-                let s = match v {
-                    Value::String(s) => s.clone(),
-                    other => crate::json_text::text(other),
-                };
-                format!("{k}={}", clip(&s, ARG_CHARS))
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
-        _ => clip(arguments, ARG_CHARS * 2),
-    }
-}
 
 /// The conclusion of a tool result: its last non-empty lines (logs end with their verdict),
 /// skipping ctxguard's own marker lines.

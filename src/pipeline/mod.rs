@@ -1,10 +1,17 @@
-//! The guard pipeline (SPEC §6), sans-IO: `start` runs layer 1 and decides whether a summary is
-//! needed; when it is, the caller (the binding, or a host driving the call itself) asks the
-//! summarizer with `Pending::request`, checks each answer with `Pending::validate`, and hands
-//! the result to `finish`, which builds the checkpoint (or the mechanical fallback), runs the
-//! emergency layer and sanitizes tool pairs.
+//! The guard pipeline (docs/design.md, "Pipeline"), sans-IO. `prepare_start` applies what the
+//! guard remembers (a summary it made or restored, one made ahead of time once the trigger is
+//! crossed), runs layer 1 (tool outputs by age and by size, attachment previews) and decides
+//! whether a summary is needed. When it is, the caller (the binding, or a host driving the call
+//! itself) asks the summarizer with `Pending::request` — as many attempts as `Attempts` says —,
+//! checks each answer with `Pending::validate`, and hands the result to `prepare_finish`, which
+//! remembers the summary and builds the checkpoint (or the mechanical fallback), then runs the
+//! emergency layer and sanitizes tool pairs. Summaries made ahead of time go through
+//! `ahead_finish`.
 
+pub mod attempts;
 pub mod evidence;
+mod finish;
+mod plan;
 pub mod sanitize;
 pub mod session_state;
 pub mod settle;
@@ -13,29 +20,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::cache::content_key;
+use crate::checkpoint::Covers;
 use crate::error::{Error, ErrorCode, Result};
 use crate::format::Request;
-use crate::guard::Guard;
-use crate::guards::{Operation, Status, Trace};
+use crate::guard::memory::{self, Applied, Summary};
+use crate::guard::{Guard, SourcesOutcome};
 use crate::message::{Message, Role};
-use crate::metrics::{CompactionRecord, ContextMetrics};
+use crate::metrics::{AheadState, CompactionRecord, ContextMetrics};
+use crate::trace::{Operation, Status, Trace};
 
 use session_state::{parse_answer, render, Answer, Invalid, SessionState};
 
-/// How history is compacted (`strategy` in the guard's config).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Strategy {
-    /// A summary replaces the older messages; recent user messages are kept verbatim and the
-    /// current turn (the latest user message and everything after it) is kept whole.
-    #[default]
-    Summary,
-    /// The SessionState is the only history source (seed 004): no retained user messages, and a
-    /// mid-run compression also folds the current turn's earlier steps, keeping the latest user
-    /// message and the last assistant step. `prepare(messages, { sessionState })` starts a run
-    /// from the SessionState of the last settlement.
-    SessionState,
-}
+pub use crate::guard::Strategy;
+pub use plan::DEFAULT_TAIL_SHARE;
 
 /// Summary answers are capped at this many tokens by default (and at a quarter of the target).
 pub const DEFAULT_SUMMARY_MAX_TOKENS: u32 = 4_096;
@@ -71,6 +68,8 @@ pub fn retry_pause_ms(reason: FailureReason, attempt: u32, delay_ms: f64, unit: 
     Some(doubled * (0.5 + unit / 2.0))
 }
 
+pub use crate::guard::DEFAULT_AHEAD_RATIO;
+
 /// Options of one `prepare` call (the callbacks live in the binding).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -82,6 +81,12 @@ pub struct PrepareOptions {
     pub guidance: Option<String>,
     pub summary_max_tokens: Option<u32>,
     pub retain_user_tokens: Option<u32>,
+    /// The recent tail a compaction keeps verbatim (default: the guard's, else half the target
+    /// limit).
+    pub recent_tail_tokens: Option<u32>,
+    /// Make the summary ahead of time, in the background, once usage passes the ahead
+    /// threshold (default: the guard's `ahead`).
+    pub ahead: Option<bool>,
     /// `session_state` strategy: start the run from this SessionState (the last settlement's):
     /// it replaces every message before the latest user message except the system messages.
     pub session_state: Option<SessionState>,
@@ -98,6 +103,8 @@ pub enum FailureReason {
     EmptyOutput,
     OverBudget,
     Aborted,
+    /// The circuit breaker is open: the summarizer was not asked.
+    BreakerOpen,
 }
 
 impl FailureReason {
@@ -110,7 +117,14 @@ impl FailureReason {
             FailureReason::EmptyOutput => "empty_output",
             FailureReason::OverBudget => "over_budget",
             FailureReason::Aborted => "aborted",
+            FailureReason::BreakerOpen => "breaker_open",
         }
+    }
+
+    /// Whether the summarizer itself failed (what the circuit breaker counts): not a missing
+    /// callback, an abort, an open breaker, or no room for a summary.
+    pub fn is_summarizer_failure(self) -> bool {
+        matches!(self, FailureReason::Timeout | FailureReason::CallbackError | FailureReason::InvalidOutput | FailureReason::EmptyOutput | FailureReason::OverBudget)
     }
 }
 
@@ -123,35 +137,33 @@ pub struct SummaryRequest {
     pub max_tokens: u32,
 }
 
-/// What a compaction keeps besides the summary, in one view (raw or model-visible).
-#[derive(Debug, Clone)]
-struct Kept {
-    system: Vec<Message>,
-    retained: Vec<Message>,
-    tail: Vec<Message>,
-}
-
 /// A compaction waiting for its summary.
 #[derive(Debug, Clone)]
 pub struct Pending {
     pub request: SummaryRequest,
     started_ms: f64,
     before_tokens: usize,
-    system: Vec<Message>,
+    /// The history as passed (raw): the summary's chain is built on it.
+    history: Request,
+    /// The summarized messages, layer 1's versions (the fallback's evidence comes from them).
     removed: Vec<Message>,
+    /// What the summary covers in `history`, and this guard's keys of those messages.
+    covers: Covers,
+    keys: Vec<u64>,
     retained: Vec<Message>,
-    tail: Vec<Message>,
-    base: Request,
     options: PrepareOptions,
     /// Tokens left under the usable limit by what is kept besides the summary.
     room: usize,
-    /// Tokens of the model-visible system messages, retained user messages and current turn.
+    /// Tokens of what is kept besides the summary (system messages, retained user messages,
+    /// recent tail, current turn).
     kept_tokens: usize,
     /// Layer 1's traces of the request.
     traces: Vec<Trace>,
-    /// The model-visible (layer-1) versions of `system`, `retained` and `tail`, which are raw.
-    visible: Kept,
     cache_decision: Option<crate::pricing::CacheDecision>,
+    /// Attempts the summarizer gets (3; 1 while the circuit breaker is half open).
+    pub max_attempts: u32,
+    /// Made ahead of time, in the background (`ahead_finish`).
+    pub ahead: bool,
 }
 
 /// The result of a `prepare` pass.
@@ -173,11 +185,29 @@ pub struct Outcome {
     pub session_state: Option<SessionState>,
     /// The cache-aware decision, when the economic budget (not the window) triggered compaction.
     pub cache_decision: Option<crate::pricing::CacheDecision>,
+    /// A summary to make ahead of time, in the background (the binding runs it and hands the
+    /// result to `ahead_finish`).
+    pub ahead: Option<Box<Pending>>,
 }
 
 pub enum Step {
     Done(Box<Outcome>),
     Summarize(Box<Pending>),
+    /// Over the trigger while a summary made ahead of time is still running: wait for it
+    /// (`ahead_finish`), then call `prepare_start` again.
+    AwaitAhead,
+}
+
+/// What `restore` did with a checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Restored {
+    pub restored: bool,
+    /// Messages of the conversation its summary replaces.
+    pub covered_messages: u32,
+    /// Why it was not restored: `no_summary` (no sealed summary that verifies under the guard's
+    /// key), `no_covers` (a summary sealed before covers existed: pass the chain itself).
+    pub reason: Option<&'static str>,
 }
 
 fn instructions(max_tokens: u32) -> String {
@@ -263,7 +293,18 @@ impl Guard {
         (model_tokens as f64 / self.model.estimate_factor.max(1.0)).floor() as usize
     }
 
-    /// Layer 1, then the decision: done (no summary needed) or a summary to ask for.
+    /// Apply what the guard remembers to `history`: the newest summary that matches it (one
+    /// made ahead of time only `with_ahead`).
+    fn apply_memory(&mut self, history: &[Message], with_ahead: bool) -> Option<Applied> {
+        let mut mem = std::mem::take(&mut self.memory);
+        let key = self.checkpoint_key.clone();
+        let applied = mem.apply(history, with_ahead, &|m| !is_summary(m, key.as_deref()), &mut |m| self.facts(m).key);
+        self.memory = mem;
+        applied
+    }
+
+    /// Layer 1, then the decision: done (no summary needed), a summary to ask for, or a summary
+    /// made ahead of time to wait for.
     pub fn prepare_start(&mut self, request: &Request, options: &PrepareOptions, now: &dyn Fn() -> f64) -> Result<Step> {
         self.scoped(|g| g.prepare_start_in(request, options, now))
     }
@@ -271,167 +312,133 @@ impl Guard {
     fn prepare_start_in(&mut self, request: &Request, options: &PrepareOptions, now: &dyn Fn() -> f64) -> Result<Step> {
         let started = now();
         let from_state;
-        let request = match &options.session_state {
+        let history = match &options.session_state {
             Some(state) => {
                 from_state = self.start_from_state(request, state)?;
                 &from_state
             }
             None => request,
         };
-        let layer1 = self.guard_sources(request, false, now);
-        let used = layer1.metrics.used_tokens;
-        let skip = std::mem::take(&mut self.skip_next_compaction);
-        let over = used > self.budget.trigger_limit;
-        if !options.force && (!over || skip) {
-            return self.finish_plain(layer1.request, layer1.traces, options, now).map(|o| Step::Done(Box::new(o)));
-        }
-        let key = self.checkpoint_key.clone();
-        let msgs = &layer1.request.messages;
-        // The raw messages at the same places (layer 1 rewrites content in place): what is kept
-        // goes into the checkpoint raw; the model gets the layer-1 versions.
-        let raw = &request.messages;
-        let latest = msgs.iter().rposition(|m| m.role == Role::User);
-        let split = latest.unwrap_or(msgs.len());
-        let (older, turn) = msgs.split_at(split);
-        let (older_raw, turn_raw) = raw.split_at(split.min(raw.len()));
-        let mut system = Vec::new();
-        let mut system_visible = Vec::new();
-        let mut removed = Vec::new();
-        let mut removed_raw = Vec::new();
-        for (m, r) in older.iter().zip(older_raw) {
-            if m.role == Role::System && !is_summary(m, key.as_deref()) {
-                system.push(r.clone());
-                system_visible.push(m.clone());
-            } else {
-                removed.push(m.clone());
-                removed_raw.push(r.clone());
-            }
-        }
-        // The current turn: kept whole, or (session_state) its user message and last step, the
-        // steps in between folded into the SessionState too.
-        let (tail_visible, folded) = self.split_turn(turn);
-        let (tail, folded_raw) = self.split_turn(turn_raw);
-        let mut source_messages = removed.clone();
-        let folded_len = folded.len();
-        if !folded.is_empty() {
-            source_messages.extend(turn.first().cloned());
-            source_messages.extend(folded.iter().cloned());
-            removed.extend(folded);
-            removed_raw.extend(folded_raw);
-        }
-        if removed.is_empty() {
-            return self.finish_plain(layer1.request, layer1.traces, options, now).map(|o| Step::Done(Box::new(o)));
-        }
-        // Recent user messages kept verbatim (a reloaded clone is not cloned twice); none under
-        // the session_state strategy, where the SessionState is the only history.
-        let retain_budget = match self.strategy {
-            Strategy::Summary => options.retain_user_tokens.unwrap_or(DEFAULT_RETAIN_USER_TOKENS) as usize,
-            Strategy::SessionState => 0,
+        let with_memory = options.session_state.is_none();
+        let applied = if with_memory { self.apply_memory(&history.messages, false) } else { None };
+        let (mut current, mut ordinals, mut covered) = match applied {
+            Some(a) => (Request { messages: a.messages, ..history.clone() }, a.ordinals, a.covered),
+            None => (history.clone(), memory::ordinals(&history.messages), 0),
         };
-        let mut retained = Vec::new();
-        let mut retained_visible = Vec::new();
-        let mut retained_tokens = 0;
-        for (m, v) in removed_raw.iter().zip(&removed).rev().filter(|(m, _)| m.role == Role::User) {
-            let n = self.count_text(&v.content.text());
-            if retained.len() >= RETAIN_USER_MESSAGES || retained_tokens + n > retain_budget {
-                break;
+        let aged = self.aged_snapshot();
+        let mut layer1 = self.guard_sources(&current, false, now);
+        let mut over = layer1.metrics.used_tokens > self.budget.trigger_limit;
+        let mut ahead_used = None;
+        if with_memory && (over || options.force) {
+            if self.memory.ahead == AheadState::Running {
+                // Its layer-1 pass is done again after the wait: as if this one did not happen.
+                self.restore_aged(aged);
+                return Ok(Step::AwaitAhead);
             }
-            retained_tokens += n;
-            let clone = |m: &Message| if m.markers.checkpoint_retained { m.clone() } else { retain(m) };
-            retained.push(clone(m));
-            retained_visible.push(clone(v));
-        }
-        retained.reverse();
-        retained_visible.reverse();
-        // The rendered summary must fit next to what is kept anyway (system messages and the
-        // current turn): `room` caps the answer, leaving 64 tokens for the summary's own framing.
-        let fixed: Vec<Message> = system_visible.iter().chain(tail_visible.iter()).cloned().collect();
-        let fixed_tokens = self.count(&Request { messages: fixed, ..layer1.request.clone() }).total as usize;
-        let room = (self.budget.usable_limit as usize).saturating_sub(fixed_tokens);
-        let max_tokens = options
-            .summary_max_tokens
-            .unwrap_or(DEFAULT_SUMMARY_MAX_TOKENS)
-            .min((self.budget.target_limit / 4).max(256))
-            .min(u32::try_from(room.saturating_sub(64)).unwrap_or(u32::MAX));
-        // The summary source, trimmed to the summarizer's input budget in one pass from the
-        // newest message back, with per-message counts from the cache.
-        let instructions = instructions(max_tokens);
-        let input_budget = (self.budget.usable_limit as usize)
-            .saturating_sub(max_tokens as usize)
-            .saturating_sub(self.count_text(&instructions) + 512);
-        let source = match (folded_len, turn.first()) {
-            // session_state: the run's user message gives the folded steps their meaning; it
-            // stays in the source even when the older history does not fit.
-            (n, Some(user)) if n > 0 => {
-                let user_tokens = self.count(&Request { messages: vec![user.clone()], ..Default::default() }).total as usize;
-                let mut kept = self.trim_newest(&source_messages, input_budget.saturating_sub(user_tokens));
-                if kept.len() <= n {
-                    kept.insert(0, user.clone());
+            if self.memory.has_ahead() {
+                match self.apply_memory(&history.messages, true).filter(|a| a.ahead) {
+                    Some(a) => {
+                        self.memory.commit_ahead();
+                        current = Request { messages: a.messages, ..history.clone() };
+                        ordinals = a.ordinals;
+                        covered = a.covered;
+                        layer1 = self.guard_sources(&current, false, now);
+                        over = layer1.metrics.used_tokens > self.budget.trigger_limit;
+                        ahead_used = Some(current.messages.clone());
+                    }
+                    None => self.memory.drop_ahead(),
                 }
-                kept
             }
-            _ => self.trim_newest(&source_messages, input_budget),
+            if self.memory.ahead != AheadState::Running {
+                self.memory.ahead = AheadState::Idle;
+            }
+        }
+        let skip = std::mem::take(&mut self.skip_next_compaction);
+        if !options.force && (!over || skip) {
+            let cleared = layer1.cleared.clone();
+            let mut out = self.finish_plain(layer1.request.clone(), layer1.traces.clone(), &cleared, options, now)?;
+            if let Some(chain) = ahead_used {
+                self.used_ahead(&mut out, chain, started, now);
+            } else if with_memory && self.wants_ahead(options, &layer1) {
+                out.ahead = self.plan_compaction(history, &current, &ordinals, covered, &layer1, options, started, true)?.map(Box::new);
+                if out.ahead.is_some() {
+                    self.memory.ahead = AheadState::Running;
+                    self.memory.ahead_runs += 1;
+                    let used = layer1.metrics.used_tokens as usize;
+                    let mut t = Trace::new(Operation::SummaryCompact, Status::InProgress, now() - started, used, used);
+                    t.ahead = Some(true);
+                    out.traces.push(t);
+                    out.metrics.memory = self.memory.metrics();
+                }
+            }
+            return Ok(Step::Done(Box::new(out)));
+        }
+        let Some(mut pending) = self.plan_compaction(history, &current, &ordinals, covered, &layer1, options, started, false)? else {
+            let cleared = layer1.cleared.clone();
+            return self.finish_plain(layer1.request, layer1.traces, &cleared, options, now).map(|o| Step::Done(Box::new(o)));
         };
-        // Over the economic trigger only: is continuing on the cached prefix cheaper? Never when
-        // forced (the provider reported an overflow) or over the physical window.
-        let cache_decision = if options.force {
-            None
-        } else {
-            let summary_input = self.count(&Request { messages: source.clone(), ..Default::default() }).total as usize + self.count_text(&instructions);
-            let turn_tokens = self.count(&Request { messages: turn.to_vec(), ..Default::default() }).total;
-            self.cache_decision(&layer1.request, used, fixed_tokens + retained_tokens + max_tokens as usize, summary_input, max_tokens, turn_tokens)
-        };
-        if let Some(d) = cache_decision.filter(|d| d.choice == crate::pricing::Choice::Continue) {
+        if let Some(d) = pending.cache_decision.filter(|d| d.choice == crate::pricing::Choice::Continue) {
+            let used = layer1.metrics.used_tokens as usize;
             let mut traces = layer1.traces;
-            let mut t = Trace::new(Operation::SummaryCompact, Status::Noop, now() - started, used as usize, used as usize);
+            let mut t = Trace::new(Operation::SummaryCompact, Status::Noop, now() - started, used, used);
             t.cache_decision = Some(d);
             traces.push(t);
-            let mut out = self.finish_plain(layer1.request, traces, options, now)?;
+            let mut out = self.finish_plain(layer1.request, traces, &layer1.cleared, options, now)?;
             out.cache_decision = Some(d);
             return Ok(Step::Done(Box::new(out)));
         }
-        let pending = Pending {
-            request: SummaryRequest { messages: source, instructions, schema: session_state::schema(), max_tokens },
-            started_ms: started,
-            before_tokens: used as usize,
-            system,
-            removed,
-            retained,
-            tail,
-            base: layer1.request,
-            options: options.clone(),
-            room,
-            kept_tokens: fixed_tokens + retained_tokens,
-            traces: layer1.traces,
-            visible: Kept { system: system_visible, retained: retained_visible, tail: tail_visible },
-            cache_decision,
-        };
-        // No room for even a short summary next to the kept messages: the mechanical fallback
-        // (its note is sized to the room too) without asking the summarizer.
-        if max_tokens < MIN_SUMMARY_TOKENS {
+        pending.max_attempts = self.breaker.attempts(MAX_ATTEMPTS);
+        // The breaker is open: the mechanical fallback without asking. No room for even a
+        // short summary next to the kept messages: the same (its note is sized to the room).
+        if pending.max_attempts == 0 {
+            return self.prepare_finish(pending, Err(FailureReason::BreakerOpen), 0, now).map(|o| Step::Done(Box::new(o)));
+        }
+        if pending.request.max_tokens < MIN_SUMMARY_TOKENS {
             return self.prepare_finish(pending, Err(FailureReason::OverBudget), 0, now).map(|o| Step::Done(Box::new(o)));
         }
         Ok(Step::Summarize(Box::new(pending)))
     }
 
-    /// The current turn (from the latest user message) split into what stays and what is folded
-    /// into the summary: under `summary`, nothing is folded; under `session_state`, the steps
-    /// between the user message and the last assistant message are.
-    fn split_turn(&self, turn: &[Message]) -> (Vec<Message>, Vec<Message>) {
-        if self.strategy == Strategy::SessionState {
-            if let Some(last_step) = turn.iter().rposition(|m| m.role == Role::Assistant).filter(|&i| i > 1) {
-                let mut tail: Vec<Message> = turn.iter().take(1).cloned().collect();
-                tail.extend(turn.iter().skip(last_step).cloned());
-                let folded = turn.get(1..last_step).unwrap_or(&[]).to_vec();
-                return (tail, folded);
-            }
-        }
-        (turn.to_vec(), Vec::new())
+    /// Whether this call starts a summary ahead of time: asked for, over the ahead threshold,
+    /// none running or waiting, and the breaker closed.
+    fn wants_ahead(&self, options: &PrepareOptions, layer1: &SourcesOutcome) -> bool {
+        let limit = (f64::from(self.budget.usable_limit) * self.ahead_ratio).floor() as u32;
+        options.ahead.unwrap_or(self.ahead)
+            && layer1.metrics.used_tokens > limit
+            && self.memory.ahead == AheadState::Idle
+            && !self.memory.has_ahead()
+            && self.breaker.attempts(MAX_ATTEMPTS) == MAX_ATTEMPTS
+    }
+
+    /// A summary made ahead of time was used by this call: its chain is the checkpoint to
+    /// persist, and a compaction record says so.
+    fn used_ahead(&mut self, out: &mut Outcome, chain: Vec<Message>, started: f64, now: &dyn Fn() -> f64) {
+        let after = out.metrics.used_tokens;
+        let record = CompactionRecord {
+            before_tokens: after,
+            after_tokens: after,
+            tokens_saved: 0,
+            removed_items: 0,
+            duration_ms: now() - started,
+            status: "completed".into(),
+            failure_reason: None,
+            attempts: 0,
+        };
+        let mut t = Trace::new(Operation::SummaryCompact, Status::Applied, record.duration_ms, after as usize, after as usize);
+        t.ahead = Some(true);
+        out.traces.push(t);
+        self.last_compaction = Some(record.clone());
+        out.metrics.last_compaction = Some(record.clone());
+        out.compaction = Some(record);
+        out.checkpoint = Some(chain);
     }
 
     /// The summary message of an answer: rendered, sealed under the guard's key, marked.
-    fn summary_message(&self, answer: &Answer) -> Message {
-        let sealed = crate::checkpoint::seal(&render(answer), self.checkpoint_key.as_deref());
+    fn summary_message(&self, answer: &Answer, covers: Option<&Covers>) -> Message {
+        // Layer 1 runs over the summary on every later call: attachment markup the summarizer
+        // echoed is defused so that no preview ever rewrites (and unseals) it.
+        let text = crate::sources::stub::defuse_tags(&render(answer));
+        let sealed = crate::checkpoint::seal(&text, self.checkpoint_key.as_deref(), covers);
         let mut m = Message::text(Role::System, sealed);
         m.markers.summary_compacted = true;
         m.id = Some(format!("ctxguard-summary-{:012x}", content_key(&m.content, 11) & 0xffff_ffff_ffff));
@@ -456,7 +463,7 @@ impl Guard {
             .filter(|m| m.role == Role::System && !is_summary(m, key) && !m.content.text().starts_with(evidence::EVIDENCE_MARKER))
             .cloned()
             .collect();
-        messages.push(self.summary_message(&Answer::State(state)));
+        messages.push(self.summary_message(&Answer::State(state), None));
         messages.extend_from_slice(from_latest);
         Ok(Request { messages, ..request.clone() })
     }
@@ -470,7 +477,7 @@ impl Guard {
         let rule = if self.model.provider == crate::models::Provider::Anthropic { crate::pricing::CacheRule::Breakpoint } else { crate::pricing::CacheRule::Automatic };
         let cached = crate::pricing::cached_prefix(self.prefix_tokens(request, &counted), rule);
         let physical = self.budget.context_window.saturating_sub(self.budget.reserved_output_tokens);
-        let to_u32 = crate::guards::trace_u32;
+        let to_u32 = crate::trace::u32_of;
         Some(crate::pricing::decide(
             &pricing,
             &crate::pricing::DecisionInput {
@@ -487,177 +494,63 @@ impl Guard {
         ))
     }
 
-    /// Build the checkpoint from the summary (or the mechanical fallback), then layer 3.
-    pub fn prepare_finish(
-        &mut self,
-        pending: Pending,
-        result: std::result::Result<Answer, FailureReason>,
-        attempts: u32,
-        now: &dyn Fn() -> f64,
-    ) -> Result<Outcome> {
-        self.scoped(|g| g.prepare_finish_in(pending, result, attempts, now))
-    }
-
-    fn prepare_finish_in(
-        &mut self,
-        pending: Pending,
-        result: std::result::Result<Answer, FailureReason>,
-        attempts: u32,
-        now: &dyn Fn() -> f64,
-    ) -> Result<Outcome> {
-        let Pending { started_ms, before_tokens, system, removed, retained, tail, base, options, cache_decision, kept_tokens, traces, visible, .. } = pending;
-        let mut traces = traces;
-        let mut chain = system;
-        let note: Option<Message>;
-        let (status, failure, state) = match result {
-            Ok(answer) => {
-                // Under session_state a text answer becomes the SessionState's summary.
-                let state = match &answer {
-                    Answer::State(s) => s.clone(),
-                    Answer::Text(t) => SessionState { summary: t.clone(), ..Default::default() },
-                };
-                let answer = match self.strategy {
-                    Strategy::SessionState => Answer::State(state.clone()),
-                    Strategy::Summary => answer,
-                };
-                note = Some(self.summary_message(&answer));
-                (Status::Completed, None, Some(state))
-            }
-            Err(reason) => {
-                // The note gets at most EVIDENCE_TOKENS, and never more than the room the kept
-                // messages leave under the usable limit (layer 3 does not drop system notes).
-                let room = (self.budget.usable_limit as usize).saturating_sub(kept_tokens);
-                let budget = EVIDENCE_TOKENS.min(self.raw_budget(room.saturating_sub(16)));
-                note = evidence::evidence_message(&removed, reason.as_str(), self.model.encoding, budget);
-                let state = note.as_ref().map(|n| SessionState { summary: n.content.text(), ..Default::default() });
-                (Status::Fallback, Some(reason), state)
-            }
+    /// `guard.restore(checkpoint)`: remember the summary of a stored checkpoint chain, so that a
+    /// new guard given the display history applies it instead of asking the summarizer again.
+    /// Nothing is applied here: the next `prepare` applies it when its covered messages are the
+    /// start of the history it is given (another conversation, or an edited one, does not match).
+    pub fn restore(&mut self, chain: &Request) -> Restored {
+        let key = self.checkpoint_key.clone();
+        let found = chain.messages.iter().enumerate().find_map(|(i, m)| crate::checkpoint::summary_covers(m, key.as_deref()).map(|c| (i, c)));
+        let Some((at, covers)) = found else {
+            return Restored { restored: false, covered_messages: 0, reason: Some("no_summary") };
         };
-        // The same chain in both views: raw (persisted) and layer 1's (what the model gets now;
-        // the next call guards the raw chain afresh, so the current turn's outputs then get the
-        // room the summary freed).
-        chain.extend(note.clone());
-        chain.extend(retained);
-        chain.extend(tail);
-        sanitize::sanitize(&mut chain);
-        let Kept { system: mut shown, retained: shown_retained, tail: shown_tail } = visible;
-        shown.extend(note);
-        shown.extend(shown_retained);
-        shown.extend(shown_tail);
-        sanitize::sanitize(&mut shown);
-        // Persisted: the raw chain, and only when a summary was written — a fallback is the model
-        // input of this call, not a checkpoint (the stored history stays whole; the next call
-        // asks the summarizer again).
-        let checkpoint = failure.is_none().then_some(chain);
-        let chain = shown;
-        let after_compaction = self.count(&Request { messages: chain.clone(), ..base.clone() }).total as usize;
-        let record = CompactionRecord {
-            before_tokens: crate::guards::trace_u32(before_tokens),
-            after_tokens: crate::guards::trace_u32(after_compaction),
-            tokens_saved: crate::guards::trace_u32(before_tokens.saturating_sub(after_compaction)),
-            removed_items: crate::guards::trace_u32(removed.len()),
-            duration_ms: now() - started_ms,
-            status: if failure.is_none() { "completed".into() } else { "fallback".into() },
-            failure_reason: failure.map(|r| r.as_str().to_string()),
-            attempts,
+        let Some(covers) = covers else {
+            return Restored { restored: false, covered_messages: 0, reason: Some("no_covers") };
         };
-        // Refuse to thrash: an ineffective compaction is not repeated on the next call.
-        let saved = before_tokens.saturating_sub(after_compaction) as f64;
-        self.skip_next_compaction =
-            after_compaction > self.budget.target_limit as usize || saved < before_tokens as f64 * MIN_SAVED_SHARE;
-        let mut t = Trace::new(Operation::SummaryCompact, status, record.duration_ms, before_tokens, after_compaction);
-        t.removed_history_items = Some(record.removed_items);
-        t.failure_reason = record.failure_reason.clone();
-        t.cache_decision = cache_decision;
-        traces.push(t);
-        self.last_compaction = Some(record.clone());
-        let mut out = self.finish_plain(Request { messages: chain, ..base }, traces, &options, now)?;
-        out.compaction = Some(record);
-        out.checkpoint = checkpoint;
-        out.degraded = failure.is_some();
-        out.degraded_reason = failure;
-        out.session_state = state;
-        out.cache_decision = cache_decision;
-        Ok(out)
+        let Some(summary) = chain.messages.get(at).cloned() else {
+            return Restored { restored: false, covered_messages: 0, reason: Some("no_summary") };
+        };
+        let retained = chain.messages.iter().skip(at + 1).take_while(|m| m.markers.checkpoint_retained).cloned().collect();
+        let covered = covers.messages;
+        self.memory.remember(Summary::new(covers, None, summary, retained, false));
+        Restored { restored: true, covered_messages: covered, reason: None }
     }
 
-    /// Layer 3 when needed, sanitation, guidance, metrics.
-    fn finish_plain(&mut self, request: Request, mut traces: Vec<Trace>, options: &PrepareOptions, now: &dyn Fn() -> f64) -> Result<Outcome> {
-        let (mut request, mut dropped) = self.emergency(request, &mut traces, now)?;
-        // Broken pairs in the input itself (a result without its call, a call without its
-        // result) are rejected by every provider: what is sent is always valid.
-        let s = sanitize::sanitize(&mut request.messages);
-        dropped += s.orphan_results + s.empty_messages;
-        if let Some(g) = options.guidance.as_deref().filter(|g| !g.trim().is_empty()) {
-            request.messages.push(Message::text(Role::System, g));
+    /// The model-visible form of a request this guard produced: no ctxguard metadata (markers,
+    /// the ids of messages ctxguard made), and summaries closed without their covers and tag.
+    pub fn model_visible(mut request: Request) -> Request {
+        for m in &mut request.messages {
+            m.strip_metadata();
+            if m.role == Role::System {
+                let visible = match &m.content {
+                    crate::message::Content::Text(t) => crate::checkpoint::model_visible(t).map(|v| crate::message::Content::Text(v.into())),
+                    crate::message::Content::Parts(parts) if parts.iter().any(|p| matches!(p, crate::message::Part::Text { text, .. } if crate::checkpoint::model_visible(text).is_some())) => {
+                        Some(crate::message::Content::Parts(
+                            parts
+                                .iter()
+                                .map(|p| match p {
+                                    crate::message::Part::Text { text, extra } => crate::message::Part::Text {
+                                        text: crate::checkpoint::model_visible(text).map_or_else(|| text.clone(), Into::into),
+                                        extra: extra.clone(),
+                                    },
+                                    other => other.clone(),
+                                })
+                                .collect(),
+                        ))
+                    }
+                    _ => None,
+                };
+                if let Some(v) = visible {
+                    m.content = v;
+                    m.touch();
+                }
+            }
         }
-        let metrics = self.measure(&request);
-        // What prepare returns is what the host sends: the cache reference point for the next cost.
-        self.note_sent(&request, metrics.used_tokens);
-        Ok(Outcome {
-            request,
-            metrics,
-            traces,
-            compaction: None,
-            checkpoint: None,
-            degraded: false,
-            degraded_reason: None,
-            dropped_messages: crate::guards::trace_u32(dropped),
-            session_state: None,
-            cache_decision: None,
-        })
+        request
     }
 
-    /// Layer 3: if still over the usable limit, re-compact tool outputs with tighter limits,
-    /// then drop the oldest unprotected messages. System messages (the summary and pinned notes
-    /// among them) and the latest user message are never dropped.
-    fn emergency(&mut self, request: Request, traces: &mut Vec<Trace>, now: &dyn Fn() -> f64) -> Result<(Request, usize)> {
-        let usable = self.budget.usable_limit as usize;
-        let mut request = request;
-        if self.count(&request).total as usize <= usable {
-            return Ok((request, 0));
-        }
-        let tighter = self.guard_sources(&request, true, now);
-        traces.extend(tighter.traces.into_iter().filter(|t| t.operation == Operation::ToolOutput));
-        request = tighter.request;
-        let mut dropped = 0;
-        for _round in 0..3 {
-            let counted = self.count(&request);
-            let mut total = counted.total as usize;
-            if total <= usable {
-                break;
-            }
-            let latest = request.messages.iter().rposition(|m| m.role == Role::User);
-            let mut drop = vec![false; request.messages.len()];
-            for (i, m) in request.messages.iter().enumerate() {
-                if total <= usable {
-                    break;
-                }
-                if m.role == Role::System || Some(i) == latest {
-                    continue;
-                }
-                if let (Some(d), Some(c)) = (drop.get_mut(i), counted.per_message.get(i)) {
-                    *d = true;
-                    total = total.saturating_sub(c.total);
-                }
-            }
-            let mut i = 0;
-            request.messages.retain(|_| {
-                let d = drop.get(i).copied().unwrap_or(false);
-                i += 1;
-                !d
-            });
-            dropped += drop.iter().filter(|d| **d).count();
-            let s = sanitize::sanitize(&mut request.messages);
-            dropped += s.orphan_results + s.empty_messages;
-        }
-        let remaining = self.count(&request).total as usize;
-        if remaining > usable {
-            return Err(Error::new(
-                ErrorCode::LatestMessageTooLarge,
-                format!("the system messages and the latest user message alone need {remaining} tokens; the usable limit is {usable}"),
-            ));
-        }
-        Ok((request, dropped))
+    /// `guard.resetBreaker()`: close the circuit breaker.
+    pub fn reset_breaker(&mut self) {
+        self.breaker.reset();
     }
 }

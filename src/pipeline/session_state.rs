@@ -4,8 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Marker line that starts every summary ctxguard renders.
-pub const SUMMARY_MARKER: &str = "[ctxguard:summary]";
+pub use crate::checkpoint::SUMMARY_MARKER;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlanStep {

@@ -10,12 +10,12 @@ use super::convert::{encode, run};
 use super::json_input::{callback, decode, now_ms, options};
 use crate::error::{ErrorCode, Result};
 use crate::format::{parse_request, write_request, Format, Request};
-use crate::guards::Trace;
-use crate::metrics::ContextMetrics;
+use super::stored::{call_number, fresh_messages, kept_names, wire_reusing, Refs, Reuse};
 use crate::guard::{resolve_model, Guard, GuardConfig};
+use crate::metrics::ContextMetrics;
 use crate::models::CountKind;
-use crate::store::Fresh;
 use crate::tokens::Encoding;
+use crate::trace::Trace;
 
 /// Messages as JS hands them over, read once through JSON, with the options' system and tools.
 pub(super) fn read_request(format: Format, messages: &JsValue, system: Option<&serde_json::Value>, tools: Option<&serde_json::Value>) -> Result<Request> {
@@ -95,7 +95,7 @@ struct SourcesResult {
     traces: Vec<Trace>,
     /// The stored path only (see `guardSourcesStored`).
     #[serde(flatten)]
-    refs: Option<super::prepare::Refs>,
+    refs: Option<Refs>,
 }
 
 #[derive(Serialize)]
@@ -114,6 +114,15 @@ struct CacheStats {
 #[wasm_bindgen(js_name = ContextGuard)]
 pub struct ContextGuard {
     pub(super) inner: Rc<RefCell<Guard>>,
+    /// The summary being made ahead of time, if any (`prepare.rs`).
+    pub(super) ahead: super::summarizer::AheadSlot,
+}
+
+impl Drop for ContextGuard {
+    /// `guard.free()`: a summary being made ahead of time is aborted.
+    fn drop(&mut self) {
+        super::summarizer::cancel_ahead(&self.ahead);
+    }
 }
 
 #[wasm_bindgen(js_class = ContextGuard)]
@@ -122,7 +131,7 @@ impl ContextGuard {
     pub fn new(config: JsValue) -> std::result::Result<ContextGuard, JsValue> {
         run(|| {
             let cfg: GuardConfig = options(&config, "config")?;
-            Ok(ContextGuard { inner: Rc::new(RefCell::new(Guard::new(&cfg)?)) })
+            Ok(ContextGuard { inner: Rc::new(RefCell::new(Guard::new(&cfg)?)), ahead: Default::default() })
         })
     }
 
@@ -205,8 +214,8 @@ impl ContextGuard {
                 let r = g.guard_sources(&request, o.emergency, &now_ms);
                 g.give_back(request, &mut assembled);
                 let format = g.format;
-                let reuse = super::prepare::Reuse { assembled, kept: super::prepare::kept_names(&kept_tags, &kept_runs) };
-                let w = super::prepare::wire_reusing(format, &r.request, Some(&reuse));
+                let reuse = Reuse { assembled, kept: kept_names(&kept_tags, &kept_runs) };
+                let w = wire_reusing(format, &r.request, Some(&reuse));
                 let result = SourcesResult {
                     messages: w.wire.messages,
                     system: w.wire.system,
@@ -243,52 +252,6 @@ fn report_traces(on_trace: Option<js_sys::Function>, traces: &[Trace]) {
             }
         }
     }
-}
-
-/// The call number the binding sends (a whole number; anything else reads as 0).
-pub(super) fn call_number(call: f64) -> u64 {
-    if call.is_finite() && call >= 0.0 {
-        call as u64
-    } else {
-        0
-    }
-}
-
-/// The fresh messages of a stored call: an array of them, read through JSON (an error names the
-/// message by its place in the conversation, not in `fresh`), or the binding's packed transfer
-/// of them, `{ bytes: Uint8Array, lens: Uint32Array }` (see `crate::packed`; the binding packs
-/// only plain JSON data that reads back as itself, so nothing there is an error of the caller's).
-pub(super) fn fresh_messages(fresh: &JsValue, fresh_ids: &[u32], fresh_at: &[u32]) -> Result<Vec<Fresh>> {
-    let values: Vec<serde_json::Value> = if fresh_ids.is_empty() {
-        Vec::new()
-    } else if !js_sys::Array::is_array(fresh) {
-        unpack(fresh)?
-    } else {
-        decode(fresh, "messages", ErrorCode::InvalidMessages).map_err(|mut e| {
-            if let Some(at) = e.index.and_then(|i| fresh_at.get(i).map(|&at| (i, at as usize))) {
-                e.message = e.message.replacen(&format!("messages[{}]", at.0), &format!("messages[{}]", at.1), 1);
-                e.index = Some(at.1);
-            }
-            e
-        })?
-    };
-    if values.len() != fresh_ids.len() || fresh_at.len() != fresh_ids.len() {
-        return Err(crate::error::Error::new(ErrorCode::Internal, "stored call: fresh messages and their ids differ in length"));
-    }
-    Ok(values
-        .into_iter()
-        .zip(fresh_ids.iter().zip(fresh_at))
-        .map(|(value, (&id, &at))| Fresh { id, index: at as usize, value })
-        .collect())
-}
-
-/// The values of a packed transfer (see `fresh_messages`).
-fn unpack(packed: &JsValue) -> Result<Vec<serde_json::Value>> {
-    let field = |name: &str| js_sys::Reflect::get(packed, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
-    let bad = |why: String| crate::error::Error::new(ErrorCode::Internal, format!("stored call: the packed messages cannot be read: {why}"));
-    let bytes = field("bytes").dyn_into::<js_sys::Uint8Array>().map_err(|_| bad("no bytes".into()))?.to_vec();
-    let lens = field("lens").dyn_into::<js_sys::Uint32Array>().map_err(|_| bad("no lengths".into()))?.to_vec();
-    crate::packed::unpack(&bytes, &lens).map_err(bad)
 }
 
 impl ContextGuard {

@@ -14,6 +14,8 @@ mod json_input;
 #[cfg(feature = "pipeline")]
 mod guard;
 #[cfg(feature = "pipeline")]
+mod output;
+#[cfg(feature = "pipeline")]
 mod overflow;
 #[cfg(feature = "pipeline")]
 mod prepare;
@@ -21,6 +23,10 @@ mod prepare;
 mod settle;
 #[cfg(feature = "pipeline")]
 mod sources;
+#[cfg(feature = "pipeline")]
+mod stored;
+#[cfg(feature = "pipeline")]
+mod summarizer;
 
 #[cfg(feature = "pipeline")]
 pub use checkpoint::resolve_history;

@@ -9,9 +9,9 @@ use super::json_input::options;
 use crate::error::{Error, ErrorCode};
 use crate::format::Format;
 use crate::guard::resolve_model;
-use crate::guards::attachment::{self, Found};
-use crate::guards::reader;
-use crate::guards::tool_output::{self, CompactOptions};
+use crate::sources::attachment::{self, Found};
+use crate::sources::reader;
+use crate::sources::tool_output::{self, CompactOptions};
 use crate::tokens::{self, Encoding};
 
 #[derive(Default, Deserialize)]
@@ -46,7 +46,7 @@ pub fn compact_tool_output(text: JsValue, opts: JsValue) -> Result<JsValue, JsVa
         let text = text_arg(&text, "text")?;
         let o: CompactToolOutputOptions = options(&opts, "options")?;
         let enc = resolve_model(o.model.as_deref(), o.encoding).encoding.require()?;
-        let limit = o.limit.unwrap_or(crate::guards::sources::DEFAULT_TOOL_OUTPUT_LIMIT) as usize;
+        let limit = o.limit.unwrap_or(crate::sources::pass::DEFAULT_TOOL_OUTPUT_LIMIT) as usize;
         let co = CompactOptions { limit, emergency: o.emergency, retrieval_tool: o.retrieval_tool, call_id: o.call_id };
         match tool_output::compact(enc, &text, &co) {
             Some(c) => encode(&Compacted { text: c.text, compacted: true, original_tokens: u32_of(c.original_tokens), tokens: u32_of(c.tokens) }),
@@ -77,7 +77,7 @@ pub fn preview_attachment(text: JsValue, opts: JsValue) -> Result<JsValue, JsVal
         let text = text_arg(&text, "text")?;
         let o: PreviewOptions = options(&opts, "options")?;
         let enc = resolve_model(o.model.as_deref(), o.encoding).encoding.require()?;
-        let limit = o.limit.unwrap_or(crate::guards::sources::DEFAULT_ATTACHMENT_BUDGET) as usize;
+        let limit = o.limit.unwrap_or(crate::sources::pass::DEFAULT_ATTACHMENT_BUDGET) as usize;
         let n = tokens::count(enc, &text);
         let found = Found::standalone(o.id.unwrap_or_else(|| attachment::content_id(&text)), o.name, o.media_type, n, text.chars().count());
         if n <= limit || text.contains(attachment::MARKER) {

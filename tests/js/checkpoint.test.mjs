@@ -22,7 +22,10 @@ test('round trip: prepare, persist, strip metadata, resolve, prepare again', asy
   const guard = new ContextGuard(CONFIG);
   const first = await guard.prepare([...history, question], { summarize: async () => 'We answered sixty questions about details.' });
   assert.equal(first.compaction.status, 'completed');
-  assert.match(first.checkpoint.messages[1].content, /\[\/ctxguard:summary tag=[0-9a-f]{32}\]/);
+  // The closing line says which messages of the history the summary replaces, under the tag;
+  // the model sees it without them.
+  assert.match(first.checkpoint.messages[1].content, /\[\/ctxguard:summary covers=\d+:[0-9a-f]{16} tag=[0-9a-f]{32}\]$/);
+  assert.match(first.messages[1].content, /\n\[\/ctxguard:summary\]$/);
   // the host persists the checkpoint as the compacting turn's chain immediately (even if the turn fails later)
   const stored = [...turns, { id: 't60', status: 'failed', messages: stripMeta(first.checkpoint.messages) }, turn(61)];
   const resolved = resolveHistory(JSON.parse(JSON.stringify(stored)), { checkpointKey: KEY });

@@ -14,8 +14,14 @@ class Plain {}
 const plainOf = (msgs) => msgs.map((m) => (m !== null && typeof m === 'object' && !Array.isArray(m) ? Object.assign(new Plain(), m) : m));
 
 /** JSON text of a result with its timings zeroed (the only field that may differ). */
+/**
+ * A result without what depends on the guard's earlier calls: durations, and the clearing-step
+ * trace (a step is reported against the guard's previous call, so guards with different call
+ * histories report it on different calls; what the model receives is the same).
+ */
 function canonical(r) {
-  return JSON.stringify(r, (k, v) => (k === 'durationMs' ? 0 : v));
+  const traces = r.traces?.filter((t) => t.operation !== 'tool_output_clear');
+  return JSON.stringify({ ...r, traces }, (k, v) => (k === 'durationMs' ? 0 : v));
 }
 
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
@@ -289,10 +295,11 @@ for (const [format, model, make] of [
       assertNoSharing(r, last, 'two results');
       last = await same(fast, slow, msgs, {}, 'guardSources');
       assertNoSharing(last, r, 'two results');
-      // change share: more outputs share the total, so the older ones get new limits
+      // change form: more outputs than the total holds, so a clearing step clears or compacts
+      // older ones by age, and the new ones are compacted under their limit
       const grown = [...msgs, ...make(16).slice(format === 'openai' ? 49 : 48)];
       await same(fast, slow, grown);
-      assert.ok(watch.calls.at(-1).keep > watch.calls.at(-1).kept, 'new limits, new outputs to keep');
+      assert.ok(watch.calls.at(-1).keep > 0, 'new forms, new outputs to keep');
       await same(fast, slow, grown);
       assert.equal(watch.calls.at(-1).keep, 0);
       // disappear: the outputs dropped, then reappear (the same objects, then equal copies)

@@ -55,7 +55,13 @@ test('a compaction with a SessionState summarizer', async () => {
   assert.equal(r.degraded, false);
   assert.equal(r.degradedReason, null);
   assert.equal(r.compaction.status, 'completed');
-  assert.equal(r.compaction.removedItems, 160);
+  // The summary replaces the older turns; the newest whole turns stay verbatim (the recent tail).
+  const input = conversation();
+  let tail = 0;
+  while (JSON.stringify(r.messages.at(-2 - tail)) === JSON.stringify(input.at(-2 - tail))) tail++;
+  assert.ok(tail >= 4, `a recent tail of ${tail} messages`);
+  assert.equal(r.compaction.removedItems, 160 - tail);
+  assert.deepEqual(r.messages.at(-2), input.at(-2), 'the last answer reaches the model as it was');
   assert.equal(r.compaction.tokensSaved, r.compaction.beforeTokens - r.compaction.afterTokens);
   assert.ok(r.metrics.usedTokens < r.metrics.targetLimit);
   assert.ok(beats.length >= 2 && beats.every((b) => b.operation === 'summary_compact' && b.status === 'in_progress' && b.elapsedMs >= 0));
@@ -96,7 +102,11 @@ for (const [name, summarize, reason, attempts] of FAULTS) {
     assert.equal(r.compaction.status, 'fallback');
     assert.equal(r.compaction.failureReason, reason);
     assert.equal(r.compaction.attempts, attempts);
-    assert.match(r.messages.find((m) => m.role === 'system' && m.content.startsWith('[ctxguard:evidence]')).content, /tool run_tests\(module=m39\) → .*module 39 FAILED/);
+    // The evidence of the summarized turns (the newest ones stay verbatim in the recent tail).
+    const note = r.messages.find((m) => m.role === 'system' && m.content.startsWith('[ctxguard:evidence]')).content;
+    const newest = Math.max(...[...note.matchAll(/tool run_tests\(module=m(\d+)\) → .*module \1 FAILED/g)].map((x) => Number(x[1])));
+    assert.ok(newest >= 0 && newest < 39, note);
+    assert.ok(r.messages.some((m) => m.role === 'assistant' && typeof m.content === 'string' && m.content.startsWith(`Module ${newest + 1} fails`)), 'the turn after it is in the recent tail');
     assert.ok(r.metrics.usedTokens <= r.metrics.usableLimit);
     assertPairs(r.messages);
     assertLatestQuestionKept(r, conversation());

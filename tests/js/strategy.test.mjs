@@ -28,7 +28,9 @@ test('a run starts from the settled SessionState: it is the only history', async
   assert.equal(r.messages.length, 3, 'system, the SessionState, the new user message');
   assert.deepEqual(r.messages[0], history[0]);
   assert.equal(r.messages[1].role, 'system');
-  assert.equal(r.messages[1].content, settlement.rendered, 'the same deterministic, sealed rendering as settle');
+  // The same deterministic rendering as settle; the model sees it closed without its tag.
+  assert.equal(r.messages[1].content, settlement.rendered.replace(/\n\[\/ctxguard:summary tag=[0-9a-f]{32}\]$/, '\n[/ctxguard:summary]'));
+  assert.match(settlement.rendered, /\n\[\/ctxguard:summary tag=[0-9a-f]{32}\]$/, 'settle returns it sealed');
   assert.deepEqual(r.messages[2], { role: 'user', content: '下一步？' });
   assert.ok(r.metrics.breakdown.summary > 0);
   assert.equal(r.compaction, null);

@@ -2,7 +2,8 @@
 //! a user message with `<attachment>` markup. No panic; previews stay within their share when
 //! the share leaves room for the footer.
 #![no_main]
-use ctxguard::guards::attachment::{apply, find, preview, Found};
+use ctxguard::sources::attachment::{apply, find, preview, Found};
+use ctxguard::sources::remembered::{Remembered, Unknown};
 use ctxguard::message::{Message, Role};
 use ctxguard::tokens::{count, Encoding};
 use libfuzzer_sys::fuzz_target;
@@ -17,9 +18,9 @@ fuzz_target!(|data: &[u8]| {
     assert!(!p.is_empty());
     // The same text as message content, where it may hold attachment blocks of its own.
     let mut msgs = vec![Message::text(Role::User, text.to_string()), Message::text(Role::User, format!("x <attachment id=\"b\">{text}</attachment> y"))];
-    let before = find(&msgs, enc).len();
-    let r = apply(&mut msgs, enc, share);
+    let before = find(&msgs, enc, &mut Remembered::default(), &Unknown).len();
+    let r = apply(&mut msgs, enc, share, &mut Remembered::default(), &Unknown);
     assert_eq!(r.blocks, before);
     assert!(r.truncated <= r.blocks);
-    let _ = find(&msgs, enc);
+    let _ = find(&msgs, enc, &mut Remembered::default(), &Unknown);
 });

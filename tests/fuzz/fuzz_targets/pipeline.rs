@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
     let opts = PrepareOptions { force: head[0] & 4 != 0, guidance: (head[0] & 8 != 0).then(|| "continue".into()), ..Default::default() };
     let clock = || 0.0;
     let out = match g.prepare_start(&req, &opts, &clock) {
-        Err(_) => return,
+        Err(_) | Ok(Step::AwaitAhead) => return,
         Ok(Step::Done(o)) => Ok(*o),
         Ok(Step::Summarize(p)) => {
             let answer = match head[3] % 4 {

@@ -1,7 +1,7 @@
 //! The paged attachment reader: pages of arbitrary text concatenate to the whole text and the
 //! walk ends.
 #![no_main]
-use ctxguard::guards::reader::read;
+use ctxguard::sources::reader::read;
 use ctxguard::tokens::Encoding;
 use libfuzzer_sys::fuzz_target;
 

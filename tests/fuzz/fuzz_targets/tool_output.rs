@@ -1,7 +1,7 @@
 //! Tool-output compaction on arbitrary text and limits: no panic, the result fits the limit,
 //! is deterministic, and is never compacted twice.
 #![no_main]
-use ctxguard::guards::tool_output::{compact, is_compacted, CompactOptions};
+use ctxguard::sources::tool_output::{compact, is_compacted, CompactOptions};
 use ctxguard::tokens::{count, Encoding};
 use libfuzzer_sys::fuzz_target;
 

@@ -1,15 +1,24 @@
 //! `ContextGuard`'s core: the resolved model, budget and counting profile, and a per-message
 //! count cache shared by every pass.
 
-use serde::Deserialize;
+/// Summaries are made ahead of time once usage passes this share of the usable limit (the
+/// trigger is at 0.8 by default), by default.
+pub const DEFAULT_AHEAD_RATIO: f64 = 0.65;
+
+pub mod breaker;
+pub mod memory;
+pub mod store;
+
+use serde::{Deserialize, Serialize};
 
 use crate::budget::{Budget, BudgetConfig};
 use crate::cache::{content_key, message_key, CountCache};
-use crate::count::{self, MessageCount, Profile};
+use crate::count::{self, Profile};
 use crate::error::Result;
 use crate::format::{Format, Request};
-use crate::guards::{self, SourceOptions, Trace};
-use crate::message::{Message, Role};
+use crate::sources::{self, SourceOptions};
+use crate::trace::Trace;
+use crate::message::{Facts, Message, MessageCount, Role};
 use crate::metrics::{CompactionRecord, ContextMetrics, CountedMessage, SourceBreakdown};
 use crate::models::{self, CountKind, ModelInfo, Provider};
 use crate::tokens::Encoding;
@@ -41,6 +50,9 @@ pub struct GuardConfig {
     pub attachment_budget: Option<u32>,
     /// A host tool that returns a full tool output by call id, named in compaction markers.
     pub retrieval_tool: Option<String>,
+    /// Tool outputs by age: `false`, `true` (the defaults) or the options (see
+    /// `sources::clearing`).
+    pub clear_tool_outputs: Option<sources::pass::ClearSetting>,
     /// A secret of the host: summaries are sealed with a tag under it, and only summaries whose
     /// tag verifies are taken as checkpoints (see `checkpoint.rs` for the threat model).
     pub checkpoint_key: Option<String>,
@@ -48,8 +60,16 @@ pub struct GuardConfig {
     pub pricing: Option<Pricing>,
     /// A calibration state saved from `guard.calibration`.
     pub calibration: Option<CalibrationState>,
-    /// `summary` (default) or `session_state` (see `pipeline::Strategy`).
-    pub strategy: Option<crate::pipeline::Strategy>,
+    /// `summary` (default) or `session_state` (see [`Strategy`]).
+    pub strategy: Option<Strategy>,
+    /// Make summaries ahead of time, in the background (default for `prepare`'s `ahead`).
+    pub ahead: Option<bool>,
+    /// The ahead threshold, as a share of the usable limit (default 0.65; the trigger is 0.8).
+    pub ahead_ratio: Option<f64>,
+    /// The recent tail a compaction keeps verbatim, in tokens (default: half the target).
+    pub recent_tail_tokens: Option<u32>,
+    /// The summarizer's circuit breaker (see `breaker.rs`).
+    pub breaker: Option<breaker::BreakerConfig>,
 }
 
 /// Resolve a model name plus an optional encoding override.
@@ -77,28 +97,19 @@ pub fn resolve_model(model: Option<&str>, encoding: Option<Encoding>) -> ModelIn
     info
 }
 
-/// What `measure` needs of one message (see [`Guard::facts`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Facts {
-    pub key: u64,
-    pub raw: MessageCount,
-    pub role: Role,
-    pub is_summary: bool,
-    pub compacted: bool,
-}
-
-impl Facts {
-    /// The message's (possibly calibrated) count split into the breakdown's buckets.
-    pub fn counted(&self, c: &MessageCount) -> CountedMessage {
-        CountedMessage {
-            role: self.role,
-            is_summary: self.is_summary,
-            body: to_u32(c.text + c.tool_calls),
-            attachments: to_u32(c.attachments),
-            images: to_u32(c.images),
-            framing: to_u32(c.framing),
-        }
-    }
+/// How history is compacted (`strategy` in the guard's config).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// A summary replaces the older messages; recent user messages are kept verbatim and the
+    /// current turn (the latest user message and everything after it) is kept whole.
+    #[default]
+    Summary,
+    /// The SessionState is the only history source (seed 004): no retained user messages, and a
+    /// mid-run compression also folds the current turn's earlier steps, keeping the latest user
+    /// message and the last assistant step. `prepare(messages, { sessionState })` starts a run
+    /// from the SessionState of the last settlement.
+    SessionState,
 }
 
 /// The tool definitions of a request: their content key and raw tokens (which depend on the
@@ -146,13 +157,24 @@ pub struct Guard {
     pub pricing: Option<(Pricing, bool)>,
     /// The last request sent (`observeUsage` or `prepare`): the cache reference point.
     sent: Option<Sent>,
-    pub strategy: crate::pipeline::Strategy,
+    pub strategy: Strategy,
     /// Messages already handed over, by id (the binding's fast path; see `store.rs`).
-    pub store: crate::store::MessageStore,
+    pub store: store::MessageStore,
     /// Layer 1's per-output work, remembered by content (see `guards/memo.rs`).
-    source_memo: guards::memo::SourceMemo,
+    remembered: sources::remembered::Remembered,
     /// This guard's number, for the facts kept on messages (`Message::memo`).
     id: u64,
+    /// The summaries this guard made or restored, and the one made ahead of time.
+    pub memory: memory::Memory,
+    /// The summarizer's circuit breaker.
+    pub breaker: breaker::Breaker,
+    /// `ahead` and `aheadRatio` of the config.
+    pub ahead: bool,
+    pub ahead_ratio: f64,
+    pub recent_tail_tokens: Option<u32>,
+    /// The outputs cleared (`true`) or compacted by age (`false`) in the last layer-1 pass, by
+    /// content key: a pass that ages another one took a step (`clearing_step`).
+    aged: rustc_hash::FxHashSet<(u64, bool)>,
     /// The top-level call running now (`Guard::scoped`): facts kept on messages during it are
     /// valid until it ends.
     scope: Option<u64>,
@@ -178,6 +200,8 @@ pub struct SourcesOutcome {
     pub request: Request,
     pub metrics: ContextMetrics,
     pub traces: Vec<Trace>,
+    /// What clearing by age did (see `sources::clearing`).
+    pub cleared: sources::pass::Cleared,
 }
 
 impl Guard {
@@ -210,6 +234,10 @@ impl Guard {
         )?;
         let profile = models::profile(&model);
         let salt = content_key(&format!("{:?}", profile), 0);
+        let ahead_ratio = config.ahead_ratio.unwrap_or(DEFAULT_AHEAD_RATIO);
+        if !(ahead_ratio > 0.0 && ahead_ratio <= 1.0) {
+            return Err(crate::error::Error::options(format!("aheadRatio must be in (0, 1], got {ahead_ratio}")));
+        }
         Ok(Guard {
             format: config.format.unwrap_or(model.format),
             model,
@@ -223,6 +251,7 @@ impl Guard {
                 tool_output_total: config.tool_output_total,
                 attachment_budget: config.attachment_budget,
                 retrieval_tool: config.retrieval_tool.clone(),
+                clear_tool_outputs: config.clear_tool_outputs.clone(),
                 emergency: false,
             },
             last_compaction: None,
@@ -233,8 +262,14 @@ impl Guard {
             sent: None,
             strategy: config.strategy.unwrap_or_default(),
             store: Default::default(),
-            source_memo: Default::default(),
+            remembered: Default::default(),
             id: GUARDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            memory: Default::default(),
+            breaker: breaker::Breaker::new(config.breaker.as_ref())?,
+            ahead: config.ahead.unwrap_or(false),
+            ahead_ratio,
+            recent_tail_tokens: config.recent_tail_tokens,
+            aged: Default::default(),
             scope: None,
             scopes: 0,
         })
@@ -297,7 +332,7 @@ impl Guard {
     pub(crate) fn stamp(&mut self, m: &Message) -> Facts {
         // Outside any scope, so that the facts are not kept for this call only first.
         let f = facts_of(m, self.id, None, &self.profile, self.salt, self.checkpoint_key.as_deref(), &mut self.cache);
-        m.memo.set(self.id, 0, f);
+        m.facts.set(self.id, 0, f);
         f
     }
 
@@ -350,7 +385,7 @@ impl Guard {
         let cached_prefix = self.prefix_of(tools.key, facts.iter().map(|f| f.key), &counted);
         let mut breakdown = SourceBreakdown { tool_definitions: counted.tool_definitions, framing: counted.priming, ..Default::default() };
         for (f, c) in facts.iter().zip(&counted.per_message) {
-            breakdown.add(&f.counted(c));
+            breakdown.add(&CountedMessage::of(f, c));
         }
         let compacted = facts.iter().any(|f| f.compacted);
         let mut metrics = ContextMetrics::new(
@@ -366,6 +401,8 @@ impl Guard {
         if self.correction().is_some() {
             metrics.count_source = CountSource::Calibrated;
         }
+        metrics.memory = self.memory.metrics();
+        metrics.breaker = self.breaker.metrics();
         metrics.calibration = self.calibration_summary();
         metrics.cost = self.pricing.map(|(p, builtin)| {
             let rule = if self.model.provider == crate::models::Provider::Anthropic { CacheRule::Breakpoint } else { CacheRule::Automatic };
@@ -457,11 +494,23 @@ impl Guard {
     }
 
     fn guard_sources_in(&mut self, request: &Request, emergency: bool, now: &dyn Fn() -> f64) -> SourcesOutcome {
-        let opts = SourceOptions { emergency, ..self.sources.clone() };
-        let mut memo = std::mem::take(&mut self.source_memo);
+        let t0 = now();
+        let mut opts = SourceOptions { emergency, ..self.sources.clone() };
+        // The emergency pass tightens the limits of what layer 1 already did; the forms by age
+        // it chose stay as they are.
+        let sizes = if emergency {
+            opts.clear_tool_outputs = Some(sources::pass::ClearSetting::Switch(false));
+            None
+        } else {
+            Some(self.request_tokens(request))
+        };
+        let mut memo = std::mem::take(&mut self.remembered);
         let (enc, usable, factor) = (self.model.encoding, self.budget.usable_limit, self.model.estimate_factor);
-        let (messages, traces) = guards::guard_sources(&request.messages, enc, usable, factor, &opts, &mut memo, self, now);
-        self.source_memo = memo;
+        let (messages, mut traces, cleared) = sources::guard_sources(&request.messages, enc, usable, factor, &opts, sizes.as_ref(), &mut memo, self, now);
+        self.remembered = memo;
+        if !emergency {
+            traces.extend(self.clearing_step(&request.messages, &messages, &cleared, now() - t0));
+        }
         // Traces speak the model's tokens, like the metrics (raw counts times the factor).
         let factor = self.model.estimate_factor;
         let traces = if factor > 1.0 {
@@ -478,8 +527,68 @@ impl Guard {
             traces
         };
         let out = Request { messages, tools: request.tools.clone(), tool_choice: request.tool_choice.clone(), prepended_system: request.prepended_system };
-        let metrics = self.measure(&out);
-        SourcesOutcome { request: out, metrics, traces }
+        let mut metrics = self.measure(&out);
+        metrics.clearing = self.clearing_summary(&cleared);
+        SourcesOutcome { request: out, metrics, traces, cleared }
+    }
+
+    /// What the clearing plan needs of the request: each message's tokens (before layer 1), the
+    /// tokens outside the messages, and the trigger, in tokens of the counting encoding.
+    fn request_tokens(&mut self, request: &Request) -> sources::pass::RequestTokens {
+        let per_message = request.messages.iter().map(|m| self.facts(m).raw.total).collect();
+        let first_system = request.messages.iter().find(|m| m.role == Role::System);
+        let tools = ToolsFacts::of(self, first_system, request);
+        sources::pass::RequestTokens {
+            per_message,
+            base: tools.tokens + self.profile.framing.reply_priming,
+            trigger: self.raw_budget(self.budget.trigger_limit as usize),
+        }
+    }
+
+    /// The clearing summary of the metrics, in the model's tokens.
+    pub fn clearing_summary(&self, c: &sources::pass::Cleared) -> crate::metrics::Clearing {
+        crate::metrics::Clearing {
+            cleared: crate::trace::u32_of(c.cleared.len()),
+            compacted: crate::trace::u32_of(c.compacted.len()),
+            saved_tokens: crate::count_scale(c.saved, self.model.estimate_factor),
+        }
+    }
+
+    /// The clearing state a layer-1 pass leaves (a pass that is to be done again restores it).
+    pub fn aged_snapshot(&self) -> rustc_hash::FxHashSet<(u64, bool)> {
+        self.aged.clone()
+    }
+
+    pub fn restore_aged(&mut self, aged: rustc_hash::FxHashSet<(u64, bool)>) {
+        self.aged = aged;
+    }
+
+    /// A `tool_output_clear` trace when this pass cleared or compacted by age an output the
+    /// previous pass had kept (a step): how many, and the tokens of the model input from the
+    /// first message it changed to the end (the part of the prompt a provider's cache can no
+    /// longer serve). The outputs are known by their content keys across passes.
+    fn clearing_step(&mut self, input: &[Message], output: &[Message], c: &sources::pass::Cleared, duration_ms: f64) -> Option<Trace> {
+        let mut now_aged = rustc_hash::FxHashSet::default();
+        let mut first_new: Option<usize> = None;
+        let mut newly_cleared = 0usize;
+        let marked = c.cleared.iter().map(|&i| (i, true)).chain(c.compacted.iter().map(|&i| (i, false)));
+        for (i, cleared) in marked {
+            let Some(m) = input.get(i) else { continue };
+            let k = self.facts(m).key;
+            now_aged.insert((k, cleared));
+            if !self.aged.contains(&(k, cleared)) {
+                first_new = Some(first_new.map_or(i, |f| f.min(i)));
+                newly_cleared += usize::from(cleared);
+            }
+        }
+        self.aged = now_aged;
+        let first = first_new?;
+        let invalidated: usize = output.get(first..).unwrap_or(&[]).iter().map(|m| self.facts(m).raw.total).sum();
+        let mut t = Trace::new(crate::trace::Operation::ToolOutputClear, crate::trace::Status::Applied, duration_ms, 0, 0);
+        t.messages_cleared = Some(crate::trace::u32_of(newly_cleared));
+        t.tokens_saved = crate::count_scale(c.saved, self.model.estimate_factor);
+        t.prefix_invalidated_tokens = Some(crate::count_scale(invalidated, self.model.estimate_factor));
+        Some(t)
     }
 
     pub fn cache_stats(&self) -> (usize, u64, u64) {
@@ -488,9 +597,9 @@ impl Guard {
 }
 
 /// Layer 1 remembers its results for the messages whose facts are kept on them for good.
-impl guards::sources::Known for Guard {
+impl sources::remembered::Known for Guard {
     fn key(&self, m: &Message) -> Option<u64> {
-        m.memo.get(self.id, None).map(|f| f.key)
+        m.facts.get(self.id, None).map(|f| f.key)
     }
 
     fn stamp(&mut self, m: &Message) {
@@ -501,7 +610,7 @@ impl guards::sources::Known for Guard {
 /// [`Guard::facts`] on the guard's parts (so that a pass can hold the count cache while the
 /// profile is borrowed).
 fn facts_of(m: &Message, guard: u64, scope: Option<u64>, profile: &Profile, salt: u64, checkpoint_key: Option<&str>, cache: &mut CountCache<MessageCount>) -> Facts {
-    if let Some(f) = m.memo.get(guard, scope) {
+    if let Some(f) = m.facts.get(guard, scope) {
         debug_assert_eq!(f.key, message_key(m, salt), "a message changed without `touch`");
         cache.get_or_insert_with(f.key, || f.raw);
         return f;
@@ -521,14 +630,14 @@ fn facts_of(m: &Message, guard: u64, scope: Option<u64>, profile: &Profile, salt
             || (matches!(m.role, Role::Tool | Role::User) && carries_guard_marker(&m.content)),
     };
     if let Some(scope) = scope {
-        m.memo.set(guard, scope, f);
+        m.facts.set(guard, scope, f);
     }
     f
 }
 
 /// Whether a message's text carries a source-guard marker (compacted output or preview).
 fn carries_guard_marker(content: &crate::message::Content) -> bool {
-    let has = |t: &str| crate::scan::contains_any(t, &[guards::tool_output::MARKER, guards::attachment::MARKER]);
+    let has = |t: &str| crate::scan::contains_any(t, &[sources::tool_output::MARKER, sources::attachment::MARKER, sources::stub::CLEARED_MARKER]);
     match content {
         crate::message::Content::Text(t) => has(t),
         crate::message::Content::Parts(parts) => parts.iter().any(|p| match p {

@@ -15,8 +15,28 @@ use rustc_hash::{FxHashMap, FxHasher};
 use crate::message::Message;
 use crate::tokens::{self, Encoding};
 
-use super::attachment::Found;
+use super::found::Found;
 use super::tool_output::{self, CompactOptions, Compacted};
+
+/// What the caller of layer 1 knows of the messages it passes (the guard: the store's messages
+/// and their content keys).
+pub trait Known {
+    /// The content key of a message that stands for its content for good (ctxguard's own,
+    /// unchanged), if it is one: layer 1's results for it are remembered by that key.
+    fn key(&self, m: &Message) -> Option<u64>;
+    /// Keep the facts of a message layer 1 remembers (a compacted tool result) on it.
+    fn stamp(&mut self, m: &Message);
+}
+
+/// Nothing known: every message is looked at (and remembered by its text only).
+pub struct Unknown;
+
+impl Known for Unknown {
+    fn key(&self, _: &Message) -> Option<u64> {
+        None
+    }
+    fn stamp(&mut self, _: &Message) {}
+}
 
 /// Layer 1's results for a message ctxguard holds unchanged (the store's), by its content key:
 /// an unchanged message costs a lookup, not a scan of its text.
@@ -34,7 +54,7 @@ struct ByMessage {
 }
 
 #[derive(Debug, Default)]
-pub struct SourceMemo {
+pub struct Remembered {
     counts: FxHashMap<u64, (usize, u64)>,
     compacted: FxHashMap<u64, (Option<Compacted>, u64)>,
     by_message: ByMessage,
@@ -49,7 +69,8 @@ fn remember<V>(map: &mut FxHashMap<u64, (V, u64)>, key: u64, pass: u64, make: im
     &e.0
 }
 
-fn mix(key: u64, parts: impl Hash) -> u64 {
+/// A key for `key`'s result under `parts` (options, or a stub's text).
+pub fn mix(key: u64, parts: impl Hash) -> u64 {
     let mut h = FxHasher::default();
     key.hash(&mut h);
     parts.hash(&mut h);
@@ -72,7 +93,7 @@ fn text_key(enc: Encoding, text: &str) -> u64 {
     h.finish()
 }
 
-impl SourceMemo {
+impl Remembered {
     /// Start a pass over a request.
     pub fn begin(&mut self) {
         self.pass += 1;
@@ -115,7 +136,7 @@ impl SourceMemo {
         self.output_by(key, opts.limit, opts.emergency, opts.retrieval_tool.as_deref(), opts.call_id.as_deref())
     }
 
-    /// [`SourceMemo::output`] by the options' parts.
+    /// [`Remembered::output`] by the options' parts.
     pub fn output_by(&mut self, key: u64, limit: usize, emergency: bool, retrieval_tool: Option<&str>, call_id: Option<&str>) -> Option<Option<(&Message, usize)>> {
         self.used += 1;
         let pass = self.pass;
@@ -127,6 +148,11 @@ impl SourceMemo {
     /// Remember what compacting the tool result `key` under `opts` gave.
     pub fn keep_output(&mut self, key: u64, opts: &CompactOptions, output: Option<(Message, usize)>) {
         self.by_message.outputs.insert(options_key(key, opts), (output, self.pass));
+    }
+
+    /// [`Remembered::keep_output`] by the options' parts.
+    pub fn keep_output_by(&mut self, key: u64, limit: usize, emergency: bool, retrieval_tool: Option<&str>, call_id: Option<&str>, output: Option<(Message, usize)>) {
+        self.by_message.outputs.insert(parts_key(key, limit, emergency, retrieval_tool, call_id), (output, self.pass));
     }
 
     /// The attachments of the message whose content key is `key` (at message 0).
@@ -171,39 +197,4 @@ impl SourceMemo {
 pub fn made_tag() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-/// The limit a fair share becomes: rounded down to a ladder of eight steps per doubling (32, 36,
-/// 40, … 60, 64, 72, …; at most 11 % below the share), so that a share moving by a few tokens as
-/// the conversation grows does not rewrite every older output. Byte-stable compacted outputs keep
-/// the provider's prompt cache and this memo valid across turns. Shares under 32 stay as they are.
-pub fn ladder(share: usize) -> usize {
-    if share < 32 {
-        return share;
-    }
-    let top = 1usize << (usize::BITS - 1 - share.leading_zeros());
-    let step = top / 8;
-    share / step * step
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ladder_rounds_down_to_stable_steps() {
-        assert_eq!(ladder(0), 0);
-        assert_eq!(ladder(31), 31);
-        assert_eq!(ladder(32), 32);
-        assert_eq!(ladder(35), 32);
-        assert_eq!(ladder(36), 36);
-        assert_eq!(ladder(446), 416);
-        assert_eq!(ladder(447), 416);
-        assert_eq!(ladder(448), 448);
-        assert_eq!(ladder(512), 512);
-        assert_eq!(ladder(8_000), 7_680);
-        for s in 0..50_000 {
-            assert!(ladder(s) <= s && ladder(s) as f64 >= s as f64 * 0.888, "{s}");
-        }
-    }
 }

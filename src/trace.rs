@@ -6,6 +6,8 @@ use serde::Serialize;
 #[serde(rename_all = "snake_case")]
 pub enum Operation {
     ToolOutput,
+    /// A clearing step: tool outputs the previous pass kept were cleared or compacted by age.
+    ToolOutputClear,
     AttachmentPreview,
     SummaryCompact,
 }
@@ -32,6 +34,11 @@ pub struct Trace {
     pub tokens_saved: u32,
     /// tool_output: outputs rewritten.
     pub messages_truncated: Option<u32>,
+    /// tool_output: outputs cleared to a stub by age (all of them, not only this call's).
+    pub messages_cleared: Option<u32>,
+    /// tool_output_clear: tokens of the model input from the first message the step changed to
+    /// the end (what a provider's prompt cache can no longer serve).
+    pub prefix_invalidated_tokens: Option<u32>,
     /// tool_output: the emergency (tighter) pass.
     pub emergency: Option<bool>,
     /// attachment_preview: attachment blocks seen and rewritten.
@@ -39,6 +46,10 @@ pub struct Trace {
     pub attachment_blocks_truncated: Option<u32>,
     /// summary_compact.
     pub removed_history_items: Option<u32>,
+    /// summary_compact: a summary made ahead of time (started, ready, failed, or used).
+    pub ahead: Option<bool>,
+    /// summary_compact: the summarizer's attempts (a summary made ahead of time).
+    pub attempts: Option<u32>,
     pub failure_reason: Option<String>,
     /// summary_compact: the cache-aware decision when the economic budget triggered it (a
     /// `noop` summary_compact trace says compaction was deferred because continuing is cheaper).
@@ -59,10 +70,14 @@ impl Trace {
             after_tokens: u32_of(after),
             tokens_saved: u32_of(before.saturating_sub(after)),
             messages_truncated: None,
+            messages_cleared: None,
+            prefix_invalidated_tokens: None,
             emergency: None,
             attachment_blocks: None,
             attachment_blocks_truncated: None,
             removed_history_items: None,
+            ahead: None,
+            attempts: None,
             failure_reason: None,
             cache_decision: None,
         }

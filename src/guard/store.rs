@@ -273,7 +273,7 @@ impl Guard {
                 if m.wire.group.is_some() && e.index != k {
                     m.wire.group = Some(k);
                     // The group is part of the content key: these facts no longer apply.
-                    m.memo = Default::default();
+                    m.facts = Default::default();
                 }
                 m.origin = Origin(u32::try_from(request.messages.len()).ok());
                 request.messages.push(m);

@@ -4,9 +4,9 @@
 
 use ctxguard::format::{parse_request, write_request, Format};
 use ctxguard::guard::{Guard, GuardConfig};
-use ctxguard::guards::attachment::{self, fair_shares};
-use ctxguard::guards::reader;
-use ctxguard::guards::{Operation, Status};
+use ctxguard::sources::attachment::{self, fair_shares};
+use ctxguard::sources::reader;
+use ctxguard::trace::{Operation, Status};
 use ctxguard::tokens::{count, Encoding};
 use serde_json::{json, Value};
 
@@ -191,35 +191,51 @@ fn reader_pages_cover_the_text_exactly_with_non_ascii() {
 }
 
 #[test]
-fn older_outputs_stay_byte_identical_as_the_conversation_grows() {
-    // 150 long outputs share a per-request total far below their size: each gets a fair share.
-    // One more turn moves every share a little; the ladder keeps the older outputs as they were
-    // (the provider's prompt cache and the guard's memo stay valid).
+fn older_outputs_change_only_at_clearing_steps_and_newer_ones_are_never_shorter() {
+    // 160 turns of one long output each, far over the tool outputs' total: clearing by age
+    // keeps the newest whole, compacts the next ones and clears the oldest — in steps, so that
+    // between two steps the older outputs stay byte-identical (the provider's prompt cache and
+    // the guard's memo stay valid).
     let turn = |i: usize| {
         vec![
-            json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{i}"), "type": "function", "function": {"name": "sh", "arguments": "{}"}}]}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{i}"), "type": "function", "function": {"name": "sh", "arguments": format!("{{\"cmd\":\"run {i}\"}}")}}]}),
             json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": format!("run {i}\n{}", log(200))}),
         ]
     };
-    let mut g = guard(json!({"model": "gpt-4o", "toolOutputTotal": 60_000}));
+    let mut g = guard(json!({"model": "gpt-4o", "toolOutputTotal": 60_000, "retrievalTool": "get_output"}));
     let mut wire: Vec<Value> = vec![json!({"role": "user", "content": "go"})];
-    for i in 0..150 {
+    let mut before: Option<ctxguard::guard::SourcesOutcome> = None;
+    let (mut changed_turns, mut step_turns) = (0, 0);
+    for i in 0..160 {
         wire.extend(turn(i));
-    }
-    let mut before = g.guard_sources(&parse_request(Format::Openai, &Value::Array(wire.clone()), None, None).unwrap(), false, &clock);
-    let mut changed_turns = 0;
-    for extra in 150..160 {
-        wire.extend(turn(extra));
         let after = g.guard_sources(&parse_request(Format::Openai, &Value::Array(wire.clone()), None, None).unwrap(), false, &clock);
-        let same = before.request.messages.iter().zip(&after.request.messages).filter(|(a, b)| a.content == b.content).count();
-        if same < before.request.messages.len() {
-            changed_turns += 1;
+        let step = after.traces.iter().any(|t| t.operation == Operation::ToolOutputClear);
+        if let Some(b) = &before {
+            let same = b.request.messages.iter().zip(&after.request.messages).filter(|(x, y)| x.content == y.content && x.tool_calls == y.tool_calls).count();
+            if same < b.request.messages.len() {
+                changed_turns += 1;
+                assert!(step, "turn {i}: older outputs changed without a clearing step");
+            }
         }
-        assert!(after.metrics.breakdown.tool_outputs <= 60_000);
-        before = after;
+        step_turns += usize::from(step);
+        // Over the total a step is due; it is taken once it saves at least `clearAtLeast`
+        // (min(20000, protected / 2) = 16742 here), so the outputs not cleared pass the total
+        // by less than that (the stubs are notes, outside the total).
+        let live: usize = after.request.messages.iter().filter(|m| m.role == ctxguard::Role::Tool && !m.content.text().starts_with("[ctxguard:cleared")).map(|m| count(Encoding::O200kBase, &m.content.text())).sum();
+        assert!(live <= 60_000 + 16_742 + 3_000, "turn {i}: {live}");
+        before = Some(after);
     }
-    // Ten more outputs take 10/160 of the total away from the others (a share of 400 tokens
-    // becomes 375): it crosses one ladder step (384) on the way, so the older outputs are
-    // rewritten on one turn instead of on every turn.
-    assert_eq!(changed_turns, 1, "older outputs were rewritten on {changed_turns} of 10 turns");
+    let last = before.unwrap();
+    assert!((3..=40).contains(&changed_turns), "older outputs changed on {changed_turns} of 160 turns");
+    assert_eq!(changed_turns, step_turns);
+    // The newest output whole; each output at least as long as any older one (all are the same
+    // size raw); the oldest cleared to a stub that names the call and the way back.
+    let outputs: Vec<String> = last.request.messages.iter().filter(|m| m.role == ctxguard::Role::Tool).map(|m| m.content.text()).collect();
+    assert_eq!(outputs.last().unwrap(), &format!("run 159\n{}", log(200)));
+    let sizes: Vec<usize> = outputs.iter().map(|t| count(Encoding::O200kBase, t)).collect();
+    assert!(sizes.windows(2).all(|w| w[0] <= w[1]), "newer outputs are never shorter: {sizes:?}");
+    assert!(outputs[0].starts_with("[ctxguard:cleared-tool-output] sh(cmd=run 0) returned"), "{}", outputs[0]);
+    assert!(outputs[0].ends_with("Full output: call `get_output` with {\"id\": \"c0\"}."), "{}", outputs[0]);
+    assert!(last.metrics.clearing.cleared > 50 && last.metrics.clearing.compacted > 10, "{:?}", last.metrics.clearing);
+    assert!(last.metrics.clearing.saved_tokens > 0);
 }

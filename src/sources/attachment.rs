@@ -3,119 +3,21 @@
 //! request and is shared fairly; the full text stays with the host and is paged on demand by the
 //! `read_attachment` tool (`reader.rs`).
 
-use crate::count::attachment::blocks;
 use crate::message::{Content, Message, Part, Text};
 use crate::tokens::{self, Encoding};
 
 use super::cut::cut_head;
-use super::memo::SourceMemo;
-use super::sources::Known;
+use super::found::{find_in, text_of_slot, Slot};
+use super::remembered::{Known, Remembered};
 
-/// The marker every preview carries; recognizing it makes previews idempotent.
-pub const MARKER: &str = "[ctxguard:attachment-preview]";
+pub use super::found::{content_id, Found, MARKER, READ_TOOL};
+
 /// Tokens kept for the preview's footer line inside each share.
 const FOOTER_RESERVE: usize = 80;
-/// Name of the reader tool mentioned in hints.
-pub const READ_TOOL: &str = "read_attachment";
-
-/// Where an attachment sits in the request.
-#[derive(Debug, Clone, PartialEq)]
-enum Slot {
-    /// `Part::File` at this index of the message's parts.
-    Part(usize),
-    /// An `<attachment ...>` block in the text: the part index (None for string content) and
-    /// the byte range of the block's body inside that text.
-    Block { part: Option<usize>, body: (usize, usize) },
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Found {
-    pub message: usize,
-    slot: Slot,
-    pub id: String,
-    pub name: Option<String>,
-    pub media_type: Option<String>,
-    pub tokens: usize,
-    pub chars: usize,
-    pub previewed: bool,
-}
-
-impl Found {
-    /// An attachment outside any message (`previewAttachment`).
-    pub fn standalone(id: String, name: Option<String>, media_type: Option<String>, tokens: usize, chars: usize) -> Found {
-        Found { message: 0, slot: Slot::Part(0), id, name, media_type, tokens, chars, previewed: false }
-    }
-}
-
-/// Attribute `key="value"` (or `'value'`) of an opening tag.
-fn attr(tag: &str, key: &str) -> Option<String> {
-    let mut rest = tag;
-    while let Some(i) = rest.find(key) {
-        let before_ok = i == 0 || rest.get(..i).and_then(|b| b.chars().last()).is_some_and(char::is_whitespace);
-        let after = rest.get(i + key.len()..)?;
-        let after_trim = after.trim_start();
-        if before_ok && after_trim.starts_with('=') {
-            let v = after_trim.get(1..)?.trim_start();
-            let quote = v.chars().next()?;
-            if quote == '"' || quote == '\'' {
-                let body = v.get(1..)?;
-                let end = body.find(quote)?;
-                return body.get(..end).map(str::to_string);
-            }
-        }
-        rest = after;
-    }
-    None
-}
-
-/// A stable id for an attachment without one: FNV-1a of its text.
-pub fn content_id(text: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.as_bytes() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("att_{:012x}", h & 0xffff_ffff_ffff)
-}
-
-fn text_of_slot<'a>(m: &'a Message, slot: &Slot) -> Option<&'a str> {
-    match (slot, &m.content) {
-        (Slot::Part(i), Content::Parts(parts)) => match parts.get(*i) {
-            Some(Part::File { text: Some(t), .. }) => Some(t.as_str()),
-            _ => None,
-        },
-        (Slot::Block { part: None, body }, Content::Text(t)) => t.get(body.0..body.1),
-        (Slot::Block { part: Some(i), body }, Content::Parts(parts)) => match parts.get(*i) {
-            Some(Part::Text { text, .. }) => text.get(body.0..body.1),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-fn found_blocks(message: usize, part: Option<usize>, text: &str, enc: Encoding, out: &mut Vec<Found>) {
-    for (start, end) in blocks(text) {
-        let Some(block) = text.get(start..end) else { continue };
-        let tag_end = block.find('>').map_or(0, |i| i + 1);
-        let tag = block.get(..tag_end).unwrap_or("");
-        let body = (start + tag_end, end - "</attachment>".len());
-        let Some(body_text) = text.get(body.0..body.1) else { continue };
-        out.push(Found {
-            message,
-            slot: Slot::Block { part, body },
-            id: attr(tag, "id").unwrap_or_else(|| content_id(body_text)),
-            name: attr(tag, "name").or_else(|| attr(tag, "filename")),
-            media_type: attr(tag, "type").or_else(|| attr(tag, "mime")),
-            tokens: tokens::count(enc, body_text),
-            chars: body_text.chars().count(),
-            previewed: body_text.contains(MARKER),
-        });
-    }
-}
 
 /// Every attachment of the request, in order; those of a message ctxguard holds unchanged are
 /// remembered by its content key.
-pub fn find(messages: &[Message], enc: Encoding, memo: &mut SourceMemo, known: &dyn Known) -> Vec<Found> {
+pub fn find(messages: &[Message], enc: Encoding, memo: &mut Remembered, known: &dyn Known) -> Vec<Found> {
     let mut out = Vec::new();
     for (mi, m) in messages.iter().enumerate() {
         match known.key(m) {
@@ -133,47 +35,12 @@ pub fn find(messages: &[Message], enc: Encoding, memo: &mut SourceMemo, known: &
     out
 }
 
-/// The attachments of message `mi`.
-fn find_in(mi: usize, m: &Message, enc: Encoding, out: &mut Vec<Found>) {
-    match &m.content {
-        Content::Text(t) => found_blocks(mi, None, t, enc, out),
-        Content::Parts(parts) => {
-            for (pi, p) in parts.iter().enumerate() {
-                match p {
-                    Part::File { text: Some(t), name, media_type, extra } => out.push(Found {
-                        message: mi,
-                        slot: Slot::Part(pi),
-                        id: file_id(extra).unwrap_or_else(|| content_id(t)),
-                        name: name.clone(),
-                        media_type: media_type.clone(),
-                        tokens: tokens::count(enc, t),
-                        chars: t.chars().count(),
-                        previewed: t.contains(MARKER),
-                    }),
-                    Part::Text { text, .. } => found_blocks(mi, Some(pi), text, enc, out),
-                    _ => {}
-                }
-            }
-        }
-    }
-}
-
-/// The host's id of a file part: OpenAI `file.file_id`, or an `id` it put on the part.
-fn file_id(extra: &crate::message::Extra) -> Option<String> {
-    extra
-        .get("file")
-        .and_then(|f| f.get("file_id"))
-        .or_else(|| extra.get("id"))
-        .and_then(|v| v.as_str())
-        .map(str::to_string)
-}
-
 /// Share `budget` fairly: sizes that fit their share stay whole, the rest split what is left
 /// equally (water-filling, smallest first). Deterministic.
 pub fn fair_shares(sizes: &[usize], budget: usize) -> Vec<usize> {
     // Indices by (size, index): unique keys, so `sort_pairs`' unstable sort is the stable order.
     let mut keyed: Vec<(u64, u64)> = sizes.iter().enumerate().map(|(i, &size)| (size as u64, i as u64)).collect();
-    crate::calibration::sort_pairs(&mut keyed);
+    crate::sort::sort_pairs(&mut keyed);
     let order: Vec<usize> = keyed.into_iter().map(|(_, i)| i as usize).collect();
     let mut shares = vec![0; sizes.len()];
     let mut left = budget;
@@ -272,7 +139,7 @@ pub struct Previewed {
 }
 
 /// Replace attachments larger than their fair share of `budget` with previews, in place.
-pub fn apply(messages: &mut [Message], enc: Encoding, budget: usize, memo: &mut SourceMemo, known: &dyn Known) -> Previewed {
+pub fn apply(messages: &mut [Message], enc: Encoding, budget: usize, memo: &mut Remembered, known: &dyn Known) -> Previewed {
     let found = find(messages, enc, memo, known);
     // The content key of each message as it was found (a preview rewrites it), and the place
     // of each attachment among its message's.
@@ -346,6 +213,7 @@ fn replace_slot(m: &mut Message, slot: &Slot, new_text: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sources::found::attr;
 
     #[test]
     fn fair_shares_keep_small_ones_whole() {
@@ -364,11 +232,11 @@ mod tests {
         let body: String = (0..2000).map(|i| format!("word{i} ")).collect();
         let forged = format!("{MARKER} notes.md: showing the first 10 of 10 tokens.\n{body}");
         let mut msgs = vec![Message::text(crate::message::Role::User, format!("<attachment name=\"n.md\">{forged}</attachment>"))];
-        let r = apply(&mut msgs, Encoding::O200kBase, 500, &mut SourceMemo::default(), &crate::guards::sources::Unknown);
+        let r = apply(&mut msgs, Encoding::O200kBase, 500, &mut Remembered::default(), &crate::sources::remembered::Unknown);
         assert_eq!(r.truncated, 1);
         assert!(r.after_tokens <= 500, "{r:?}");
         // A real preview, within twice its share, is left alone on the next pass.
-        let again = apply(&mut msgs, Encoding::O200kBase, 500, &mut SourceMemo::default(), &crate::guards::sources::Unknown);
+        let again = apply(&mut msgs, Encoding::O200kBase, 500, &mut Remembered::default(), &crate::sources::remembered::Unknown);
         assert_eq!(again.truncated, 0);
     }
 

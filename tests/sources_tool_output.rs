@@ -1,7 +1,7 @@
 //! Tool-output compaction: stable, idempotent, within its limit, JSON kept valid.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use ctxguard::guards::tool_output::{compact, is_compacted, CompactOptions};
+use ctxguard::sources::tool_output::{compact, is_compacted, CompactOptions};
 use ctxguard::tokens::{count, Encoding};
 
 const E: Encoding = Encoding::O200kBase;

@@ -1,0 +1,350 @@
+//! Whole conversations on the native core: a host that passes its whole display history every
+//! turn, one that stores checkpoint chains, a reload with `restore`, an edit inside a summary's
+//! range, a summarizer that is down (the circuit breaker), and summaries made ahead of time.
+//! Counts of summarizer calls and what the model receives are asserted; no wall-clock time.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+use ctxguard::format::{parse_request, write_request, Format, Request};
+use ctxguard::guard::{Guard, GuardConfig};
+use ctxguard::message::Message;
+use ctxguard::metrics::{AheadState, BreakerState};
+use ctxguard::pipeline::attempts::{Attempts, Next};
+use ctxguard::pipeline::session_state::Answer;
+use ctxguard::pipeline::{FailureReason, Outcome, Pending, PrepareOptions, Step};
+use serde_json::{json, Value};
+
+fn clock() -> f64 {
+    0.0
+}
+
+fn guard(extra: Value) -> Guard {
+    let mut cfg = json!({ "model": "gpt-4o", "contextWindow": 16_000 });
+    for (k, v) in extra.as_object().unwrap() {
+        cfg[k] = v.clone();
+    }
+    Guard::new(&serde_json::from_value::<GuardConfig>(cfg).unwrap()).unwrap()
+}
+
+fn user(i: usize) -> Value {
+    json!({"role": "user", "content": format!("Question {i}: how do I set up step {i} of the migration? {}", "Some detail about the setup. ".repeat(12))})
+}
+
+fn answer(i: usize) -> Value {
+    json!({"role": "assistant", "content": format!("Answer {i}: for step {i}, run the script with --step {i}. {}", "It checks the schema and moves the rows. ".repeat(22))})
+}
+
+fn parse(v: &[Value]) -> Request {
+    parse_request(Format::Openai, &Value::Array(v.to_vec()), None, None).unwrap()
+}
+
+fn wire(messages: &[Message]) -> Vec<Value> {
+    write_request(Format::Openai, &Request { messages: messages.to_vec(), ..Default::default() }).1
+}
+
+/// What the model receives (as the binding writes it).
+fn sent(o: &Outcome) -> Vec<Value> {
+    wire(&Guard::model_visible(o.request.clone()).messages)
+}
+
+/// A summarizer: its calls, and what it answers.
+struct Summarizer {
+    calls: u32,
+    fails: bool,
+}
+
+impl Summarizer {
+    fn ok() -> Summarizer {
+        Summarizer { calls: 0, fails: false }
+    }
+
+    /// Every attempt the pending compaction allows (the core's `Attempts`), then the finish.
+    fn answer(&mut self, g: &Guard, p: &Pending) -> (Result<Answer, FailureReason>, u32) {
+        let mut a = Attempts::new(p.max_attempts, 0.0);
+        let mut next = a.start();
+        loop {
+            match next {
+                Next::Stop => return (Err(a.last_failure()), a.made()),
+                Next::Pause { .. } => next = a.paused(true),
+                Next::Ask(_) => {
+                    self.calls += 1;
+                    if self.fails {
+                        next = a.failed(FailureReason::CallbackError, 0.5);
+                    } else {
+                        let text = format!("Summary of {} messages: the user migrates step by step.", p.request.messages.len());
+                        return (p.validate(g, &json!(text)), a.made());
+                    }
+                }
+            }
+        }
+    }
+
+    fn prepare(&mut self, g: &mut Guard, req: &Request, opts: &PrepareOptions) -> Outcome {
+        match g.prepare_start(req, opts, &clock).unwrap() {
+            Step::Done(o) => *o,
+            Step::Summarize(p) => {
+                let (result, made) = self.answer(g, &p);
+                g.prepare_finish(*p, result, made, &clock).unwrap()
+            }
+            Step::AwaitAhead => panic!("no summary is made ahead of time here"),
+        }
+    }
+}
+
+#[test]
+fn a_display_history_host_gets_the_chain_hosts_model_input_without_more_summaries() {
+    let (mut gd, mut gc) = (guard(json!({})), guard(json!({})));
+    let (mut sd, mut sc) = (Summarizer::ok(), Summarizer::ok());
+    let mut history: Vec<Value> = vec![json!({"role": "system", "content": "You help with a database migration."})];
+    let mut chain: Vec<Value> = history.clone();
+    let mut compactions = 0;
+    for i in 0..60 {
+        history.push(user(i));
+        chain.push(user(i));
+        let d = sd.prepare(&mut gd, &parse(&history), &PrepareOptions::default());
+        let c = sc.prepare(&mut gc, &parse(&chain), &PrepareOptions::default());
+        assert_eq!(sent(&d), sent(&c), "turn {i}: the same model input");
+        assert_eq!(d.checkpoint.is_some(), c.checkpoint.is_some(), "turn {i}");
+        if let Some(cp) = &c.checkpoint {
+            compactions += 1;
+            chain = wire(cp);
+        }
+        // The latest question always reaches the model, last.
+        assert_eq!(wire(&d.request.messages).last().unwrap(), &user(i));
+        assert!(d.metrics.used_tokens <= gd.budget.usable_limit);
+        history.push(answer(i));
+        chain.push(answer(i));
+    }
+    assert!(compactions >= 2, "{compactions}");
+    assert_eq!(sd.calls, sc.calls, "the display-history host asks no more than the chain host");
+    assert_eq!(sd.calls, compactions);
+    assert_eq!(gd.memory.metrics().summaries as usize, compactions.min(4) as usize);
+}
+
+#[test]
+fn a_compaction_keeps_the_last_answer_and_summarizes_incrementally() {
+    let mut g = guard(json!({}));
+    let mut s = Summarizer::ok();
+    let mut history: Vec<Value> = vec![json!({"role": "system", "content": "You help with a database migration."})];
+    let mut sources = Vec::new();
+    for i in 0..60 {
+        history.push(user(i));
+        let req = parse(&history);
+        match g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() {
+            Step::Done(_) => {}
+            Step::Summarize(p) => {
+                sources.push(p.request.messages.iter().map(|m| m.content.text()).collect::<Vec<_>>());
+                let (result, made) = s.answer(&g, &p);
+                let out = g.prepare_finish(*p, result, made, &clock).unwrap();
+                // After compaction: the last assistant answer is there, verbatim, and the input
+                // fills at least half of the target.
+                let input = wire(&out.request.messages);
+                assert!(input.contains(&answer(i - 1)), "turn {i}: the last answer is kept");
+                assert!(out.metrics.used_tokens >= g.budget.target_limit / 2, "turn {i}: {} of {}", out.metrics.used_tokens, g.budget.target_limit);
+                assert!(out.metrics.used_tokens <= g.budget.target_limit);
+            }
+            Step::AwaitAhead => panic!(),
+        }
+        history.push(answer(i));
+    }
+    assert!(sources.len() >= 2);
+    // The second summary's source starts from the first summary, not from the whole history.
+    let second = &sources[1];
+    assert!(second[0].starts_with("[ctxguard:summary] Summary of the earlier conversation"), "{:?}", &second[0][..80.min(second[0].len())]);
+    assert!(!second.iter().any(|t| t.starts_with("Question 0:")), "the history before the first summary is not sent again");
+}
+
+#[test]
+fn a_new_guard_restores_the_checkpoint_and_gives_the_same_model_input_without_a_summary() {
+    let mut a = guard(json!({"checkpointKey": "app-secret"}));
+    let mut sa = Summarizer::ok();
+    let mut history: Vec<Value> = vec![json!({"role": "system", "content": "You help with a database migration."})];
+    let mut checkpoint = None;
+    for i in 0..45 {
+        history.push(user(i));
+        let out = sa.prepare(&mut a, &parse(&history), &PrepareOptions::default());
+        if let Some(cp) = out.checkpoint {
+            checkpoint = Some(cp);
+        }
+        history.push(answer(i));
+    }
+    let stored: Value = serde_json::from_str(&serde_json::to_string(&wire(&checkpoint.unwrap())).unwrap()).unwrap();
+    history.push(user(45));
+    let expected = sa.prepare(&mut a, &parse(&history), &PrepareOptions::default());
+    assert!(expected.checkpoint.is_none());
+    // A reload: a new guard, the stored checkpoint, the full display history.
+    let mut b = guard(json!({"checkpointKey": "app-secret"}));
+    let restored = b.restore(&parse(stored.as_array().unwrap()));
+    assert!(restored.restored && restored.covered_messages > 0, "{restored:?}");
+    let mut sb = Summarizer::ok();
+    let out = sb.prepare(&mut b, &parse(&history), &PrepareOptions::default());
+    assert_eq!(sb.calls, 0, "no summarizer call after the reload");
+    assert!(out.compaction.is_none());
+    assert_eq!(sent(&out), sent(&expected));
+    assert_eq!(out.metrics.memory.covered_messages, restored.covered_messages);
+    // Another conversation does not match it: the checkpoint is never applied to it.
+    let other: Vec<Value> = (0..3).flat_map(|i| [user(100 + i), answer(100 + i)]).collect();
+    let out = sb.prepare(&mut b, &parse(&other), &PrepareOptions::default());
+    assert_eq!(out.metrics.memory.covered_messages, 0);
+    assert_eq!(wire(&out.request.messages), other);
+    // A tampered checkpoint (it claims to cover more) does not verify under the key.
+    let tampered = stored.to_string().replace(&format!("covers={}:", restored.covered_messages), &format!("covers={}:", restored.covered_messages + 2));
+    let mut c = guard(json!({"checkpointKey": "app-secret"}));
+    let t = c.restore(&parse(serde_json::from_str::<Value>(&tampered).unwrap().as_array().unwrap()));
+    assert!(!t.restored);
+    assert_eq!(t.reason, Some("no_summary"));
+    // Without the key it is not a checkpoint of this app either.
+    let mut d = guard(json!({"checkpointKey": "other-secret"}));
+    assert!(!d.restore(&parse(stored.as_array().unwrap())).restored);
+}
+
+#[test]
+fn an_edit_inside_the_summarized_range_makes_the_guard_compact_again() {
+    let mut g = guard(json!({}));
+    let mut s = Summarizer::ok();
+    let mut history: Vec<Value> = vec![json!({"role": "system", "content": "You help with a database migration."})];
+    for i in 0..45 {
+        history.push(user(i));
+        s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
+        history.push(answer(i));
+    }
+    let calls = s.calls;
+    assert!(calls >= 1);
+    history.push(user(45));
+    let same = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
+    assert_eq!(s.calls, calls, "unchanged history: the remembered summary applies");
+    assert!(same.metrics.memory.covered_messages > 0);
+    // The user edits their second question: the summary no longer matches.
+    history[3] = json!({"role": "user", "content": "Question 1 (edited): something else entirely."});
+    let edited = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
+    assert_eq!(s.calls, calls + 1, "compacted again");
+    assert!(edited.checkpoint.is_some());
+    let text = wire(&edited.request.messages).iter().map(|m| m["content"].as_str().unwrap_or("").to_string()).collect::<Vec<_>>().join("\n");
+    assert!(!text.contains("Question 1: how do I"), "the old version is gone");
+}
+
+#[test]
+fn a_dead_summarizer_opens_the_breaker_after_three_compactions() {
+    let mut g = guard(json!({}));
+    let mut s = Summarizer { calls: 0, fails: true };
+    let mut history: Vec<Value> = vec![json!({"role": "system", "content": "You help with a database migration."})];
+    let (mut degraded, mut open_turns, mut over) = (0, 0, 0);
+    for i in 0..70 {
+        history.push(user(i));
+        let out = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
+        if out.degraded {
+            degraded += 1;
+        }
+        over += usize::from(out.compaction.is_some());
+        if out.degraded_reason == Some(FailureReason::BreakerOpen) {
+            open_turns += 1;
+            assert_eq!(out.metrics.breaker.state, BreakerState::Open);
+            assert!(out.metrics.breaker.closes_in_ms.is_some());
+        }
+        // A fallback is a valid result: the latest question is there, the input fits, nothing
+        // is persisted.
+        assert_eq!(wire(&out.request.messages).last().unwrap(), &user(i));
+        assert!(out.metrics.used_tokens <= g.budget.usable_limit);
+        assert!(out.checkpoint.is_none());
+        history.push(answer(i));
+    }
+    assert_eq!(s.calls, 9, "three compactions of three attempts, then none");
+    assert!(over >= 10, "{over} turns over the trigger");
+    assert_eq!((degraded, open_turns), (over, over - 3), "every compaction falls back; after three, without asking");
+    // resetBreaker closes it: the next compaction asks again.
+    g.reset_breaker();
+    history.push(user(70));
+    s.fails = false;
+    let out = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
+    assert_eq!(s.calls, 10);
+    assert!(!out.degraded && out.checkpoint.is_some());
+    assert_eq!(out.metrics.breaker.state, BreakerState::Closed);
+}
+
+#[test]
+fn the_breaker_half_opens_after_its_cooldown_with_one_attempt() {
+    let mut g = guard(json!({"breaker": {"failures": 1, "cooldownCalls": 3}}));
+    let mut s = Summarizer { calls: 0, fails: true };
+    let mut history: Vec<Value> = vec![json!({"role": "system", "content": "S"})];
+    let mut calls_per_turn = Vec::new();
+    for i in 0..34 {
+        history.push(user(i));
+        let before = s.calls;
+        s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
+        calls_per_turn.push(s.calls - before);
+        history.push(answer(i));
+    }
+    let asked: Vec<u32> = calls_per_turn.into_iter().filter(|&c| c > 0).collect();
+    assert_eq!(asked[0], 3, "closed: three attempts");
+    assert!(asked[1..].iter().all(|&c| c == 1), "half open: one attempt each: {asked:?}");
+}
+
+#[test]
+fn a_summary_made_ahead_of_time_is_used_when_the_trigger_is_crossed() {
+    let mut g = guard(json!({"ahead": true}));
+    let mut s = Summarizer::ok();
+    let mut history: Vec<Value> = vec![json!({"role": "system", "content": "You help with a database migration."})];
+    let mut started = None;
+    let mut used_at = None;
+    for i in 0..40 {
+        history.push(user(i));
+        let req = parse(&history);
+        match g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() {
+            Step::Done(mut o) => {
+                if let Some(p) = o.ahead.take() {
+                    assert!(started.is_none(), "one at a time");
+                    assert!(o.metrics.used_tokens <= g.budget.trigger_limit && o.metrics.used_tokens > (g.budget.usable_limit as f64 * 0.65) as u32);
+                    assert_eq!(g.memory.ahead, AheadState::Running);
+                    // It finishes while the user reads and types.
+                    let (result, made) = s.answer(&g, &p);
+                    let t = g.ahead_finish(*p, result, made, &clock);
+                    assert_eq!(t.ahead, Some(true));
+                    assert_eq!(g.memory.ahead, AheadState::Ready);
+                    started = Some(i);
+                } else if o.checkpoint.is_some() {
+                    used_at = Some(i);
+                    assert!(o.traces.iter().any(|t| t.ahead == Some(true) && t.status == ctxguard::trace::Status::Applied));
+                    assert!(o.metrics.used_tokens < g.budget.trigger_limit);
+                    assert_eq!(wire(&o.request.messages).last().unwrap(), &user(i));
+                    break;
+                }
+            }
+            Step::Summarize(_) => panic!("turn {i}: asked on the send path although a summary was ready"),
+            Step::AwaitAhead => panic!(),
+        }
+        history.push(answer(i));
+    }
+    let (started, used_at) = (started.expect("started ahead"), used_at.expect("used"));
+    assert!(used_at > started);
+    assert_eq!(s.calls, 1, "one summary, made ahead of time");
+}
+
+#[test]
+fn crossing_the_trigger_while_the_summary_is_running_waits_for_it() {
+    let mut g = guard(json!({"ahead": true}));
+    let mut history: Vec<Value> = vec![json!({"role": "system", "content": "S"})];
+    let mut pending = None;
+    for i in 0..40 {
+        history.push(user(i));
+        match g.prepare_start(&parse(&history), &PrepareOptions::default(), &clock).unwrap() {
+            Step::Done(mut o) => {
+                if let Some(p) = o.ahead.take() {
+                    pending = Some(p);
+                }
+            }
+            Step::AwaitAhead => {
+                assert!(pending.is_some(), "only while one runs");
+                // It fails: the call falls back as today (the summarizer is asked again).
+                let p = pending.take().unwrap();
+                g.ahead_finish(*p, Err(FailureReason::Timeout), 3, &clock);
+                assert_eq!(g.memory.ahead, AheadState::Failed);
+                match g.prepare_start(&parse(&history), &PrepareOptions::default(), &clock).unwrap() {
+                    Step::Summarize(_) => return,
+                    _ => panic!("turn {i}: expected a compaction after the failed summary"),
+                }
+            }
+            Step::Summarize(_) => panic!("turn {i}: over the trigger while one runs: wait for it"),
+        }
+        history.push(answer(i));
+    }
+    panic!("the trigger was never crossed");
+}
