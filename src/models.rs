@@ -52,7 +52,7 @@ const E: CountKind = CountKind::Estimate;
 /// (docs/claude-estimate.md). Claude 3 to Opus 4.6: English prose, source code and JSON run at
 /// 1.11-1.26 × o200k, so 1.20 × 1.10 leaves no kind of them undercounted (the closest, Rust
 /// source, +5.8 %) and single messages at most 4 % under. Opus 4.7 and later count with a new
-/// tokenizer at 1.19-1.60 × o200k on the same texts: 1.50 × 1.10 (the closest kind +3.1 %, single
+/// tokenizer at 1.19-1.60 × o200k on the same texts: 1.50 × 1.10 (the closest kind +3.0 %, single
 /// messages at most 12 % under). Other languages than English run higher still (German 1.5,
 /// Korean 1.9, Arabic 2.2 × o200k with the older tokenizer): calibration corrects those.
 pub const FACTOR_ANTHROPIC: f64 = 1.20 * 1.10;
