@@ -6,8 +6,9 @@
 # pkg/cl100k/ with one each (`ctxguard/o200k`, `ctxguard/cl100k`), for pages that need one
 # encoding and should download only it; and pkg/o200k/count/ and pkg/cl100k/count/ without the
 # `pipeline` feature (`ctxguard/o200k/count`, `ctxguard/cl100k/count`: countTokens and the model
-# table only), for pages that only count. CTXGUARD_VARIANTS=0 skips all but the first (a faster
-# local build; the package is then incomplete).
+# table only), for pages that only count; and pkg/gemini/ with Gemini's vocabulary (gemma3) and
+# no OpenAI one (`ctxguard/gemini`: Gemini models count exact text there). CTXGUARD_VARIANTS=0
+# skips all but the first (a faster local build; the package is then incomplete).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -22,6 +23,7 @@ if [ "${CTXGUARD_VARIANTS:-1}" != 0 ]; then
     wasm-pack build "${flags[@]}" --out-dir "pkg/$enc" -- --no-default-features --features "$enc,pipeline"
     wasm-pack build "${flags[@]}" --out-dir "pkg/$enc/count" -- --no-default-features --features "$enc"
   done
+  wasm-pack build "${flags[@]}" --out-dir pkg/gemini -- --no-default-features --features gemini,pipeline
 fi
 # wasm-opt from the npm package binaryen (a dev dependency; see ../shared/TOOLCHAIN.md for why not
 # Debian's or wasm-pack's): -O3 on what LLVM already optimized takes ~210 KB raw and ~24 KB gzip
@@ -48,7 +50,7 @@ fi
 opt=node_modules/.bin/wasm-opt
 [ -x "$opt" ] || { echo "build-pkg: $opt is missing; run scripts/setup.sh (npm ci)" >&2; exit 1; }
 no_inline=('*Tokenizer::load*' '*data::tally_kinds*' '*Arena::ranks*' '*bpe::check_offsets*' '*Vocab::insert_ranks*')
-for dir in pkg pkg/o200k pkg/cl100k pkg/o200k/count pkg/cl100k/count; do
+for dir in pkg pkg/o200k pkg/cl100k pkg/o200k/count pkg/cl100k/count pkg/gemini; do
   [ -f "$dir/ctxguard_wasm_bg.wasm" ] || continue
   for pattern in "${no_inline[@]}"; do
     grep -aq "${pattern//\*/}" "$dir/ctxguard_wasm_bg.wasm" || { echo "build-pkg: no function named like $pattern in $dir" >&2; exit 1; }

@@ -2,12 +2,14 @@
 // Turns wasm-pack's web-target output in pkg/ into the npm package `ctxguard`:
 //   - entries from src/js/: node.js (sync init from disk) and index.js (top-level `await init()`),
 //     both re-exporting api.js (the public names);
-//   - the hand-written src/js/index.d.ts as the package's types (the generated ones have `any`);
+//   - the hand-written src/js/index.d.ts (with formats.d.ts) as the package's types (the generated
+//     ones have `any`);
 //   - the worker helper: `ctxguard/worker` (worker.js, main thread, no wasm) and
 //     `ctxguard/worker/serve` (worker-serve.js in browsers, worker-serve-node.js in Node), with
 //     their hand-written types;
-//   - the single-encoding builds' entries (pkg/o200k/, pkg/cl100k/) and the counting-only
-//     builds' (pkg/<encoding>/count/: count-api.js as their api.js, types in count.d.ts);
+//   - the single-encoding builds' entries (pkg/o200k/, pkg/cl100k/, and pkg/gemini/ with Gemini's
+//     vocabulary) and the counting-only builds' (pkg/<encoding>/count/: count-api.js as their
+//     api.js, types in count.d.ts);
 //   - package.json with `exports` conditions (types / node / browser / default).
 // Run by scripts/build-pkg.sh after `wasm-pack build`.
 import { execFileSync } from 'node:child_process';
@@ -86,14 +88,17 @@ copyFileSync(join(js, 'memo.js'), join(pkg, 'memo.js'));
 copyFileSync(join(js, 'freed.js'), join(pkg, 'freed.js'));
 copyFileSync(join(js, 'node.js'), join(pkg, 'node.js'));
 bundleWebEntry(pkg);
-copyFileSync(join(js, 'index.d.ts'), join(pkg, 'index.d.ts'));
+// The package's types: index.d.ts re-exports the formats' types from formats.d.ts.
+const typeFiles = ['index.d.ts', 'formats.d.ts'];
+for (const file of typeFiles) copyFileSync(join(js, file), join(pkg, file));
 const workerFiles = ['worker.js', 'worker-wire.js', 'worker-host.js', 'worker-serve.js', 'worker-serve-node.js', 'worker.d.ts', 'worker-serve.d.ts'];
 for (const file of workerFiles) copyFileSync(join(js, file), join(pkg, file));
 
-const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'freed.js', 'index.d.ts', ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
+const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'freed.js', ...typeFiles, ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
 
 // Single-encoding builds (scripts/build-pkg.sh): the same entries next to their own wasm.
-const variants = ['o200k', 'cl100k'].filter((enc) => existsSync(join(pkg, enc, 'ctxguard_wasm.js')));
+// `gemini` is one of them: the pipeline with the gemma3 vocabulary instead of OpenAI's.
+const variants = ['o200k', 'cl100k', 'gemini'].filter((enc) => existsSync(join(pkg, enc, 'ctxguard_wasm.js')));
 // Each also serves in a worker (`ctxguard/<encoding>/worker/serve`): the serve modules import
 // their api, glue and .wasm relatively, so a copy next to the build serves that build.
 const serveFiles = ['worker-serve.js', 'worker-serve-node.js', 'worker-host.js', 'worker-wire.js'];

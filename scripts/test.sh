@@ -81,8 +81,11 @@ skip() {
 # e.g. PROPTEST_RNG_SEED=$RANDOM PROPTEST_CASES=2000 cargo test --release --test prop_pipeline.
 export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261130}"
 step "cargo test (native)" tests cargo test
+# Gemini's vocabulary is behind the `gemini` feature (not in the default build).
+step "cargo test --features gemini" tests cargo test --features gemini \
+  --test gemini_vocab_data --test gemini_reference --test gemini_linear --test gemini_count
 # The crate denies unwrap/expect/panic/indexing in library code: clippy is what enforces it.
-step "cargo clippy (native + wasm32)" check bash -c "cargo clippy --all-targets -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features o200k -- -D warnings"
+step "cargo clippy (native + wasm32)" check bash -c "cargo clippy --all-targets -- -D warnings && cargo clippy --all-targets --features gemini -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features o200k -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features gemini,pipeline -- -D warnings"
 step "wasm-bindgen tests (node)" tests wasm-pack test --node -- --test wasm_node
 step "wasm-bindgen tests (chromium)" tests \
   wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver -- --test wasm_browser
@@ -90,7 +93,9 @@ step "build pkg (wasm-pack --release)" build scripts/build-pkg.sh
 
 if [ "$build_ok" -eq 1 ]; then
   step "node --test tests/js" tests node --test --test-reporter=spec tests/js/
-  step "tsc --noEmit -p tests/ts" check node_modules/.bin/tsc --noEmit -p tests/ts/
+  # The declarations against the package's own uses, then each format's SDK round trip (tests/ts/sdk).
+  step "tsc --noEmit (tests/ts + sdk)" check \
+    bash -c "node_modules/.bin/tsc --noEmit -p tests/ts/ && node_modules/.bin/tsc --noEmit -p tests/ts/sdk/"
   step "browser ESM + worker (chromium)" tests node --test --test-reporter=spec tests/browser/
   # A Vite app (no Vite config) with the packed package: vite build + dev server, run in Chromium.
   step "vite app (build, dev, chromium)" tests node --test --test-reporter=spec tests/vite-app/
@@ -100,7 +105,7 @@ if [ "$build_ok" -eq 1 ]; then
     echo; echo "(no tests/page/ yet: demo page test not run)"
   fi
 else
-  for s in "node --test tests/js" "tsc --noEmit -p tests/ts" "browser ESM + worker (chromium)" "vite app (build, dev, chromium)" "demo page test"; do
+  for s in "node --test tests/js" "tsc --noEmit (tests/ts + sdk)" "browser ESM + worker (chromium)" "vite app (build, dev, chromium)" "demo page test"; do
     skip "$s" "pkg did not build"
   done
 fi

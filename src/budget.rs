@@ -1,11 +1,11 @@
-//! The token budget (SPEC §4): window, flat output reserve, economic cap, trigger and target.
+//! The token budget (docs/design.md, "Budget"): window, flat output reserve, economic cap, trigger and target.
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::models::ModelInfo;
 
-/// Default flat reserve for the answer: the seed's lesson is to reserve a flat buffer, not the
+/// Default flat reserve for the answer: the lesson of running long sessions is to reserve a flat buffer, not the
 /// model's maximum output (which would waste up to half of a 200k window on o-series models).
 pub const DEFAULT_RESERVED_OUTPUT: u32 = 16_384;
 /// When the reserve is defaulted, it never takes more than this share of the window.

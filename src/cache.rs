@@ -1,4 +1,4 @@
-//! Per-message count cache keyed by content (SPEC §3): measuring a conversation that grew by one
+//! Per-message count cache keyed by content (docs/design.md, "Token counting"): measuring a conversation that grew by one
 //! message tokenizes only that message.
 //!
 //! The key is a 64-bit hash of the message's canonical serialization (everything that can change

@@ -1,19 +1,10 @@
-//! Checkpoints that survive reloads (SPEC §8): sealing summaries so that only ctxguard's own
-//! output is recognized, and resolving a stored conversation from its latest checkpoint.
+//! Checkpoints that survive reloads: sealing summaries so that only ctxguard's own output is
+//! recognized, and resolving a stored conversation from its latest checkpoint.
 //!
-//! Threat model. The attacker controls text that enters the conversation — what a user types,
-//! what a tool or a web page returns — and wants ctxguard to take it for a summary checkpoint
-//! (which would make the history before it disappear on reload). ctxguard recognizes a summary
-//! only when
-//! 1. it is in a `system` message (the host writes those; users and tools cannot), and
-//! 2. its text is a complete sealed block: `[ctxguard:summary]` ... `[/ctxguard:summary]`, and
-//! 3. when the host configured a `checkpointKey`, the closing line carries a keyed tag
-//!    (SipHash-2-4, 128 bits) over the block that verifies with that key.
-//!
-//! Metadata markers (`ctxguard.summaryCompacted`) alone never make a checkpoint: transports drop
-//! them and users can spoof them. Out of scope: an attacker who can write system messages or who
-//! knows the key (in a browser, a user who reads the key from devtools can forge checkpoints of
-//! their own conversation only).
+//! A summary is recognized only in a system message, as a complete sealed block, and with a
+//! `checkpointKey` only when its tag verifies; the threat model this answers is in
+//! docs/design.md, "Checkpoints". What a summary replaced rides on its closing line (`Covers`),
+//! under the tag (docs/design.md, "Remembered work").
 
 use std::hash::Hasher;
 

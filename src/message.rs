@@ -1,4 +1,4 @@
-//! The internal message model (SPEC §2). Adapters in `format/` convert the wire formats to and
+//! The internal message model (docs/design.md, "Messages and formats"). Adapters in `format/` convert the wire formats to and
 //! from it; everything that decides (counting, guards, compaction) works on this model only.
 //!
 //! Unknown wire fields are kept in `extra` maps and written back untouched.

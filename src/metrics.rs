@@ -1,4 +1,4 @@
-//! The metrics snapshot for the UI (SPEC §5): plain serializable data, so a page reload can
+//! The metrics snapshot for the UI (docs/design.md, "Metrics"): plain serializable data, so a page reload can
 //! restore the toolbar without recounting.
 
 use serde::{Deserialize, Serialize};

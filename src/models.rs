@@ -1,9 +1,14 @@
-//! The table of known models: how their tokens are counted and their limits (SPEC §3, §4).
+//! The table of known models: how their tokens are counted and their limits (docs/design.md, "Token counting", "Budget").
 //!
 //! Limits are the providers' published figures as of 2026-11; every one can be overridden in the
 //! guard config. Estimate factors multiply an `o200k_base` count for models whose tokenizer is
 //! not public in the browser; each is a rough ratio to o200k times a safety margin
 //! (documented in README "Defaults"), later refined by observed usage.
+//!
+//! Gemini 2.0, 2.5 and 3 (Pro and Flash) count with `gemma3`, the SentencePiece model
+//! google-genai's local tokenizer pins for them, in a build that has it (`ctxguard/gemini`): those
+//! rows say `gemma3` and exact, and their factor is the one used in a build without the
+//! vocabulary, where they stay the o200k estimate (docs/gemini-tokenizer.md).
 
 use serde::Serialize;
 
@@ -43,6 +48,7 @@ pub struct ModelInfo {
 
 const O: Encoding = Encoding::O200kBase;
 const C: Encoding = Encoding::Cl100kBase;
+const G: Encoding = Encoding::Gemma3;
 const X: CountKind = CountKind::Exact;
 const E: CountKind = CountKind::Estimate;
 
@@ -122,10 +128,15 @@ pub static MODELS: &[ModelSpec] = &[
     m("claude-3-opus", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 4_096),
     m("claude-3-haiku", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 4_096),
     m("claude", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 8_192),
-    // Google — estimate
-    m("gemini-2.5", Google, O, E, FACTOR_GOOGLE, 1_048_576, 65_536),
-    m("gemini-3", Google, O, E, FACTOR_GOOGLE, 1_048_576, 65_536),
-    m("gemini-2.0", Google, O, E, FACTOR_GOOGLE, 1_048_576, 8_192),
+    // Google — gemma3, exact where the build has it (the models google-genai 3.6's local tokenizer
+    // maps to gemma3: 2.0, 2.5, 3 Pro/Flash); the factor is the estimate's without it.
+    m("gemini-2.5", Google, G, X, FACTOR_GOOGLE, 1_048_576, 65_536),
+    m("gemini-3", Google, G, X, FACTOR_GOOGLE, 1_048_576, 65_536),
+    m("gemini-2.0", Google, G, X, FACTOR_GOOGLE, 1_048_576, 8_192),
+    // Google — estimate: google-genai maps 3.1 and 3.5 to a Gemma 4 tokenizer it loads from
+    // Hugging Face (not in ctxguard), and 1.x to older models.
+    m("gemini-3.1", Google, O, E, FACTOR_GOOGLE, 1_048_576, 65_536),
+    m("gemini-3.5", Google, O, E, FACTOR_GOOGLE, 1_048_576, 65_536),
     m("gemini-1.5-pro", Google, O, E, FACTOR_GOOGLE, 2_097_152, 8_192),
     m("gemini-1.5-flash", Google, O, E, FACTOR_GOOGLE, 1_048_576, 8_192),
     m("gemini", Google, O, E, FACTOR_GOOGLE, 1_048_576, 8_192),
@@ -177,19 +188,22 @@ pub fn lookup(model: &str) -> Option<&'static ModelSpec> {
 /// Resolve a model name. Unknown names get o200k × `FACTOR_UNKNOWN`, no limits, `known: false`.
 pub fn info(model: &str) -> ModelInfo {
     match lookup(model) {
-        Some(spec) => ModelInfo {
-            model: model.to_string(),
-            known: true,
-            provider: spec.provider,
-            encoding: spec.encoding,
-            kind: spec.kind,
-            estimate_factor: spec.estimate_factor,
-            context_window: Some(spec.context_window),
-            max_output_tokens: Some(spec.max_output_tokens),
-            // Claude speaks Anthropic's Messages format — unless the name is routed
-            // (`openrouter/anthropic/…`, `anthropic/claude-…`): routers are OpenAI-compatible.
-            format: if spec.provider == Provider::Anthropic && !model.contains('/') { Format::Anthropic } else { Format::Openai },
-        },
+        Some(spec) => {
+            let (encoding, kind, estimate_factor) = resolved_counting(spec);
+            ModelInfo {
+                model: model.to_string(),
+                known: true,
+                provider: spec.provider,
+                encoding,
+                kind,
+                estimate_factor,
+                context_window: Some(spec.context_window),
+                max_output_tokens: Some(spec.max_output_tokens),
+                // Claude speaks Anthropic's Messages format — unless the name is routed
+                // (`openrouter/anthropic/…`, `anthropic/claude-…`): routers are OpenAI-compatible.
+                format: if spec.provider == Provider::Anthropic && !model.contains('/') { Format::Anthropic } else { Format::Openai },
+            }
+        }
         None => ModelInfo {
             model: model.to_string(),
             known: false,
@@ -201,6 +215,26 @@ pub fn info(model: &str) -> ModelInfo {
             max_output_tokens: None,
             format: Format::Openai,
         },
+    }
+}
+
+/// A row's encoding, kind and factor in this build: a row counted with `gemma3` is exact (factor
+/// 1) when the build has that vocabulary, else the o200k estimate with the row's factor.
+fn resolved_counting(spec: &ModelSpec) -> (Encoding, CountKind, f64) {
+    match spec.encoding {
+        Encoding::Gemma3 if spec.encoding.is_available() => (spec.encoding, spec.kind, 1.0),
+        Encoding::Gemma3 => (Encoding::O200kBase, CountKind::Estimate, spec.estimate_factor),
+        e => (e, spec.kind, spec.estimate_factor),
+    }
+}
+
+/// Whether counting `info`'s model with `encoding` is exact: OpenAI's known models with an
+/// OpenAI encoding (their framing is published), Gemini rows counted with `gemma3`.
+pub fn exact_with(info: &ModelInfo, encoding: Encoding) -> bool {
+    match info.provider {
+        Provider::Openai => info.known && encoding != Encoding::Gemma3,
+        Provider::Google => encoding == Encoding::Gemma3 && lookup(&info.model).is_some_and(|s| s.encoding == Encoding::Gemma3),
+        _ => false,
     }
 }
 
@@ -238,7 +272,17 @@ pub fn profile(info: &ModelInfo) -> crate::count::Profile {
             Profile::openai(info.encoding, image)
         }
         Provider::Anthropic => Profile::anthropic_estimate(info.estimate_factor),
-        Provider::Google => Profile::gemini_estimate(info.estimate_factor),
+        Provider::Google => {
+            // Gemini 3 gives each image a budget by media resolution; 2.x tiles it.
+            let image = if name.starts_with("gemini-3") { ImageRule::GeminiResolution } else { ImageRule::GeminiTiles };
+            let mut p = if info.kind == CountKind::Exact && info.encoding == Encoding::Gemma3 {
+                Profile::gemini_exact(image)
+            } else {
+                Profile::gemini_estimate(info.estimate_factor)
+            };
+            p.image_rule = image;
+            p
+        }
         _ => Profile::generic_estimate(info.estimate_factor),
     };
     p.encoding = info.encoding;

@@ -1,4 +1,4 @@
-//! Provider error classification (SPEC §7): after a failed model call, does the error mean "the
+//! Provider error classification (docs/design.md, "Overflow errors"): after a failed model call, does the error mean "the
 //! context is too long" (compact and retry), "the request is too many bytes", "slow down", or
 //! something else?
 //!

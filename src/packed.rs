@@ -1,4 +1,4 @@
-//! JSON values handed over as a skeleton and their long strings (issue #7: `measure` from cold).
+//! JSON values handed over as a skeleton and their long strings (docs/performance-notes.md: `measure` from cold).
 //!
 //! Passing 5 MB of messages into wasm as one JSON text costs a `JSON.stringify` (escaping every
 //! string), a pass over the text for lone surrogates and a full JSON parse of every string. The
@@ -31,7 +31,7 @@ pub fn unpack(bytes: &[u8], lens: &[u32]) -> Result<Vec<Value>, String> {
     // Each string is validated on its own as it is put back (`Fill`), not the whole buffer in
     // one call: V8 runs a WebAssembly call that is in its baseline code (Liftoff) to its end, so
     // one 5 MB validation ran entirely there on a cold `measure`; per string, the validation is
-    // compiled with TurboFan after a few hundred and the rest use that (issue #7).
+    // compiled with TurboFan after a few hundred and the rest use that (docs/performance-notes.md).
     let text = bytes.get(skeleton_len..).unwrap_or(&[]);
     // `from_str` (not `from_slice`): the one serde_json reader the rest of the crate already
     // instantiates; a second (SliceRead) would add ~17 KB of parser code to the .wasm. The

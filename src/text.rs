@@ -1,7 +1,7 @@
 //! [`Text`]: an immutable, shared string for message bodies. A conversation's text is copied
 //! between the store, layer 1's output and the pipeline's steps on every call; with shared
 //! bodies a copy of a message costs a reference count per string instead of a copy of its
-//! text (issue #7: `prepare` after one new message on a 5 MB conversation).
+//! text (docs/performance-notes.md: `prepare` after one new message on a 5 MB conversation).
 
 use std::borrow::Borrow;
 use std::fmt;

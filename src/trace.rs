@@ -1,4 +1,4 @@
-//! One trace schema for every protection (SPEC §10).
+//! One trace schema for every protection (docs/design.md, "Observability").
 
 use serde::Serialize;
 

@@ -1,9 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
-//! Mutating any field of a realistic request (OpenAI, Anthropic or AI SDK) to any odd value — or
-//! removing it — either gives a typed error or parses into messages that `to_wire` writes back
-//! exactly: never a panic, never a silently changed request. Key orders are shuffled too.
+//! Mutating any field of a realistic request (OpenAI, Anthropic, AI SDK, Responses or Gemini) to
+//! any odd value — or removing it — either gives a typed error or parses into messages that
+//! `to_wire` writes back exactly: never a panic, never a silently changed request. Key orders are
+//! shuffled too.
 
-use ctxguard::format::{ai_sdk, anthropic, openai};
+use ctxguard::format::{ai_sdk, anthropic, openai, parse_request, responses, write_request, Format};
 use serde_json::{json, Map, Value};
 
 const ONE_PX_PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
@@ -95,6 +96,60 @@ fn ai_sdk_fixture() -> Value {
         {{"type": "tool-result", "toolCallId": "c3", "toolName": "x", "result": "v4"}}]}},
       {{"role": "assistant", "content": "fertig"}}
     ]"#
+    );
+    serde_json::from_str(&text).unwrap()
+}
+
+fn responses_fixture() -> Value {
+    let text = format!(
+        r#"[
+      {{"role": "developer", "content": "Be brief. 简短回答。"}},
+      {{"type": "message", "role": "user", "id": "u1", "content": [
+        {{"type": "input_text", "text": "Look 👀"}},
+        {{"type": "input_image", "image_url": "data:image/png;base64,{ONE_PX_PNG_B64}", "detail": "auto"}},
+        {{"type": "input_image", "file_id": "file-1", "detail": "low"}},
+        {{"type": "input_file", "filename": "a.txt", "file_data": "data:text/plain;base64,SGFsbG8="}},
+        {{"type": "input_audio", "input_audio": {{"data": "AAAA", "format": "mp3"}}}}
+      ], "ctxguard": {{"pinned": true}}}},
+      {{"type": "reasoning", "id": "rs_1", "summary": [{{"type": "summary_text", "text": "s"}}], "encrypted_content": "gAAAA"}},
+      {{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get", "arguments": "{{\"a\":1}}", "status": "completed"}},
+      {{"type": "custom_tool_call", "call_id": "call_2", "name": "sql", "input": "SELECT 1"}},
+      {{"type": "function_call_output", "call_id": "call_1", "output": "one"}},
+      {{"type": "custom_tool_call_output", "call_id": "call_2", "output": [{{"type": "input_text", "text": "two"}}]}},
+      {{"type": "computer_call", "call_id": "call_3", "action": {{"type": "screenshot"}}}},
+      {{"type": "computer_call_output", "call_id": "call_3", "output": {{"type": "computer_screenshot", "file_id": "f"}}}},
+      {{"id": "msg_1", "type": "message", "role": "assistant", "content": [{{"type": "output_text", "text": "x", "annotations": []}}, {{"type": "refusal", "refusal": "no"}}]}},
+      {{"type": "item_reference", "id": "msg_0"}},
+      {{"type": "function_call_output", "call_id": "on_server", "output": "kept"}}
+    ]"#
+    );
+    serde_json::from_str(&text).unwrap()
+}
+
+fn gemini_fixture() -> Value {
+    let text = format!(
+        r#"{{"system": {{"parts": [{{"text": "Sys"}}, {{"text": "More"}}]}},
+      "messages": [
+      {{"role": "user", "parts": [
+        {{"text": "Lies das 📄"}},
+        {{"inlineData": {{"mimeType": "text/plain", "data": "SGFsbG8=", "displayName": "t.txt"}}}},
+        {{"inlineData": {{"mimeType": "image/png", "data": "{ONE_PX_PNG_B64}"}}}},
+        {{"fileData": {{"mimeType": "application/pdf", "fileUri": "gs://b/a.pdf"}}}},
+        {{"inlineData": {{"mimeType": "audio/wav", "data": "UklG"}}}}
+      ], "ctxguard": {{"pinned": true}}}},
+      {{"role": "model", "parts": [
+        {{"text": "hmm", "thought": true}},
+        {{"functionCall": {{"name": "get", "args": {{"a": [1, 2.5, {{"b": null}}]}}}}, "thoughtSignature": "c2ln"}},
+        {{"functionCall": {{"id": "c2", "name": "get", "args": {{}}}}}},
+        {{"executableCode": {{"language": "PYTHON", "code": "print(1)"}}}}
+      ]}},
+      {{"role": "user", "parts": [
+        {{"functionResponse": {{"name": "get", "response": {{"output": "one"}}}}}},
+        {{"functionResponse": {{"id": "c2", "name": "get", "response": {{"rows": [1, 2], "n": 2}}}}, "ctxguard": {{"compactedToolOutput": true}}}},
+        {{"text": "weiter"}}
+      ]}},
+      {{"parts": [{{"text": "ohne Rolle"}}]}}
+    ]}}"#
     );
     serde_json::from_str(&text).unwrap()
 }
@@ -233,6 +288,39 @@ fn check_ai_sdk(input: &Value) -> Result<bool, String> {
     }
 }
 
+fn check_responses(input: &Value) -> Result<bool, String> {
+    match responses::parse_messages(input) {
+        Ok(m) => {
+            let (system, items) = responses::to_wire(&m);
+            if system.is_some() {
+                return Err("instructions written from input items".into());
+            }
+            exact(&Value::Array(items), input)
+        }
+        Err(e) if e.message.starts_with("messages") => Ok(false),
+        Err(e) => Err(format!("error without message path: {e}")),
+    }
+}
+
+fn check_gemini(input: &Value) -> Result<bool, String> {
+    let system = input.get("system");
+    let Some(messages) = input.get("messages") else { return Ok(false) };
+    match parse_request(Format::Gemini, messages, system, None) {
+        Ok(r) => {
+            let (sys_back, back) = write_request(Format::Gemini, &r);
+            let want = (system.filter(|s| !s.is_null()).map(|s| s.to_string()), messages.to_string());
+            let got = (sys_back.map(|s| s.to_string()), Value::Array(back).to_string());
+            if want == got {
+                Ok(true)
+            } else {
+                Err(format!("wrote\n{got:?}\nfor\n{want:?}"))
+            }
+        }
+        Err(e) if e.message.starts_with("messages") || e.message.starts_with("system") => Ok(false),
+        Err(e) => Err(format!("error without message path: {e}")),
+    }
+}
+
 fn run(base: &Value, check: Check) {
     let mut accepted = 0;
     let mut rejected = 0;
@@ -274,4 +362,14 @@ fn anthropic_mutations_are_errors_or_exact_round_trips() {
 #[test]
 fn ai_sdk_mutations_are_errors_or_exact_round_trips() {
     run(&ai_sdk_fixture(), check_ai_sdk);
+}
+
+#[test]
+fn responses_mutations_are_errors_or_exact_round_trips() {
+    run(&responses_fixture(), check_responses);
+}
+
+#[test]
+fn gemini_mutations_are_errors_or_exact_round_trips() {
+    run(&gemini_fixture(), check_gemini);
 }

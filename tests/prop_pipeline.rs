@@ -134,14 +134,21 @@ fn conv_strategy() -> impl Strategy<Value = Conv> {
         prop::option::weighted(0.15, nonempty_text()),
     )
         .prop_map(|(anthropic, system, turns, latest, chain, window, reserve, tool_limit, mid_system)| {
-            // A third of the OpenAI-shaped conversations go through the AI SDK wire instead (the
-            // same conversations: the generated values do not change).
-            let format = match (anthropic, reserve % 3) {
+            // A fifth of the OpenAI-shaped conversations go through each of the AI SDK, Responses
+            // and Gemini wires instead (the same conversations: the generated values do not
+            // change); Gemini's with a Gemini model.
+            let format = match (anthropic, reserve % 5) {
                 (true, _) => Format::Anthropic,
                 (false, 0) => Format::AiSdk,
+                (false, 1) => Format::OpenaiResponses,
+                (false, 2) => Format::Gemini,
                 (false, _) => Format::Openai,
             };
-            let model = if anthropic { "claude-sonnet-4-5" } else { "gpt-4o" };
+            let model = match format {
+                Format::Anthropic => "claude-sonnet-4-5",
+                Format::Gemini => "gemini-2.5-pro",
+                _ => "gpt-4o",
+            };
             let mut msgs = Vec::new();
             let mut call_no = 0;
             for (t_no, t) in turns.iter().enumerate() {
@@ -166,8 +173,9 @@ fn conv_strategy() -> impl Strategy<Value = Conv> {
                     }
                 }
                 msgs.push(AMsg::Assistant { text: Some(t.answer.clone()), calls: vec![] });
-                // Mid-conversation system messages exist only in the OpenAI and AI SDK wires.
-                if t_no == 1 && !anthropic {
+                // Mid-conversation system messages exist only in the OpenAI, AI SDK and Responses
+                // wires.
+                if t_no == 1 && !matches!(format, Format::Anthropic | Format::Gemini) {
                     if let Some(s) = &mid_system {
                         msgs.push(AMsg::System(s.clone()));
                     }
@@ -222,6 +230,30 @@ fn ai_sdk_part(p: &UPart) -> Value {
         UPart::Image(s) => json!({"type": "image", "image": image_url(*s)}),
         UPart::File(n, t) => json!({"type": "file", "data": base64::engine::general_purpose::STANDARD.encode(t), "mediaType": "text/plain", "filename": n}),
         UPart::Inline(n, t) => json!({"type": "text", "text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")}),
+    }
+}
+
+fn text_data_url(t: &str) -> String {
+    use base64::Engine as _;
+    format!("data:text/plain;base64,{}", base64::engine::general_purpose::STANDARD.encode(t))
+}
+
+fn responses_part(p: &UPart) -> Value {
+    match p {
+        UPart::Text(t) => json!({"type": "input_text", "text": t}),
+        UPart::Image(s) => json!({"type": "input_image", "image_url": image_url(*s), "detail": if s % 2 == 0 { "low" } else { "high" }}),
+        UPart::File(n, t) => json!({"type": "input_file", "filename": n, "file_data": text_data_url(t)}),
+        UPart::Inline(n, t) => json!({"type": "input_text", "text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")}),
+    }
+}
+
+fn gemini_part(p: &UPart) -> Value {
+    use base64::Engine as _;
+    match p {
+        UPart::Text(t) => json!({"text": t}),
+        UPart::Image(s) => json!({"fileData": {"mimeType": "image/png", "fileUri": image_url(*s)}}),
+        UPart::File(n, t) => json!({"inlineData": {"mimeType": "text/plain", "data": base64::engine::general_purpose::STANDARD.encode(t), "displayName": n}}),
+        UPart::Inline(n, t) => json!({"text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")}),
     }
 }
 
@@ -334,6 +366,68 @@ fn to_wire(c: &Conv) -> (Value, Option<Value>, usize) {
             }
             (Value::Array(out), c.system.clone().map(Value::String), latest)
         }
+        Format::OpenaiResponses => {
+            for (i, m) in c.msgs.iter().enumerate() {
+                if i == c.latest {
+                    latest = out.len();
+                }
+                match m {
+                    AMsg::System(s) => out.push(json!({"role": "system", "content": s})),
+                    AMsg::User(parts) => out.push(match parts.as_slice() {
+                        [UPart::Text(t)] => json!({"role": "user", "content": t}),
+                        _ => json!({"type": "message", "role": "user", "content": parts.iter().map(responses_part).collect::<Vec<_>>()}),
+                    }),
+                    AMsg::Assistant { text, calls } => {
+                        // A reasoning item before the model's output, as reasoning models send it.
+                        out.push(json!({"type": "reasoning", "id": format!("rs_{}", out.len()), "summary": [], "encrypted_content": "gAAAAABzz"}));
+                        if let Some(t) = text {
+                            out.push(json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": t, "annotations": []}]}));
+                        }
+                        for (id, name, args) in calls {
+                            out.push(json!({"type": "function_call", "call_id": id, "name": name, "arguments": args}));
+                        }
+                    }
+                    AMsg::ToolResult { id, text } => out.push(json!({"type": "function_call_output", "call_id": id, "output": text})),
+                }
+            }
+            (Value::Array(out), c.system.clone().map(Value::String), latest)
+        }
+        Format::Gemini => {
+            let mut names = std::collections::HashMap::new();
+            for (i, m) in c.msgs.iter().enumerate() {
+                if i == c.latest {
+                    latest = out.len();
+                }
+                match m {
+                    AMsg::System(_) => {}
+                    AMsg::User(parts) => out.push(json!({"role": "user", "parts": parts.iter().map(gemini_part).collect::<Vec<_>>()})),
+                    AMsg::Assistant { text, calls } => {
+                        let mut parts: Vec<Value> = text.iter().map(|t| json!({"text": t})).collect();
+                        for (k, (id, name, args)) in calls.iter().enumerate() {
+                            names.insert(id.clone(), name.clone());
+                            let args: Value = serde_json::from_str(args).unwrap();
+                            // No ids: responses pair by name and order; the first call is signed.
+                            let mut part = json!({"functionCall": {"name": name, "args": args}});
+                            if k == 0 {
+                                part["thoughtSignature"] = json!("c2lnbmF0dXJl");
+                            }
+                            parts.push(part);
+                        }
+                        out.push(json!({"role": "model", "parts": parts}));
+                    }
+                    AMsg::ToolResult { id, text } => {
+                        let name = names.get(id).cloned().unwrap_or_else(|| "orphan".into());
+                        let part = json!({"functionResponse": {"name": name, "response": {"output": text}}});
+                        if i > 0 && matches!(c.msgs[i - 1], AMsg::ToolResult { .. }) {
+                            out.last_mut().unwrap()["parts"].as_array_mut().unwrap().push(part);
+                        } else {
+                            out.push(json!({"role": "user", "parts": [part]}));
+                        }
+                    }
+                }
+            }
+            (Value::Array(out), c.system.clone().map(Value::String), latest)
+        }
     }
 }
 
@@ -352,7 +446,7 @@ fn guard_for(c: &Conv) -> Guard {
         "model": c.model,
         "contextWindow": c.window,
         "reservedOutputTokens": c.reserve,
-        "format": match c.format { Format::Openai => "openai", Format::Anthropic => "anthropic", Format::AiSdk => "ai-sdk" },
+        "format": c.format,
     });
     if let Some(l) = c.tool_limit {
         cfg["toolOutputLimit"] = json!(l);
@@ -453,6 +547,7 @@ fn last_plain_user(wire: &[Value]) -> Option<&Value> {
     wire.iter().rev().find(|m| {
         m["role"] == "user"
             && !m["content"].as_array().is_some_and(|a| a.iter().any(|b| b["type"] == "tool_result"))
+            && !m["parts"].as_array().is_some_and(|a| a.iter().any(|b| b.get("functionResponse").is_some()))
     })
 }
 
@@ -601,7 +696,7 @@ proptest! {
         let (out_system, out) = write_request(c.format, &req);
         match c.format {
             Format::AiSdk => prop_assert_eq!((out_system, Value::Array(out)), ai_sdk_split(&wire, system.as_ref())),
-            Format::Anthropic => {
+            Format::Anthropic | Format::OpenaiResponses | Format::Gemini => {
                 prop_assert_eq!(Value::Array(out), wire);
                 prop_assert_eq!(out_system, system);
             }

@@ -14,7 +14,9 @@
 //!   ~54, 1000 x 1000 ~1334, 1092 x 1092 ~1590; the largest size of the "not resized" table,
 //!   784 x 1568, is 1639 tokens, so the cap used here is 1640).
 //! - Gemini, "Image understanding" / token docs: an image with both sides <= 384 px is 258 tokens;
-//!   larger images are cropped and scaled into 768 x 768 tiles of 258 tokens each.
+//!   larger images are cropped and scaled into 768 x 768 tiles of 258 tokens each (Gemini 2.x).
+//!   Gemini 3, "Media resolution" docs: each image gets a budget by `media_resolution`, whatever
+//!   its size: low 280, medium 560, high 1120 (the default for images), ultra high 2240.
 
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +33,9 @@ pub enum ImageRule {
     AnthropicPixels,
     /// Gemini: 258 tokens for images up to 384 x 384, else 258 per 768 x 768 tile.
     GeminiTiles,
+    /// Gemini 3: a budget per image whatever its size, by `media_resolution` (`detail` or the
+    /// part's `mediaResolution`): low 280, medium 560, high 1120 (the default), ultra high 2240.
+    GeminiResolution,
     /// A flat cost per image whatever its size.
     Flat { tokens: u32 },
 }
@@ -117,6 +122,7 @@ impl ImageRule {
                 Some((w, h)) => gemini_tokens(w, h),
                 None => GEMINI_UNKNOWN_TILES * GEMINI_TOKENS_PER_TILE,
             },
+            ImageRule::GeminiResolution => gemini_resolution_tokens(detail),
             ImageRule::Flat { tokens } => u64::from(tokens),
         };
         usize::try_from(n).unwrap_or(usize::MAX)
@@ -187,6 +193,18 @@ pub fn anthropic_tokens(width: u32, height: u32) -> u64 {
     }
     let t = (w * h / ANTHROPIC_PIXELS_PER_TOKEN).ceil().max(1.0) as u64;
     t.min(ANTHROPIC_MAX_TOKENS)
+}
+
+/// Gemini 3's image budget for a `media_resolution` level (`low`, `medium`, `high`,
+/// `ultra_high`, with or without the `MEDIA_RESOLUTION_` prefix, any case); high by default.
+pub fn gemini_resolution_tokens(level: Option<&str>) -> u64 {
+    let level = level.unwrap_or("").to_ascii_lowercase();
+    match level.trim_start_matches("media_resolution_") {
+        "low" => 280,
+        "medium" => 560,
+        "ultra_high" => 2240,
+        _ => 1120,
+    }
 }
 
 /// Gemini: 258 for small images, else 258 per 768 px tile.

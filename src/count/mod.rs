@@ -1,4 +1,4 @@
-//! Whole-request token accounting the way providers bill it (SPEC §3).
+//! Whole-request token accounting the way providers bill it (docs/design.md, "Token counting").
 //!
 //! - [`count_message`] counts one message with a breakdown. It is pure (same profile and message,
 //!   same result), so callers can cache it by message content.
@@ -32,6 +32,7 @@
 //! bucket. Framing constants, images and flat allowances are used as they are.
 
 pub mod attachment;
+pub mod gemini;
 pub mod image;
 pub mod profile;
 pub mod tools;
@@ -62,6 +63,9 @@ pub struct RequestCount {
 
 /// Count one message.
 pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
+    if is_gemini_exact(profile) {
+        return gemini::count_message(profile, message);
+    }
     let enc = profile.encoding;
     let openai = profile.provider == Provider::Openai;
     let role_str = message.wire.role.as_deref().unwrap_or(message.role.as_str());
@@ -82,7 +86,8 @@ pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
         framing = framing.saturating_sub(2);
     }
 
-    // Content.
+    // Content. Google models' media follow Google's rules (`gemini`) in every build.
+    let google = profile.provider == Provider::Google;
     let mut raw_text = 0usize;
     let mut raw_attachments = 0usize;
     let mut flat_attachments = 0usize;
@@ -101,22 +106,21 @@ pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
                         raw_text += t;
                         raw_attachments += a;
                     }
-                    Part::Image { width, height, detail, .. } => {
-                        images = images.saturating_add(profile.image_rule.tokens(
-                            *width,
-                            *height,
-                            detail.as_deref(),
-                        ));
+                    Part::Image { width, height, detail, extra, .. } => {
+                        let level = if google { gemini::image_level(detail, extra) } else { detail.as_deref() };
+                        images = images.saturating_add(profile.image_rule.tokens(*width, *height, level));
                     }
-                    Part::File { name, text, .. } => {
+                    Part::File { name, text, media_type, extra } => {
                         if let Some(name) = name.as_deref() {
                             raw_attachments += tokens::count(enc, name);
                         }
                         match text.as_deref() {
                             Some(t) => raw_attachments += tokens::count(enc, t),
+                            None if google => flat_attachments += gemini::file_tokens(profile, media_type.as_deref(), extra),
                             None => flat_attachments += profile.opaque_file_tokens,
                         }
                     }
+                    Part::Audio { extra } if google => flat_attachments += gemini::audio_part_tokens(profile, extra),
                     Part::Audio { extra } => {
                         flat_attachments += audio_tokens(profile, extra);
                     }
@@ -168,12 +172,18 @@ pub fn count_request_from(
 ) -> RequestCount {
     let tool_definitions = tool_definition_tokens(profile, messages, tools, tool_choice);
     let priming = profile.framing.reply_priming;
+    let accuracy = if is_gemini_exact(profile) && gemini::media_is_estimated(messages) { CountKind::Estimate } else { profile.accuracy };
     let total = per_message
         .iter()
         .fold(0usize, |acc, m| acc.saturating_add(m.total))
         .saturating_add(tool_definitions)
         .saturating_add(priming);
-    RequestCount { total, per_message, tool_definitions, priming, accuracy: profile.accuracy }
+    RequestCount { total, per_message, tool_definitions, priming, accuracy }
+}
+
+/// Gemini with its own tokenizer: Google's local tokenizer's rules (`gemini`).
+fn is_gemini_exact(profile: &Profile) -> bool {
+    profile.provider == Provider::Google && profile.accuracy == CountKind::Exact
 }
 
 /// Tokens of the tool definitions as the request's model sees them, including OpenAI's
@@ -203,6 +213,7 @@ pub fn tool_definition_tokens(
             let raw = tools.iter().map(|t| tokens::count(enc, &tools::tool_json(t))).sum();
             profile.scale(raw).saturating_add(system_prompt_tokens)
         }
+        ToolRule::GeminiDeclarations => gemini::tool_definition_tokens(tools),
     }
 }
 

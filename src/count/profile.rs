@@ -62,6 +62,9 @@ pub enum ToolRule {
     /// times the estimate factor, plus a fixed tool-use system prompt added once when any tool is
     /// present.
     JsonSchema { system_prompt_tokens: usize },
+    /// Gemini with its own tokenizer: the texts Google's local tokenizer takes from function
+    /// declarations (name, description, schema texts), each counted on its own (`count::gemini`).
+    GeminiDeclarations,
 }
 
 /// The `tool_choice` (or legacy `function_call`) of a request; it changes OpenAI's count.
@@ -153,6 +156,23 @@ impl Profile {
             provider: Provider::Anthropic,
             tool_rule: ToolRule::JsonSchema { system_prompt_tokens: ANTHROPIC_TOOL_SYSTEM_PROMPT },
             ..Profile::generic_estimate(factor)
+        }
+    }
+
+    /// Gemini with its own tokenizer (`gemma3`, Cargo feature `gemini`): Google's local
+    /// tokenizer's rules (`count::gemini`): text exact, no framing, no reply priming; media by
+    /// `image_rule` and the per-second rates.
+    pub fn gemini_exact(image_rule: ImageRule) -> Self {
+        Profile {
+            provider: Provider::Google,
+            accuracy: CountKind::Exact,
+            encoding: Encoding::Gemma3,
+            estimate_factor: 1.0,
+            framing: Framing { per_message: 0, count_role: false, per_name: 0, reply_priming: 0, per_tool_call: 0 },
+            image_rule,
+            tool_rule: ToolRule::GeminiDeclarations,
+            opaque_file_tokens: OPAQUE_FILE_TOKENS,
+            opaque_audio_tokens: OPAQUE_AUDIO_TOKENS,
         }
     }
 

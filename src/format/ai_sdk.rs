@@ -97,7 +97,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use super::image_header::{image_size_from_base64, image_size_from_data_url};
-use super::wire::{self, kind, MARKERS_KEY, WIRE_INFO_KEY};
+use super::wire::{self, data_url_base64, decode_text, is_text_media, kind, MARKERS_KEY, WIRE_INFO_KEY};
 use crate::error::{Error, ErrorCode, Result};
 use crate::message::{Content, Extra, ImageSource, Message, Part, Role, ToolCall, ToolDef};
 
@@ -497,52 +497,6 @@ fn payload_of<'a>(v: &'a Value, field: &str) -> std::result::Result<Payload<'a>,
 
 fn media_type_of(o: &Map<String, Value>) -> Option<&str> {
     o.get("mediaType").or_else(|| o.get("mimeType")).and_then(Value::as_str)
-}
-
-/// Media types whose files are text the model reads as such.
-fn is_text_media(media_type: &str) -> bool {
-    let mt = media_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    mt == "text"
-        || mt.starts_with("text/")
-        || mt.ends_with("+json")
-        || mt.ends_with("+xml")
-        || matches!(
-            mt.as_str(),
-            "application/json"
-                | "application/xml"
-                | "application/javascript"
-                | "application/x-javascript"
-                | "application/yaml"
-                | "application/x-yaml"
-                | "application/toml"
-                | "application/x-ndjson"
-                | "application/ndjson"
-                | "application/csv"
-                | "application/sql"
-                | "application/x-sh"
-        )
-}
-
-/// The base64 body of a `data:...;base64,` URL.
-fn data_url_base64(url: &str) -> Option<&str> {
-    let head = url.get(..5)?;
-    if !head.eq_ignore_ascii_case("data:") {
-        return None;
-    }
-    let comma = url.find(',')?;
-    let header = url.get(5..comma)?;
-    if !header.split(';').any(|p| p.trim().eq_ignore_ascii_case("base64")) {
-        return None;
-    }
-    url.get(comma + 1..)
-}
-
-fn decode_text(b64: &str) -> Option<String> {
-    let engine = &base64::engine::general_purpose::STANDARD;
-    let bytes = engine.decode(b64.trim()).ok().or_else(|| {
-        base64::engine::general_purpose::STANDARD_NO_PAD.decode(b64.trim().trim_end_matches('=')).ok()
-    })?;
-    String::from_utf8(bytes).ok()
 }
 
 /// The text of a file payload, when its media type is textual.

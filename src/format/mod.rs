@@ -2,14 +2,18 @@
 
 pub mod ai_sdk;
 pub mod anthropic;
+pub mod gemini;
+mod gemini_parts;
 pub mod image_header;
 pub mod openai;
 mod openai_exact;
+pub mod responses;
+mod responses_parts;
 mod wire;
 
 pub(crate) use openai_exact::same_tree;
 pub use openai_exact::parse_messages as parse_openai_messages;
-pub use wire::{MARKERS_KEY, WIRE_INFO_KEY};
+pub use wire::{ties, Ties, MARKERS_KEY, WIRE_INFO_KEY};
 
 use serde::{Deserialize, Serialize};
 
@@ -24,13 +28,20 @@ pub enum Format {
     /// Vercel AI SDK model messages (`ModelMessage`).
     #[serde(rename = "ai-sdk")]
     AiSdk,
+    /// OpenAI Responses API input items (`ResponseInputItem`; `instructions` is the system).
+    #[serde(rename = "openai-responses")]
+    OpenaiResponses,
+    /// Gemini `contents` as `@google/genai` sends them (`systemInstruction` is the system).
+    Gemini,
 }
 
 impl Format {
     /// Whether one message parses the same wherever it stands in the conversation (OpenAI,
-    /// Anthropic), so that parsed messages can be kept and reused (`store.rs`).
+    /// Anthropic), so that parsed messages can be kept and reused (`store.rs`). Responses items
+    /// and Gemini contents are read in context (reasoning items bind the items after them, a
+    /// function response pairs with a call before it by name and order).
     pub fn is_context_free(self) -> bool {
-        !matches!(self, Format::AiSdk)
+        matches!(self, Format::Openai | Format::Anthropic)
     }
 
     pub fn from_name(name: &str) -> Result<Self> {
@@ -38,9 +49,11 @@ impl Format {
             "openai" => Ok(Format::Openai),
             "anthropic" => Ok(Format::Anthropic),
             "ai-sdk" => Ok(Format::AiSdk),
+            "openai-responses" => Ok(Format::OpenaiResponses),
+            "gemini" => Ok(Format::Gemini),
             other => Err(Error::new(
                 ErrorCode::UnknownFormat,
-                format!("unknown format {other:?}; expected \"openai\", \"anthropic\" or \"ai-sdk\""),
+                format!("unknown format {other:?}; expected \"openai\", \"anthropic\", \"ai-sdk\", \"openai-responses\" or \"gemini\""),
             )),
         }
     }
@@ -68,6 +81,10 @@ pub struct Request {
 /// Anthropic: `system` is the request's top-level `system`.
 /// AI SDK: `system` (a string, a system message or an array of them, as `generateText` takes
 /// it) is prepended.
+/// OpenAI Responses: `system` is the request's `instructions` (a string), prepended as a system
+/// message that is written back into `system` only.
+/// Gemini: `system` is the request's `systemInstruction` (a string, a Content, a Part or an
+/// array of parts), prepended as a system message.
 pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, tools: Option<&Value>) -> Result<Request> {
     let system = system.filter(|v| !v.is_null());
     let tools = tools.filter(|v| !v.is_null());
@@ -102,6 +119,20 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
                 None => parsed,
             }
         }
+        Format::OpenaiResponses => {
+            let parsed = responses::parse_messages(messages)?;
+            match system {
+                Some(sys) => std::iter::once(responses::parse_instructions(sys)?).chain(parsed).collect(),
+                None => parsed,
+            }
+        }
+        Format::Gemini => {
+            let parsed = gemini::parse_messages(messages)?;
+            match system {
+                Some(sys) => std::iter::once(gemini::parse_system(sys)?).chain(parsed).collect(),
+                None => parsed,
+            }
+        }
     };
     let tools = match tools {
         None => Vec::new(),
@@ -109,6 +140,8 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
             Format::Openai => openai::parse_tools(t)?,
             Format::Anthropic => anthropic::parse_tools(t)?,
             Format::AiSdk => ai_sdk::parse_tools(t)?,
+            Format::OpenaiResponses => responses::parse_tools(t)?,
+            Format::Gemini => gemini::parse_tools(t)?,
         },
     };
     Ok(Request { messages, tools, tool_choice: crate::count::ToolChoice::Auto, prepended_system })
@@ -123,16 +156,18 @@ pub fn parse_message_at(format: Format, item: &Value, index: usize) -> Result<(V
     match format {
         Format::Openai => openai_exact::parse(item, index, true).map(|(m, exact)| (vec![m], Some(exact))),
         Format::Anthropic => anthropic::parse_item(item, index).map(|pieces| (pieces, None)),
-        // AI SDK messages are read in context (reasoning before the latest user message is not
-        // counted; tool approvals pair across messages): they are parsed as a whole only.
-        Format::AiSdk => Err(Error::new(ErrorCode::Internal, "AI SDK messages are parsed as a whole conversation")),
+        // AI SDK messages, Responses items and Gemini contents are read in context (see
+        // `Format::is_context_free`): they are parsed as a whole only.
+        Format::AiSdk | Format::OpenaiResponses | Format::Gemini => {
+            Err(Error::new(ErrorCode::Internal, "these messages are parsed as a whole conversation"))
+        }
     }
 }
 
 /// Write a request's messages back in `format`: `(system, messages)`; `system` is `Some` only
-/// for Anthropic and the AI SDK (its system messages, for `generateText`'s `system` /
-/// `instructions`). A system prompt that came in through the `system` option is not repeated in
-/// the OpenAI messages.
+/// for Anthropic, the AI SDK (its system messages, for `generateText`'s `system` /
+/// `instructions`), Responses (`instructions`) and Gemini (`systemInstruction`). A system prompt
+/// that came in through the `system` option is not repeated in the OpenAI messages.
 pub fn write_request(format: Format, request: &Request) -> (Option<Value>, Vec<Value>) {
     let (mut system, mut messages) = match format {
         Format::Openai => {
@@ -141,6 +176,8 @@ pub fn write_request(format: Format, request: &Request) -> (Option<Value>, Vec<V
         }
         Format::Anthropic => anthropic::to_wire(&request.messages),
         Format::AiSdk => ai_sdk::to_wire(&request.messages),
+        Format::OpenaiResponses => responses::to_wire(&request.messages),
+        Format::Gemini => gemini::to_wire(&request.messages),
     };
     system.iter_mut().chain(messages.iter_mut()).for_each(crate::json_text::doubles_for_unsafe_integers);
     (system, messages)
@@ -204,7 +241,7 @@ fn write_request_with_in(format: Format, request: &Request, same: &dyn Fn(&[&Mes
             (None, written)
         }
         Format::Anthropic => anthropic::to_wire_with(&request.messages, same),
-        Format::AiSdk => {
+        Format::AiSdk | Format::OpenaiResponses | Format::Gemini => {
             let (system, messages) = write_request(format, request);
             (system, messages.into_iter().map(Written::Value).collect())
         }

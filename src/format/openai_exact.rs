@@ -4,7 +4,7 @@
 //!
 //! Both questions used to be answered by writing the message back, twice: once to compare key
 //! orders, once to compare trees — two copies of its text for every new message, on `measure`'s
-//! cold path (issue #7). Here the message is written back once, and not at all when it is *flat*:
+//! cold path (docs/performance-notes.md). Here the message is written back once, and not at all when it is *flat*:
 //! text content (or `null`), no markers or other fields, and tool calls (if any) that are *plain*:
 //! `id`, `type` (`function` or `custom`) and the body (`name` and `arguments` / `input`), nothing
 //! else. Such a message writes back as the known fields `id`, `role`, `name`, `tool_call_id`,

@@ -22,6 +22,7 @@
 //!   blocks, stored only when tool results sat between them (they are otherwise consecutive
 //!   from `wire.block`).
 
+use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use crate::message::{Extra, Markers, Message, Part, ToolCall};
@@ -255,6 +256,18 @@ pub(crate) fn append_fields(out: &mut Map<String, Value>, fields: &Extra) {
     }
 }
 
+/// The entries of `o` except `skip`, in order.
+pub(crate) fn rest(o: &Map<String, Value>, skip: &[&str]) -> Extra {
+    o.iter().filter(|(k, _)| !skip.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+/// A one-entry object `{ key: value }`.
+pub(crate) fn typed(key: &str, value: &str) -> Map<String, Value> {
+    let mut o = Map::new();
+    o.insert(key.to_string(), Value::String(value.to_string()));
+    o
+}
+
 /// A `u32` size hint (`width` / `height`) from a map.
 pub(crate) fn u32_hint(map: &Map<String, Value>, key: &str) -> Option<u32> {
     map.get(key)?.as_u64().and_then(|n| u32::try_from(n).ok())
@@ -289,6 +302,58 @@ pub(crate) fn data_url_media_type(url: &str) -> Option<String> {
     } else {
         Some(mt.to_ascii_lowercase())
     }
+}
+
+/// Media types whose files are text the model reads as such.
+pub(crate) fn is_text_media(media_type: &str) -> bool {
+    let mt = media_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    mt == "text"
+        || mt.starts_with("text/")
+        || mt.ends_with("+json")
+        || mt.ends_with("+xml")
+        || matches!(
+            mt.as_str(),
+            "application/json"
+                | "application/xml"
+                | "application/javascript"
+                | "application/x-javascript"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/toml"
+                | "application/x-ndjson"
+                | "application/ndjson"
+                | "application/csv"
+                | "application/sql"
+                | "application/x-sh"
+        )
+}
+
+/// The base64 body of a `data:...;base64,` URL.
+pub(crate) fn data_url_base64(url: &str) -> Option<&str> {
+    let head = url.get(..5)?;
+    if !head.eq_ignore_ascii_case("data:") {
+        return None;
+    }
+    let comma = url.find(',')?;
+    let header = url.get(5..comma)?;
+    if !header.split(';').any(|p| p.trim().eq_ignore_ascii_case("base64")) {
+        return None;
+    }
+    url.get(comma + 1..)
+}
+
+/// The UTF-8 text base64 `b64` encodes (padded or not), if it is text.
+pub(crate) fn decode_text(b64: &str) -> Option<String> {
+    let engine = &base64::engine::general_purpose::STANDARD;
+    let bytes = engine.decode(b64.trim()).ok().or_else(|| {
+        base64::engine::general_purpose::STANDARD_NO_PAD.decode(b64.trim().trim_end_matches('=')).ok()
+    })?;
+    String::from_utf8(bytes).ok()
+}
+
+/// `text` as padded base64.
+pub(crate) fn encode_text(text: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(text.as_bytes())
 }
 
 /// Content parts written with `part`, each tool call (written with `call`) at the position of its
@@ -338,6 +403,28 @@ pub(crate) fn write_runs<T>(
         start = end;
     }
     out
+}
+
+/// How a message is tied to its neighbours beyond tool-call pairs, so that pair sanitation
+/// (`pipeline::sanitize`) keeps or drops them together. Recorded by the adapters under the
+/// bookkeeping keys `leads`, `follows` and `callsTogether`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ties {
+    /// This message must reach the model followed by exactly this many messages marked
+    /// `follows` (a Responses `reasoning` item and the items of the same output after it).
+    pub leads: usize,
+    /// This message belongs to the bundle of the nearest `leads` message before it.
+    pub follows: bool,
+    /// The calls of this message stand or fall together: this many of them were there when it
+    /// was read (Gemini: a thought signature on the first call signs the parallel calls after it).
+    pub calls_together: usize,
+}
+
+/// The ties of a message (none for most messages).
+pub fn ties(m: &Message) -> Ties {
+    let Some(Value::Object(all)) = m.extra.get(WIRE_INFO_KEY) else { return Ties::default() };
+    let count = |k: &str| all.get(k).and_then(Value::as_u64).and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
+    Ties { leads: count("leads"), follows: all.get("follows").and_then(Value::as_bool).unwrap_or(false), calls_together: count("callsTogether") }
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ pub struct GuardConfig {
     /// `sources::clearing`).
     pub clear_tool_outputs: Option<sources::pass::ClearSetting>,
     /// A secret of the host: summaries are sealed with a tag under it, and only summaries whose
-    /// tag verifies are taken as checkpoints (see `checkpoint.rs` for the threat model).
+    /// tag verifies are taken as checkpoints (threat model: docs/design.md, "Checkpoints").
     pub checkpoint_key: Option<String>,
     /// Prices overriding the table (USD per million tokens).
     pub pricing: Option<Pricing>,
@@ -76,22 +76,25 @@ pub struct GuardConfig {
 ///
 /// - No model: OpenAI Chat Completions counting with the given encoding (`o200k_base` by
 ///   default), exact — the rules are published; only the limits are unknown.
+/// - No model in a build whose only vocabulary is `gemma3` (`ctxguard/gemini`): Gemini's
+///   counting, exact.
 /// - A model and an explicit encoding: "count with exactly this tokenizer", so the estimate
-///   factor drops to 1; the count is `exact` only for OpenAI models, whose framing is published.
+///   factor drops to 1; the count is `exact` only for OpenAI models, whose framing is published,
+///   and for Gemini models counted with `gemma3` (`models::exact_with`).
 pub fn resolve_model(model: Option<&str>, encoding: Option<Encoding>) -> ModelInfo {
     let name = model.map(str::trim).filter(|m| !m.is_empty());
     let mut info = models::info(name.unwrap_or(""));
     if name.is_none() {
-        info.provider = Provider::Openai;
+        info.encoding = Encoding::build_default();
+        info.provider = if info.encoding == Encoding::Gemma3 { Provider::Google } else { Provider::Openai };
         info.kind = CountKind::Exact;
         info.estimate_factor = 1.0;
-        info.encoding = Encoding::build_default();
     }
     if let Some(enc) = encoding {
         info.encoding = enc;
         info.estimate_factor = 1.0;
         if name.is_some() {
-            info.kind = if info.provider == Provider::Openai && info.known { CountKind::Exact } else { CountKind::Estimate };
+            info.kind = if models::exact_with(&info, enc) { CountKind::Exact } else { CountKind::Estimate };
         }
     }
     info
@@ -105,7 +108,7 @@ pub enum Strategy {
     /// current turn (the latest user message and everything after it) is kept whole.
     #[default]
     Summary,
-    /// The SessionState is the only history source (seed 004): no retained user messages, and a
+    /// The SessionState is the only history source (docs/design.md, "Session settlement"): no retained user messages, and a
     /// mid-run compression also folds the current turn's earlier steps, keeping the latest user
     /// message and the last assistant step. `prepare(messages, { sessionState })` starts a run
     /// from the SessionState of the last settlement.

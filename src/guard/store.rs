@@ -1,5 +1,5 @@
 //! Messages a host already handed over, kept by id, so that measuring a conversation that grew by
-//! one message transfers, parses and hashes only that message (issue #7: ≤ 5 ms per turn on a
+//! one message transfers, parses and hashes only that message (docs/performance-notes.md: ≤ 5 ms per turn on a
 //! 2,000-message conversation).
 //!
 //! The binding gives every message object it sends an id and remembers, on the JS side, which

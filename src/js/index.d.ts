@@ -1,10 +1,10 @@
-// Public TypeScript surface of the `ctxguard` package. Hand-written, checked by `tsc --noEmit`
-// against the tests in tests/js/ (which call every export).
+// Public TypeScript surface of the `ctxguard` package; each format's message, system and tool
+// types are in formats.d.ts (re-exported here). Hand-written, checked by `tsc --noEmit`: tests/ts/
+// uses every export, and tests/ts/sdk/ sends each format's messages from its official SDK through
+// ctxguard and back into that SDK's own request types.
 
 /** Encodings ctxguard counts exactly. */
-export type Encoding = 'o200k_base' | 'cl100k_base';
-/** Wire formats the adapters read and write: OpenAI Chat Completions, Anthropic Messages, Vercel AI SDK model messages. */
-export type Format = 'openai' | 'anthropic' | 'ai-sdk';
+export type Encoding = 'o200k_base' | 'cl100k_base' | 'gemma3';
 /** `exact`: the provider's own tokenizer. `estimate`: a calibrated estimate with a safety margin. */
 export type CountKind = 'exact' | 'estimate';
 
@@ -34,128 +34,21 @@ export interface CtxguardError extends Error {
   index?: number;
 }
 
-/** A JSON value, as messages and tool schemas are. */
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-/** A chat message in the chosen wire format (OpenAI Chat Completions or Anthropic Messages). Unknown fields are carried through. */
-export type WireMessage = { [key: string]: JsonValue | undefined };
-/** A tool definition in the chosen wire format. */
-export type WireTool = { [key: string]: JsonValue | undefined };
-
-// Vercel AI SDK model messages (`ModelMessage` of the `ai` package, 5 and later; `format: 'ai-sdk'`).
-// Structural mirrors: an `ai` `ModelMessage[]` is accepted as is, and `prepare` / `guardSources`
-// give back the type they were given. Parts of kinds ctxguard does not interpret are carried through.
-
-/** `providerOptions` on messages and parts: carried through, never counted. */
-export type AiSdkProviderOptions = { [provider: string]: { [key: string]: unknown } };
-/**
- * Bytes of an image or file: a base64 string or a URL (string or `URL`, which comes back as its
- * `href`); AI SDK 7 tagged file data (`{ type: 'data' | 'url' | 'reference' | 'text', ... }`) and
- * provider references (`{ openai: 'file-...' }`) too. Raw bytes (`Uint8Array`, `Buffer`,
- * `ArrayBuffer`) are part of the AI SDK's type but do not survive JSON: ctxguard rejects them with
- * `INVALID_CONTENT_PART` — pass base64 instead.
- */
-export type AiSdkDataContent =
-  | string
-  | URL
-  | Uint8Array
-  | ArrayBuffer
-  | { type: 'data' | 'url' | 'reference' | 'text' }
-  | { [provider: string]: string };
-export interface AiSdkTextPart {
-  type: 'text';
-  text: string;
-  providerOptions?: AiSdkProviderOptions | undefined;
-}
-export interface AiSdkImagePart {
-  type: 'image';
-  image: AiSdkDataContent;
-  mediaType?: string | undefined;
-  providerOptions?: AiSdkProviderOptions | undefined;
-}
-export interface AiSdkFilePart {
-  type: 'file';
-  /** A text file's (`text/*`, JSON, XML...) base64 or base64 `data:` URL is read as its text, and previewed. */
-  data: AiSdkDataContent;
-  mediaType: string;
-  filename?: string | undefined;
-  providerOptions?: AiSdkProviderOptions | undefined;
-}
-/** Counted only after the latest user message (providers drop earlier turns' reasoning). */
-export interface AiSdkReasoningPart {
-  type: 'reasoning';
-  text: string;
-  providerOptions?: AiSdkProviderOptions | undefined;
-}
-export interface AiSdkToolCallPart {
-  type: 'tool-call';
-  toolCallId: string;
-  toolName: string;
-  input: unknown;
-  providerOptions?: AiSdkProviderOptions | undefined;
-  providerExecuted?: boolean | undefined;
-}
-export type AiSdkToolResultOutput =
-  | { type: 'text' | 'error-text'; value: string; providerOptions?: AiSdkProviderOptions | undefined }
-  | { type: 'json' | 'error-json'; value: unknown; providerOptions?: AiSdkProviderOptions | undefined }
-  | { type: 'execution-denied'; reason?: string | undefined; providerOptions?: AiSdkProviderOptions | undefined }
-  | { type: 'content'; value: Array<{ type: string }>; providerOptions?: AiSdkProviderOptions | undefined };
-export interface AiSdkToolResultPart {
-  type: 'tool-result';
-  toolCallId: string;
-  toolName: string;
-  /** A `json` output stays a `json` output when ctxguard compacts it (the compact form is JSON). */
-  output: AiSdkToolResultOutput;
-  providerOptions?: AiSdkProviderOptions | undefined;
-}
-/** A part of another kind (`tool-approval-request`, `reasoning-file`...): carried through verbatim. */
-export interface AiSdkOtherPart {
-  type: string;
-}
-/** ctxguard's markers; only on checkpoint messages, never on model-visible ones. */
-export type AiSdkMarkers = { [marker: string]: JsonValue };
-export interface AiSdkSystemMessage {
-  role: 'system';
-  content: string;
-  providerOptions?: AiSdkProviderOptions | undefined;
-  ctxguard?: AiSdkMarkers | undefined;
-}
-export interface AiSdkUserMessage {
-  role: 'user';
-  content: string | Array<AiSdkTextPart | AiSdkImagePart | AiSdkFilePart | AiSdkOtherPart>;
-  providerOptions?: AiSdkProviderOptions | undefined;
-  ctxguard?: AiSdkMarkers | undefined;
-}
-export interface AiSdkAssistantMessage {
-  role: 'assistant';
-  content:
-    | string
-    | Array<AiSdkTextPart | AiSdkFilePart | AiSdkReasoningPart | AiSdkToolCallPart | AiSdkToolResultPart | AiSdkOtherPart>;
-  providerOptions?: AiSdkProviderOptions | undefined;
-  ctxguard?: AiSdkMarkers | undefined;
-}
-export interface AiSdkToolMessage {
-  role: 'tool';
-  /** Tool results (and AI SDK 6 `tool-approval-response` parts, carried through). */
-  content: Array<AiSdkToolResultPart | AiSdkOtherPart>;
-  providerOptions?: AiSdkProviderOptions | undefined;
-}
-/** One message as `generateText` / `streamText` take it in `messages`. */
-export type AiSdkModelMessage = AiSdkSystemMessage | AiSdkUserMessage | AiSdkAssistantMessage | AiSdkToolMessage;
-/** An AI SDK tool as ctxguard reads it for counting: `inputSchema` a JSON schema or a `jsonSchema()` / `zodSchema()` Schema (not a bare Zod schema). */
-export interface AiSdkTool {
-  /** AI SDK 7 also allows a function here; it is not JSON, so such a description is not counted. */
-  description?: string | ((...args: never[]) => unknown) | undefined;
-  inputSchema?: unknown;
-  type?: string | undefined;
-}
-/** AI SDK `tools`: tools by name. */
-export type AiSdkToolSet = { [name: string]: AiSdkTool };
-/** Any message ctxguard reads. */
-export type AnyMessage = WireMessage | AiSdkModelMessage;
-/** The `system` option: Anthropic's `system` (string or text blocks), a prompt to prepend (OpenAI), or the AI SDK's `system` / `instructions`. */
-export type SystemOption = string | JsonValue[] | AiSdkSystemMessage | AiSdkSystemMessage[];
-/** The system messages among `M` (what the AI SDK overloads return as `system`). */
-export type SystemMessagesOf<M> = Extract<M, { role: 'system' }>[];
+// The formats, and the messages, `system` and tools of each: formats.d.ts.
+export * from './formats.js';
+import type {
+  AnyMessage,
+  Format,
+  JsonValue,
+  MessageOf,
+  Messages,
+  ReadAttachmentTool,
+  ResultMessage,
+  SystemIn,
+  SystemOf,
+  SystemOption,
+  ToolsOf,
+} from './formats.js';
 
 export interface CountTokensOptions {
   encoding?: Encoding;
@@ -163,13 +56,17 @@ export interface CountTokensOptions {
   model?: string;
 }
 
-export interface CountMessagesOptions {
+/** `tools` and `system` of a request in format `F` (counted with it). */
+export interface MeasureOptions<F extends Format = Format> {
+  tools?: ToolsOf<F>;
+  system?: SystemIn<F>;
+}
+
+export interface CountMessagesOptions<F extends Format = Format> extends MeasureOptions<F> {
   model?: string;
   encoding?: Encoding;
-  format?: Format;
-  /** Anthropic `system` (string or text blocks); for OpenAI and the AI SDK, a system prompt to prepend. */
-  system?: SystemOption;
-  tools?: WireTool[] | AiSdkToolSet;
+  /** Default: `'anthropic'` for Claude models named directly (`claude-...`), else `'openai'`. */
+  format?: F;
 }
 
 export interface MessageCount {
@@ -216,6 +113,7 @@ export interface GuardConfig {
   economicBudget?: number | { usd: number } | null;
   triggerRatio?: number;
   targetRatio?: number;
+  /** Default: `'anthropic'` for Claude models named directly (`claude-...`), else `'openai'`. A literal types the guard (`ContextGuard<F>`). */
   format?: Format;
   encoding?: Encoding;
   /** Source guards: token limit for one tool output (default 8000). */
@@ -241,6 +139,43 @@ export interface GuardConfig {
    * { sessionState })` starts a run from the last settlement.
    */
   strategy?: 'summary' | 'session_state';
+  /**
+   * Tool outputs by age: the newest stay under their limit within a protected budget, older ones
+   * are compacted, the oldest cleared to a stub that names the call and the way back — in steps,
+   * so the prompt's prefix stays the same between steps. `false` turns it off; `true` (default)
+   * uses the defaults.
+   */
+  clearToolOutputs?: boolean | ClearToolOutputs;
+  /** Make summaries ahead of time, in the background (default for `prepare`'s `ahead`; default false). */
+  ahead?: boolean;
+  /** The ahead threshold as a share of the usable limit (default 0.65; the trigger is 0.8). */
+  aheadRatio?: number;
+  /** The recent tail a compaction keeps verbatim, in tokens (default: half the target limit). */
+  recentTailTokens?: number;
+  /** The summarizer's circuit breaker. */
+  breaker?: BreakerConfig;
+}
+
+/** `clearToolOutputs` (names after Anthropic's context editing). */
+export interface ClearToolOutputs {
+  /** The newest tool outputs up to this many tokens are kept (default min(40000, 30 % of the usable limit)). */
+  protectTokens?: number;
+  /** A clearing step is taken only when it saves at least this many tokens (default min(20000, protectTokens / 2)). */
+  clearAtLeast?: number;
+  /** Tools whose outputs are never compacted or cleared by age. */
+  excludeTools?: string[];
+  /** Also clear the call's arguments (`{}`); the stub keeps the key arguments. Default false. */
+  clearArguments?: boolean;
+}
+
+/** The summarizer's circuit breaker. */
+export interface BreakerConfig {
+  /** Consecutive failed compactions that open it (default 3; 0 = never). */
+  failures?: number;
+  /** It half-opens after this many ms (default 300000)... */
+  cooldownMs?: number;
+  /** ...or after this many `prepare` calls, whichever comes first (default: no call limit). */
+  cooldownCalls?: number;
 }
 
 /** USD per million tokens. `cacheWrite`: price of writing input to the cache (Anthropic). */
@@ -323,10 +258,9 @@ export interface ReportedUsage {
   [field: string]: JsonValue | undefined;
 }
 
-export interface ObserveUsageArgs {
-  messages: AnyMessage[];
-  system?: SystemOption;
-  tools?: WireTool[] | AiSdkToolSet;
+export interface ObserveUsageArgs<F extends Format = Format, M = MessageOf<F>> extends MeasureOptions<F> {
+  /** The request that was sent. */
+  messages: Messages<F, M>;
   usage: ReportedUsage;
 }
 
@@ -392,27 +326,70 @@ export interface ContextMetrics {
   calibration: CalibrationSummary | null;
   /** Estimated cost of the next request; null when the model has no price. */
   cost: CostEstimate | null;
+  /** Tool outputs cleared or compacted by age in this request (zeros for `measure`). */
+  clearing: ClearingMetrics;
+  /** What the guard remembers: summaries, and the one made ahead of time. */
+  memory: MemoryMetrics;
+  breaker: BreakerMetrics;
 }
 
-export interface MeasureOptions {
-  /** In the guard's format: an array (OpenAI, Anthropic) or an AI SDK ToolSet. */
-  tools?: WireTool[] | AiSdkToolSet;
-  system?: SystemOption;
+export interface ClearingMetrics {
+  /** Outputs cleared to a stub. */
+  cleared: number;
+  /** Outputs compacted to a quarter by age. */
+  compacted: number;
+  /** Tokens the two saved (not part of `usedTokens`). */
+  savedTokens: number;
+}
+
+export interface MemoryMetrics {
+  /** Summaries remembered (made, or restored from a checkpoint). */
+  summaries: number;
+  /** Messages of the conversation the summary applied in the last call replaces (0: none). */
+  coveredMessages: number;
+  ahead: 'idle' | 'running' | 'ready' | 'failed';
+}
+
+export interface BreakerMetrics {
+  state: 'closed' | 'open' | 'half_open';
+  /** Consecutive failed compactions. */
+  failures: number;
+  /** While open: ms until it half-opens (as of the last `prepare`). */
+  closesInMs: number | null;
+  /** While open with `cooldownCalls`: `prepare` calls until it half-opens. */
+  closesAfterCalls: number | null;
+}
+
+/** What `guard.restore(checkpoint)` did. */
+export interface RestoreResult {
+  restored: boolean;
+  /** Messages of the conversation its summary replaces. */
+  coveredMessages: number;
+  /** Why not: `'no_summary'` (no sealed summary verifying under the guard's key), `'no_covers'` (a summary sealed by an older version: pass the chain itself). */
+  reason: 'no_summary' | 'no_covers' | null;
 }
 
 /** One trace schema for every protection. Fields that do not apply to the operation are `null`. */
 export interface ProtectionTrace {
-  operation: 'tool_output' | 'attachment_preview' | 'summary_compact';
+  operation: 'tool_output' | 'tool_output_clear' | 'attachment_preview' | 'summary_compact';
   status: 'applied' | 'noop' | 'in_progress' | 'completed' | 'fallback';
   durationMs: number;
   beforeTokens: number;
   afterTokens: number;
   tokensSaved: number;
   messagesTruncated: number | null;
+  /** tool_output: outputs cleared by age; tool_output_clear: those this step cleared. */
+  messagesCleared: number | null;
+  /** tool_output_clear: tokens of the model input from the first message the step changed to the end (what a prompt cache can no longer serve). */
+  prefixInvalidatedTokens: number | null;
   emergency: boolean | null;
   attachmentBlocks: number | null;
   attachmentBlocksTruncated: number | null;
   removedHistoryItems: number | null;
+  /** summary_compact: a summary made ahead of time (`in_progress` started, `completed`/`fallback` ended, `applied` used). */
+  ahead: boolean | null;
+  /** summary_compact made ahead of time: the summarizer's attempts. */
+  attempts: number | null;
   failureReason: string | null;
   /** summary_compact: the cache-aware decision when the economic budget triggered it (`noop` = deferred). */
   cacheDecision: CacheDecision | null;
@@ -439,17 +416,21 @@ export interface CacheDecision {
   horizonTurns: number;
 }
 
-export interface GuardSourcesOptions extends MeasureOptions {
+export interface GuardSourcesOptions<F extends Format = Format> extends MeasureOptions<F> {
   /** The emergency pass: every tool-output limit quartered; compacted outputs may be compacted again. */
   emergency?: boolean;
   /** Called once per trace; an exception it throws is ignored. */
   onTrace?: (trace: ProtectionTrace) => void;
 }
 
-export interface GuardSourcesResult<M = WireMessage, S = string | JsonValue[]> {
+/**
+ * `M`: the messages' type, `S`: the system's (a guard gives `ResultMessage<F, M>` and
+ * `SystemOf<F, M>` for its format `F`).
+ */
+export interface GuardSourcesResult<M = AnyMessage, S = SystemOf<Format, M>> {
   /** The model-visible messages, in the guard's format. */
   messages: M[];
-  /** Anthropic: the request's `system`; AI SDK: the system messages (for `system` / `instructions`), `null` when none; `null` for OpenAI. */
+  /** The request's system (`SystemOf`); `null` when there is none, and always for OpenAI Chat Completions. */
   system: S | null;
   metrics: ContextMetrics;
   traces: ProtectionTrace[];
@@ -512,10 +493,10 @@ export interface SessionState {
 }
 
 /** What the host's summarizer is given. */
-export interface SummarizeRequest<M = WireMessage, S = string | JsonValue[]> {
+export interface SummarizeRequest<M = AnyMessage, S = SystemOf<Format, M>> {
   /** The summary source, in the guard's wire format. */
   messages: M[];
-  /** Anthropic and AI SDK: earlier summaries among the source, as `system`; otherwise `null`. */
+  /** Formats with a separate system (all but OpenAI Chat Completions): earlier summaries among the source; otherwise `null`. */
   system: S | null;
   format: Format;
   /** Instructions for the summarizing model (use them as its system prompt). */
@@ -531,7 +512,7 @@ export interface SummarizeRequest<M = WireMessage, S = string | JsonValue[]> {
 }
 
 /** The host's summarizer: plain text or a SessionState (or JSON text of one). */
-export type Summarize<M = WireMessage, S = string | JsonValue[]> = (
+export type Summarize<M = AnyMessage, S = SystemOf<Format, M>> = (
   request: SummarizeRequest<M, S>,
 ) => Promise<string | SessionState> | string | SessionState;
 
@@ -542,12 +523,17 @@ export interface ProgressEvent {
   elapsedMs: number;
   /** The attempt running; during the pause before a retry, the attempt it waits for. */
   attempt: number;
+  /** A summary made ahead of time, in the background. */
+  ahead?: true;
 }
 
-export type DegradedReason = 'no_callback' | 'timeout' | 'callback_error' | 'invalid_output' | 'empty_output' | 'over_budget' | 'aborted';
+/** `breaker_open`: the circuit breaker is open, the summarizer was not asked. */
+export type DegradedReason = 'no_callback' | 'timeout' | 'callback_error' | 'invalid_output' | 'empty_output' | 'over_budget' | 'aborted' | 'breaker_open';
 
-export interface PrepareOptions<M = WireMessage, S = string | JsonValue[]> extends MeasureOptions {
-  summarize?: Summarize<M, S>;
+/** `F`: the guard's format, `M`: the messages' type. */
+export interface PrepareOptions<F extends Format = Format, M = MessageOf<F>> extends MeasureOptions<F> {
+  /** The host's summarizer (`Summarize`). */
+  summarize?(request: SummarizeRequest<ResultMessage<F, M>, SystemOf<F, M>>): Promise<string | SessionState> | string | SessionState;
   onProgress?: (event: ProgressEvent) => void;
   onTrace?: (trace: ProtectionTrace) => void;
   /** Receives `[SummaryCompact] ...` lines. */
@@ -572,20 +558,29 @@ export interface PrepareOptions<M = WireMessage, S = string | JsonValue[]> exten
   summaryMaxTokens?: number;
   /** Recent user messages kept verbatim next to the summary, in tokens (default 8000, at most 4 messages). */
   retainUserTokens?: number;
+  /** The recent tail kept verbatim by a compaction, in tokens (default: the guard's). */
+  recentTailTokens?: number;
+  /**
+   * Past the ahead threshold (and under the trigger), start the summary in the background and
+   * return at once; a later call that crosses the trigger uses it (or waits for it). Default: the
+   * guard's `ahead`. `signal` and `guard.free()` abort it.
+   */
+  ahead?: boolean;
   /** Strategy `'session_state'` only: start the run from this SessionState (e.g. the last `settle` result's). */
   sessionState?: SessionState;
 }
 
-export interface Checkpoint<M = WireMessage, S = string | JsonValue[]> {
-  /** The self-contained chain to persist: system, summary (or evidence note), retained user messages, the current turn. Carries ctxguard's markers. */
+export interface Checkpoint<M = AnyMessage, S = SystemOf<Format, M>> {
+  /** The self-contained chain to persist: system, summary (or evidence note), retained user messages, the current turn. Carries ctxguard's markers (a `ctxguard` key). */
   messages: M[];
   system: S | null;
 }
 
-export interface PrepareResult<M = WireMessage, S = string | JsonValue[]> {
+/** `M`: the messages' type, `S`: the system's (as `GuardSourcesResult`). */
+export interface PrepareResult<M = AnyMessage, S = SystemOf<Format, M>> {
   /** The model-visible messages to send now (no ctxguard metadata). */
   messages: M[];
-  /** Anthropic: the request's `system`; AI SDK: the system messages (for `system` / `instructions`), `null` when none; `null` for OpenAI. */
+  /** The request's system (`SystemOf`); `null` when there is none, and always for OpenAI Chat Completions. */
   system: S | null;
   metrics: ContextMetrics;
   traces: ProtectionTrace[];
@@ -602,9 +597,9 @@ export interface PrepareResult<M = WireMessage, S = string | JsonValue[]> {
   cacheDecision: CacheDecision | null;
 }
 
-export interface SettleOptions<M = WireMessage, S = string | JsonValue[]> extends MeasureOptions {
-  /** The conversation's own model; asked for a Settlement (see `Settlement` minus the bookkeeping fields). */
-  summarize?: Summarize<M, S> | ((request: SummarizeRequest<M, S>) => Promise<JsonValue> | JsonValue);
+export interface SettleOptions<F extends Format = Format, M = MessageOf<F>> extends MeasureOptions<F> {
+  /** The conversation's own model; asked for a Settlement (see `Settlement` minus the bookkeeping fields), as JSON or its text. */
+  summarize?(request: SummarizeRequest<ResultMessage<F, M>, SystemOf<F, M>>): Promise<SessionState | JsonValue> | SessionState | JsonValue;
   onProgress?: (event: ProgressEvent) => void;
   logger?: (line: string) => void;
   signal?: AbortSignal;
@@ -662,43 +657,62 @@ export interface ProviderErrorClassification {
   reason: `marker:${string}` | 'status:413' | 'status:429' | 'none';
 }
 
-export class ContextGuard {
-  constructor(config?: GuardConfig);
+/**
+ * A guard for one conversation. `F` is its format, from `config.format`: with a format
+ * TypeScript knows, messages, `system` and tools are typed as that format's (`FormatTypes`);
+ * without one (the model then picks `'anthropic'` or `'openai'` at run time), any format's.
+ */
+export class ContextGuard<F extends Format = Format> {
+  constructor(config?: GuardConfig & { format?: F });
   readonly budget: Budget;
   readonly model: ModelInfo;
   /** Counts the messages (cached per message content) and returns the metrics snapshot. Never modifies `messages`. */
-  measure(messages: AnyMessage[], options?: MeasureOptions): ContextMetrics;
+  measure<M extends AnyMessage>(messages: Messages<F, M>, options?: MeasureOptions<F>): ContextMetrics;
   readonly cacheStats: CacheStats;
   /**
    * The whole pipeline before a model call: source guards, summary compaction through
    * `summarize` when over the trigger (or `force`), the emergency layer, tool-pair sanitation.
-   * Rejects only on bad input; a failing summarizer gives `degraded: true`.
+   * Rejects only on bad input; a failing summarizer gives `degraded: true`. `result.messages`
+   * are the caller's own type (with ctxguard's notes where the format keeps them in the list).
    */
-  prepare<M extends AiSdkModelMessage>(
-    messages: M[],
-    options?: PrepareOptions<M, SystemMessagesOf<M>>,
-  ): Promise<PrepareResult<M, SystemMessagesOf<M>>>;
-  prepare(messages: WireMessage[], options?: PrepareOptions): Promise<PrepareResult>;
+  prepare<M extends AnyMessage>(
+    messages: Messages<F, M>,
+    options?: PrepareOptions<F, M>,
+  ): Promise<PrepareResult<ResultMessage<F, M>, SystemOf<F, M>>>;
   /**
    * End-of-run settlement: asks `summarize` for `{ session_state, memory_entries, reflections,
    * learnings }` (3 attempts, then a mechanical SessionState with `degraded: true`).
    */
-  settle<M extends AiSdkModelMessage>(messages: M[], options?: SettleOptions<M, SystemMessagesOf<M>>): Promise<Settlement>;
-  settle(messages: WireMessage[], options?: SettleOptions): Promise<Settlement>;
+  settle<M extends AnyMessage>(messages: Messages<F, M>, options?: SettleOptions<F, M>): Promise<Settlement>;
   /** Source guards only (tool outputs, attachments) over a copy of `messages`. */
-  guardSources<M extends AiSdkModelMessage>(messages: M[], options?: GuardSourcesOptions): GuardSourcesResult<M, SystemMessagesOf<M>>;
-  guardSources(messages: WireMessage[], options?: GuardSourcesOptions): GuardSourcesResult;
+  guardSources<M extends AnyMessage>(
+    messages: Messages<F, M>,
+    options?: GuardSourcesOptions<F>,
+  ): GuardSourcesResult<ResultMessage<F, M>, SystemOf<F, M>>;
   /** Learn from the provider's reported usage for the request that was sent. */
-  observeUsage(args: ObserveUsageArgs): CalibrationSummary | null;
+  observeUsage<M extends AnyMessage>(args: ObserveUsageArgs<F, M>): CalibrationSummary | null;
   /** The calibration state (plain JSON to persist); assign a saved one to restore it. */
   get calibration(): CalibrationState;
   set calibration(state: CalibrationState);
-  /** Releases the guard's WebAssembly memory; later calls throw (or reject with) `GUARD_FREED`. Safe to call twice. */
+  /**
+   * After a reload: remember the summary of a stored checkpoint (`result.checkpoint`, after a
+   * JSON round trip), so that `prepare` on the whole display history applies it instead of
+   * asking the summarizer again. It applies only while the messages it covers are the start of
+   * the history given.
+   */
+  restore<M extends AnyMessage>(checkpoint: Checkpoint<M, SystemOf<F, M>> | readonly M[]): RestoreResult;
+  /** Close the summarizer's circuit breaker now. */
+  resetBreaker(): void;
+  /** Releases the guard's WebAssembly memory (a summary being made ahead of time is aborted); later calls throw (or reject with) `GUARD_FREED`. Safe to call twice. */
   free(): void;
 }
 
 export function countTokens(text: string, options?: CountTokensOptions): number;
-export function countMessages(messages: AnyMessage[], options?: CountMessagesOptions): CountMessagesResult;
+/** Counts a whole request in format `F` (`options.format`) as the provider bills it. */
+export function countMessages<M extends AnyMessage, F extends Format = Format>(
+  messages: Messages<F, M>,
+  options?: CountMessagesOptions<F>,
+): CountMessagesResult;
 export function modelInfo(model: string): ModelInfo;
 /** The list of models in the built-in table. */
 export function knownModels(): ModelInfo[];
@@ -707,12 +721,13 @@ export function compactToolOutput(text: string, options?: CompactToolOutputOptio
 /** A bounded preview of one attachment's text. */
 export function previewAttachment(text: string, options?: PreviewAttachmentOptions): CompactResult;
 /**
- * The `read_attachment` tool definition for the model, in OpenAI (default) or Anthropic shape, or
- * for the AI SDK a ToolSet entry `{ read_attachment: { description, inputSchema } }` (wrap it:
+ * The `read_attachment` tool definition for the model, in the shape of `format` (default
+ * `'openai'`): a Chat Completions tool, a Responses function tool, an Anthropic tool, a Gemini
+ * tool with one function declaration, or for the AI SDK a ToolSet entry
+ * `{ read_attachment: { description, inputSchema } }` (wrap it:
  * `tool({ description, inputSchema: jsonSchema(inputSchema), execute })`).
  */
-export function readAttachmentTool(options: { format: 'ai-sdk' }): { read_attachment: { description: string; inputSchema: { [key: string]: JsonValue } } };
-export function readAttachmentTool(options?: { format?: Format }): WireTool;
+export function readAttachmentTool<F extends Format = 'openai'>(options?: { format?: F }): ReadAttachmentTool<F>;
 /** One page of an attachment's full text. `source` maps attachment ids to their text (object or Map), or is the text itself. */
 export function readAttachment(
   source: string | { [id: string]: string } | Map<string, string>,
@@ -724,45 +739,50 @@ export function readAttachment(
  * and never throws: unreadable input is `'other'`.
  */
 export function classifyProviderError(error: unknown): ProviderErrorClassification;
-/** A model input as pre-model hooks pass it along: the messages plus whatever else the host carries. */
-export interface ModelInput {
-  messages: WireMessage[];
-  system?: string | JsonValue[] | null;
+/** A model input as pre-model hooks pass it along: the messages (`M`), the system (`S`), and whatever else the host carries. */
+export interface ModelInput<M = AnyMessage, S = SystemOption> {
+  messages: M[];
+  system?: S | null;
   [key: string]: unknown;
 }
 
 /** A pre-model hook: returns the next model input, or nothing to keep the one it was given. */
-export type PreModelHook = (input: ModelInput) => ModelInput | undefined | void | Promise<ModelInput | undefined | void>;
+export type PreModelHook<I = ModelInput> = (input: I) => I | undefined | void | Promise<I | undefined | void>;
 
 /**
- * Compose hooks in order; each sees the previous one's model input. Throws `INVALID_OPTIONS`
- * for a non-function; the chained hook rejects with whatever a hook throws.
+ * Compose hooks in order; each sees the previous one's model input (`I`, e.g.
+ * `ModelInput<ChatCompletionMessageParam>`). Throws `INVALID_OPTIONS` for a non-function; the
+ * chained hook rejects with whatever a hook throws.
  */
-export function chainPreModelHooks(hooks: PreModelHook[]): (input: ModelInput) => Promise<ModelInput>;
-/** One stored turn of a conversation. */
-export interface StoredTurn {
+export function chainPreModelHooks<I extends { messages: readonly unknown[] } = ModelInput>(
+  hooks: readonly PreModelHook<I>[],
+): (input: I) => Promise<I>;
+/** One stored turn of a conversation in format `F`, its messages of type `M`. */
+export interface StoredTurn<F extends Format = Format, M = MessageOf<F>> {
   id?: string | number | null;
   /** The turn's persisted message chain (for a compacting turn: the `checkpoint` of its `prepare`). */
-  messages: AnyMessage[];
-  /** Anthropic and AI SDK: the turn's `system`, when it has one. */
-  system?: SystemOption | null;
+  messages: Messages<F, M>;
+  /** Formats with a separate system: the turn's `system` (a checkpoint's `system`), when it has one. */
+  system?: SystemIn<F> | null;
   status?: string | null;
 }
 
-export interface ResolveHistoryOptions {
+export interface ResolveHistoryOptions<F extends Format = Format> {
   /** Turns after the checkpoint to keep (the latest); never cuts into the checkpoint chain. */
   limit?: number;
   /** Resolve the history before this message id (edit / fork). */
   beforeMessageId?: string;
-  format?: Format;
+  /** Default `'openai'`. */
+  format?: F;
   /** The guard's `checkpointKey`, when summaries are sealed with one. */
   checkpointKey?: string;
 }
 
-export interface ResolvedHistory {
-  messages: WireMessage[];
-  /** Anthropic: the merged `system`; AI SDK: the system messages; `null` for OpenAI. */
-  system: string | JsonValue[] | null;
+/** `M`: the messages' type, `S`: the system's (as `PrepareResult`). */
+export interface ResolvedHistory<M = AnyMessage, S = SystemOf<Format, M>> {
+  messages: M[];
+  /** The merged system of the turns (`SystemOf`); `null` when there is none, and always for OpenAI Chat Completions. */
+  system: S | null;
   /** Index of the turn holding the checkpoint, or `null`. */
   checkpointIndex: number | null;
   fromCheckpoint: boolean;
@@ -773,7 +793,10 @@ export interface ResolvedHistory {
  * A checkpoint is a sealed `[ctxguard:summary]` block in a system message (verified with
  * `checkpointKey` when given); text a user or a tool writes never counts.
  */
-export function resolveHistory(turns: StoredTurn[], options?: ResolveHistoryOptions): ResolvedHistory;
+export function resolveHistory<M extends AnyMessage, F extends Format = Format>(
+  turns: readonly StoredTurn<F, M>[],
+  options?: ResolveHistoryOptions<F>,
+): ResolvedHistory<ResultMessage<F, M>, SystemOf<F, M>>;
 /** The crate version. */
 export function version(): string;
 

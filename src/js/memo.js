@@ -1,4 +1,4 @@
-// The fast path of `guard.measure` (issue #7): a chat client measures the same conversation,
+// The fast path of `guard.measure` (docs/performance-notes.md): a chat client measures the same conversation,
 // grown by a message, before every turn and on every keystroke. Passing all of it into wasm as
 // JSON costs time in proportion to its text (~100 ms for 2,000 messages / 5 MB), so each guard
 // remembers which message objects it already holds (by identity, in a WeakMap) together with a

@@ -1,11 +1,13 @@
 // Types of `ctxguard/worker`: ContextGuard in a Web Worker (or a Node worker thread), with the
 // host's callbacks on the calling thread. Hand-written, checked by `tsc --noEmit -p tests/ts`.
 import type {
+  AnyMessage,
   AttachmentPage,
   Budget,
   CacheStats,
   CalibrationState,
   CalibrationSummary,
+  Checkpoint,
   CompactResult,
   CompactToolOutputOptions,
   ContextMetrics,
@@ -18,6 +20,8 @@ import type {
   GuardSourcesOptions,
   GuardSourcesResult,
   MeasureOptions,
+  Messages,
+  MessageOf,
   ModelInfo,
   ObserveUsageArgs,
   PrepareOptions,
@@ -25,13 +29,15 @@ import type {
   PreviewAttachmentOptions,
   ProviderErrorClassification,
   ReadAttachmentOptions,
-  ResolveHistoryOptions,
+  ReadAttachmentTool,
   ResolvedHistory,
+  RestoreResult,
+  ResolveHistoryOptions,
+  ResultMessage,
   Settlement,
   SettleOptions,
   StoredTurn,
-  WireMessage,
-  WireTool,
+  SystemOf,
 } from './index.js';
 
 /** Codes of the worker helper's own errors, next to ctxguard's. */
@@ -83,7 +89,7 @@ export interface TransferStats {
 /** What a method added with `serveGuard({ methods })` gets next to its argument. */
 export interface CallOptions {
   /** A conversation for the method (`ctx.messages`), sent like a guard call's. */
-  messages?: WireMessage[];
+  messages?: readonly AnyMessage[];
   /** Aborts `ctx.signal` in the worker. */
   signal?: AbortSignal;
   /** Receives what the method passes to `ctx.progress(event)`. */
@@ -97,17 +103,23 @@ export declare class GuardWorker {
   readonly version: string | null;
   readonly worker: WorkerLike;
   readonly transferStats: TransferStats;
-  /** A ContextGuard in the worker; rejects with ctxguard's error for an invalid config. */
-  createGuard(config?: GuardConfig): Promise<WorkerGuard>;
-  countMessages(messages: WireMessage[], options?: CountMessagesOptions): Promise<CountMessagesResult>;
+  /** A ContextGuard in the worker (format `F` as `ContextGuard`'s); rejects with ctxguard's error for an invalid config. */
+  createGuard<F extends Format = Format>(config?: GuardConfig & { format?: F }): Promise<WorkerGuard<F>>;
+  countMessages<M extends AnyMessage, F extends Format = Format>(
+    messages: Messages<F, M>,
+    options?: CountMessagesOptions<F>,
+  ): Promise<CountMessagesResult>;
   countTokens(text: string, options?: CountTokensOptions): Promise<number>;
   modelInfo(model: string): Promise<ModelInfo>;
   knownModels(): Promise<ModelInfo[]>;
   compactToolOutput(text: string, options?: CompactToolOutputOptions): Promise<CompactResult>;
   previewAttachment(text: string, options?: PreviewAttachmentOptions): Promise<CompactResult>;
   readAttachment(source: string | { [id: string]: string } | Map<string, string>, options: ReadAttachmentOptions): Promise<AttachmentPage>;
-  readAttachmentTool(options?: { format?: Format }): Promise<WireTool>;
-  resolveHistory(turns: StoredTurn[], options?: ResolveHistoryOptions): Promise<ResolvedHistory>;
+  readAttachmentTool<F extends Format = 'openai'>(options?: { format?: F }): Promise<ReadAttachmentTool<F>>;
+  resolveHistory<M extends AnyMessage, F extends Format = Format>(
+    turns: readonly StoredTurn<F, M>[],
+    options?: ResolveHistoryOptions<F>,
+  ): Promise<ResolvedHistory<ResultMessage<F, M>, SystemOf<F, M>>>;
   classifyProviderError(error: unknown): Promise<ProviderErrorClassification>;
   /** Calls a method the worker added with `serveGuard({ methods })`. */
   call<T = unknown>(name: string, arg?: unknown, options?: CallOptions): Promise<T>;
@@ -115,24 +127,38 @@ export declare class GuardWorker {
   terminate(): unknown;
 }
 
-/** A ContextGuard living in a worker: the same methods and options, asynchronous. */
-export declare class WorkerGuard {
+/** A ContextGuard living in a worker: the same methods, types and options, asynchronous. */
+export declare class WorkerGuard<F extends Format = Format> {
   private constructor();
   readonly budget: Budget;
   readonly model: ModelInfo;
   /** The guard's id in its worker (for custom methods: `ctx.guard(id)`). */
   readonly id: number;
   readonly worker: GuardWorker;
-  measure(messages: WireMessage[], options?: MeasureOptions): Promise<ContextMetrics>;
-  guardSources(messages: WireMessage[], options?: GuardSourcesOptions): Promise<GuardSourcesResult>;
+  measure<M extends AnyMessage>(messages: Messages<F, M>, options?: MeasureOptions<F>): Promise<ContextMetrics>;
+  guardSources<M extends AnyMessage>(
+    messages: Messages<F, M>,
+    options?: GuardSourcesOptions<F>,
+  ): Promise<GuardSourcesResult<ResultMessage<F, M>, SystemOf<F, M>>>;
   /** `summarize`, `onProgress`, `onTrace` and `logger` run on this thread; the pipeline (timeout, retries, fallback) in the worker. */
-  prepare(messages: WireMessage[], options?: PrepareOptions): Promise<PrepareResult>;
-  settle(messages: WireMessage[], options?: SettleOptions): Promise<Settlement>;
-  countMessages(messages: WireMessage[], options?: CountMessagesOptions): Promise<CountMessagesResult>;
-  observeUsage(args: ObserveUsageArgs): Promise<CalibrationSummary | null>;
+  prepare<M extends AnyMessage>(
+    messages: Messages<F, M>,
+    options?: PrepareOptions<F, M>,
+  ): Promise<PrepareResult<ResultMessage<F, M>, SystemOf<F, M>>>;
+  settle<M extends AnyMessage>(messages: Messages<F, M>, options?: SettleOptions<F, M>): Promise<Settlement>;
+  /** `countMessages` in the guard's worker (`options.format` as the free function's). */
+  countMessages<M extends AnyMessage, G extends Format = Format>(
+    messages: Messages<G, M>,
+    options?: CountMessagesOptions<G>,
+  ): Promise<CountMessagesResult>;
+  observeUsage<M extends AnyMessage>(args: ObserveUsageArgs<F, M>): Promise<CalibrationSummary | null>;
   cacheStats(): Promise<CacheStats>;
   calibration(): Promise<CalibrationState>;
   setCalibration(state: CalibrationState): Promise<void>;
+  /** `guard.restore(checkpoint)`, in the worker. */
+  restore<M extends AnyMessage>(checkpoint: Checkpoint<M, SystemOf<F, M>> | readonly M[]): Promise<RestoreResult>;
+  /** `guard.resetBreaker()`, in the worker. */
+  resetBreaker(): Promise<void>;
   /** Frees the guard in the worker once its pending calls are done; later calls reject with `GUARD_FREED`. */
   free(): void;
   /** Stops the worker (every guard on it). */
@@ -143,4 +169,8 @@ export declare class WorkerGuard {
 export function connectGuardWorker(worker: WorkerLike | URL | string | GuardWorker, options?: WorkerOptions): Promise<GuardWorker>;
 
 /** `connectGuardWorker(worker).then((w) => w.createGuard(config))`. */
-export function createWorkerGuard(worker: WorkerLike | URL | string | GuardWorker, config?: GuardConfig, options?: WorkerOptions): Promise<WorkerGuard>;
+export function createWorkerGuard<F extends Format = Format>(
+  worker: WorkerLike | URL | string | GuardWorker,
+  config?: GuardConfig & { format?: F },
+  options?: WorkerOptions,
+): Promise<WorkerGuard<F>>;

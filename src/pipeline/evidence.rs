@@ -1,4 +1,4 @@
-//! The mechanical fallback (seed 004, ExtractToolEvidence): before old messages are dropped
+//! The mechanical fallback (docs/design.md, "Compaction": the mechanical fallback): before old messages are dropped
 //! without a summary, their tool evidence — tool name, key arguments, the result's conclusion —
 //! and the user's requests go into one pinned system message. Deterministic, no LLM.
 

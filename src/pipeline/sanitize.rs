@@ -1,9 +1,12 @@
 //! Tool-pair sanitation: after anything is dropped, no tool result without its call and no call
 //! without its result (providers reject both). Works on the internal model, so it covers OpenAI
-//! `tool_calls` / `tool` messages and Anthropic `tool_use` / `tool_result` blocks alike.
+//! `tool_calls` / `tool` messages and Anthropic `tool_use` / `tool_result` blocks alike; the
+//! ties the adapters record (`format::Ties`: a Responses reasoning item with the items after it,
+//! Gemini calls signed together) are kept or dropped whole.
 
 use rustc_hash::FxHashSet;
 
+use crate::format::ties;
 use crate::message::{Content, Message, Part, Role};
 
 /// What sanitation removed.
@@ -11,6 +14,8 @@ use crate::message::{Content, Message, Part, Role};
 pub struct Sanitized {
     pub orphan_results: usize,
     pub orphan_calls: usize,
+    /// Assistant messages left with neither content nor calls, and messages removed with the
+    /// bundle they belong to (`format::Ties`).
     pub empty_messages: usize,
 }
 
@@ -21,9 +26,70 @@ impl Sanitized {
 }
 
 /// Remove results whose call is not before them, then calls that have no result after them,
-/// then assistant messages left with neither content nor calls. Legacy `function` results (no
-/// call id) are left alone.
+/// then assistant messages left with neither content nor calls; then the ties that lost a
+/// member, whole, and again what that orphaned. Legacy `function` results (no call id) are left
+/// alone.
 pub fn sanitize(messages: &mut Vec<Message>) -> Sanitized {
+    let mut report = pairs(messages);
+    // Each round removes something or ends the loop.
+    while untie(messages, &mut report) {
+        let more = pairs(messages);
+        report.orphan_results += more.orphan_results;
+        report.orphan_calls += more.orphan_calls;
+        report.empty_messages += more.empty_messages;
+    }
+    report
+}
+
+/// Remove what broke a tie: all calls of a message whose calls stand together when one of them
+/// is gone, every message of a bundle that lost one. Whether anything was removed.
+fn untie(messages: &mut Vec<Message>, report: &mut Sanitized) -> bool {
+    let mut changed = false;
+    for m in messages.iter_mut() {
+        let together = ties(m).calls_together;
+        if together > 1 && !m.tool_calls.is_empty() && m.tool_calls.len() < together {
+            report.orphan_calls += m.tool_calls.len();
+            remove_calls(m, &vec![false; m.tool_calls.len()]);
+            changed = true;
+        }
+    }
+    // Bundles: a `leads` message followed by exactly its followers; a run of followers anywhere
+    // else lost its lead.
+    let all: Vec<_> = messages.iter().map(ties).collect();
+    let mut drop = vec![false; all.len()];
+    let mut k = 0;
+    while let Some(t) = all.get(k) {
+        if t.leads == 0 && !t.follows {
+            k += 1;
+            continue;
+        }
+        let mut end = k + 1;
+        while all.get(end).is_some_and(|f| f.follows && f.leads == 0) {
+            end += 1;
+        }
+        if t.leads == 0 || end - k - 1 != t.leads {
+            drop.iter_mut().take(end).skip(k).for_each(|d| *d = true);
+        }
+        k = end;
+    }
+    if !drop.contains(&true) {
+        return changed;
+    }
+    let mut at = 0;
+    messages.retain(|m| {
+        let gone = drop.get(at).copied().unwrap_or(false);
+        at += 1;
+        if gone {
+            report.orphan_calls += m.tool_calls.len();
+            report.empty_messages += 1;
+        }
+        !gone
+    });
+    true
+}
+
+/// The pair rules of [`sanitize`], once.
+fn pairs(messages: &mut Vec<Message>) -> Sanitized {
     let mut report = Sanitized::default();
     // A read-only pass first, on borrowed ids (this runs on every `prepare`): which results have
     // their call before them, and which kept messages hold calls no kept result answers.

@@ -1,5 +1,5 @@
 //! SessionState: the structured summary shared by mid-run compaction and end-of-run settlement
-//! (seed 004). Validated, then rendered deterministically into one summary message.
+//! (docs/design.md, "Session settlement"). Validated, then rendered deterministically into one summary message.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! End-of-run settlement (seed 004, CognitiveSettlement): the conversation's own model writes the
+//! End-of-run settlement (docs/design.md, "Session settlement"): the conversation's own model writes the
 //! SessionState plus memory entries, reflections and learnings. Same schema checks, attempts and
 //! mechanical fallback as compaction; the output is data for the host, never an assistant message.
 

@@ -1,4 +1,4 @@
-//! Attachment previews (SPEC §6 layer 1): instead of injecting an attachment's whole extracted
+//! Attachment previews (docs/design.md, "Pipeline", layer 1): instead of injecting an attachment's whole extracted
 //! text on every turn, inject a bounded preview. One token budget covers all attachments of a
 //! request and is shared fairly; the full text stays with the host and is paged on demand by the
 //! `read_attachment` tool (`reader.rs`).

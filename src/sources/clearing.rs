@@ -12,7 +12,9 @@
 //! message can only add a step, never move an earlier one.
 //!
 //! A step moves two frontiers forward: outputs older than the protected window are compacted
-//! (those that fit the band, newest first), and everything older than the band is cleared. A
+//! (those that fit the band — the total less the protected outputs and `clear_at_least`, so
+//! that new outputs have room before the next step — newest first), and everything older than
+//! the band is cleared. A
 //! cleared output never comes back within the same history; an output only ever moves from
 //! kept to compacted to cleared.
 
@@ -123,7 +125,9 @@ fn evaluate(
         protected += kept(protect_from);
     }
     let compacted_to = protect_from.max(plan.compacted);
-    // The band: compacted outputs, newest first, while the tool outputs stay within the total.
+    // The band: compacted outputs, newest first, while the tool outputs stay within the total
+    // less `clear_at_least`: a step leaves that much room for new outputs before the next one
+    // (else, with large outputs, every new one would be due a step).
     let mut size = |i: usize, forms: &mut dyn Forms| -> usize {
         match compacted_size.get(i).copied().flatten() {
             Some(n) => n,
@@ -136,7 +140,7 @@ fn evaluate(
             }
         }
     };
-    let budget = p.total.saturating_sub(protected);
+    let budget = p.total.saturating_sub(protected).saturating_sub(p.clear_at_least);
     let mut band_from = compacted_to;
     let mut band = 0usize;
     while band_from > plan.cleared {

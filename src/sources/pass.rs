@@ -1,5 +1,5 @@
 //! Layer 1 as a whole: tool-output compaction and attachment previews over a request, with one
-//! trace per protection that did something (SPEC §6, §10).
+//! trace per protection that did something (docs/design.md, "Pipeline", "Observability").
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

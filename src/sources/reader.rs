@@ -51,6 +51,20 @@ pub fn tool_definition(format: Format) -> Value {
         Format::Anthropic => object([("name", text(READ_TOOL)), ("description", text(DESCRIPTION)), ("input_schema", parameters)]),
         // A ToolSet entry; hosts wrap it: `tool({ description, inputSchema: jsonSchema(inputSchema), execute })`.
         Format::AiSdk => object([(READ_TOOL, object([("description", text(DESCRIPTION)), ("inputSchema", parameters)]))]),
+        // Flat; not strict: `offset` and `limit` are optional, which strict mode does not allow.
+        Format::OpenaiResponses => object([
+            ("type", text("function")),
+            ("name", text(READ_TOOL)),
+            ("description", text(DESCRIPTION)),
+            ("parameters", parameters),
+            ("strict", Value::Bool(false)),
+        ]),
+        // A Tool holding one declaration; `parametersJsonSchema` takes the JSON schema as it is
+        // (`parameters` takes Gemini's OpenAPI subset).
+        Format::Gemini => object([(
+            "functionDeclarations",
+            Value::Array(vec![object([("name", text(READ_TOOL)), ("description", text(DESCRIPTION)), ("parametersJsonSchema", parameters)])]),
+        )]),
     }
 }
 
@@ -143,12 +157,18 @@ mod tests {
                 set.insert(READ_TOOL.into(), json!({ "description": DESCRIPTION, "inputSchema": parameters }));
                 Value::Object(set)
             }
+            Format::OpenaiResponses => {
+                json!({ "type": "function", "name": READ_TOOL, "description": DESCRIPTION, "parameters": parameters, "strict": false })
+            }
+            Format::Gemini => json!({
+                "functionDeclarations": [{ "name": READ_TOOL, "description": DESCRIPTION, "parametersJsonSchema": parameters }]
+            }),
         }
     }
 
     #[test]
     fn definition_is_the_built_one() {
-        for format in [Format::Openai, Format::Anthropic, Format::AiSdk] {
+        for format in [Format::Openai, Format::Anthropic, Format::AiSdk, Format::OpenaiResponses, Format::Gemini] {
             let (ours, built) = (tool_definition(format), built_definition(format));
             assert_eq!(ours, built);
             assert_eq!(ours.to_string(), built.to_string(), "same key order");

@@ -1,4 +1,4 @@
-//! Tool-output compaction (SPEC §6 layer 1): an output over its token limit becomes a stable
+//! Tool-output compaction (docs/design.md, "Pipeline", layer 1): an output over its token limit becomes a stable
 //! compact form — head and tail cut at line boundaries where possible, one marker line with the
 //! original size and what was omitted, and a hint how to fetch the full output.
 //!

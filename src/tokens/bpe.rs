@@ -17,7 +17,7 @@ use rustc_hash::FxHasher;
 pub(crate) const NO_RANK: u32 = u32::MAX;
 
 /// Pieces shorter than this use the scan merge, longer ones the heap merge.
-const HEAP_THRESHOLD: usize = 32;
+pub(crate) const HEAP_THRESHOLD: usize = 32;
 
 /// An empty slot of the open-addressing table (never a valid slot: ranks are below
 /// `rank_mask`).
@@ -104,6 +104,16 @@ impl Vocab {
     /// ranks that are not ordinary tokens). Fails if a single byte is missing (BPE could not encode
     /// every input) or the table is too large for 32-bit offsets.
     pub(crate) fn from_arena(bytes: &'static [u8], starts: Vec<u32>) -> Result<Vocab, String> {
+        let vocab = Vocab::from_arena_partial(bytes, starts)?;
+        if vocab.byte_rank.contains(&NO_RANK) {
+            return Err("a single byte is not a token".to_string());
+        }
+        Ok(vocab)
+    }
+
+    /// [`from_arena`](Self::from_arena) without the single-byte check: for vocabularies whose
+    /// units are characters and which fall back to byte tokens of their own (`spm.rs`).
+    pub(crate) fn from_arena_partial(bytes: &'static [u8], starts: Vec<u32>) -> Result<Vocab, String> {
         let rank_slots = starts.len().saturating_sub(1);
         if bytes.len() >= u32::MAX as usize || rank_slots >= (NO_RANK >> 1) as usize {
             return Err("vocabulary too large".to_string());
@@ -142,9 +152,6 @@ impl Vocab {
         };
         for (from, to) in chunks() {
             vocab.insert_ranks(from as u32, to as u32)?;
-        }
-        if vocab.byte_rank.contains(&NO_RANK) {
-            return Err("a single byte is not a token".to_string());
         }
         Ok(vocab)
     }
@@ -270,14 +277,20 @@ impl Vocab {
 #[derive(Default)]
 pub(crate) struct Scratch {
     /// Scan merge: `(start, rank of the pair starting here)`.
-    parts: Vec<(u32, u32)>,
+    pub(crate) parts: Vec<(u32, u32)>,
     /// Heap merge: bit `i` is set where a part starts, and bit `n` (the end of the piece).
-    bounds: Bits,
+    pub(crate) bounds: Bits,
     /// Heap merge: the priority queue of pair ranks.
-    tree: MinTree,
+    pub(crate) tree: MinTree,
+    /// SentencePiece (`spm.rs`): a run with U+2581 in it, rewritten with spaces, and the offset
+    /// in the run of each of its bytes (plus the end).
+    pub(crate) norm: Vec<u8>,
+    pub(crate) norm_map: Vec<u32>,
     /// Statistics for tests: priority-queue operations (pops and leaf updates, each O(log n))
     /// since the scratch was created.
     pub(crate) queue_ops: u64,
+    /// Statistics for tests: vocabulary lookups of SentencePiece's short-segment scan (`spm.rs`).
+    pub(crate) scan_lookups: u64,
     /// Statistics for tests: tree nodes written by those operations.
     pub(crate) tree_writes: u64,
 }
@@ -351,6 +364,12 @@ impl Vocab {
     /// the tokens of the piece are the tokens of the segments, in order. Yields `(start, end)`
     /// ranges covering the piece.
     pub(crate) fn segments<'p>(&'p self, piece: &'p [u8]) -> impl Iterator<Item = (usize, usize)> + 'p {
+        self.segments_at(piece, false)
+    }
+
+    /// [`segments`](Self::segments); with `chars`, cuts only at character boundaries (for
+    /// vocabularies whose units are characters: a cut inside a character would split a unit).
+    pub(crate) fn segments_at<'p>(&'p self, piece: &'p [u8], chars: bool) -> impl Iterator<Item = (usize, usize)> + 'p {
         let joinable = self.joinable();
         let mut start = 0usize;
         let mut i = 1usize;
@@ -361,7 +380,7 @@ impl Vocab {
                 i += 1;
                 let (Some(&b0), Some(&b1)) = (piece.get(at - 1), piece.get(at)) else { break };
                 let x = ((b0 as usize) << 8) | b1 as usize;
-                let join = joinable.get(x >> 6).is_none_or(|w| w & (1 << (x & 63)) != 0);
+                let join = joinable.get(x >> 6).is_none_or(|w| w & (1 << (x & 63)) != 0) || (chars && b1 & 0xC0 == 0x80);
                 if !join {
                     let seg = (start, at);
                     start = at;
@@ -491,11 +510,19 @@ impl Vocab {
     fn heap_merge(&self, piece: &[u8], s: &mut Scratch) -> usize {
         let n = piece.len();
         s.bounds.fill_ones(n + 1);
-        let tree = &mut s.tree;
-        tree.build(n, |x| match (piece.get(x), piece.get(x + 1)) {
+        s.tree.build(n, |x| match (piece.get(x), piece.get(x + 1)) {
             (Some(&b0), Some(&b1)) => self.pair_rank.get(((b0 as usize) << 8) | b1 as usize).copied().unwrap_or(NO_RANK),
             _ => NO_RANK,
         });
+        self.merge_loop(piece, s)
+    }
+
+    /// The merge loop of [`heap_merge`](Self::heap_merge), from the part starts in
+    /// `scratch.bounds` (bit `n` set too) and the rank of each part's pair with the next at its
+    /// start in `scratch.tree`; returns the number of merges. `spm.rs` starts it from characters.
+    pub(crate) fn merge_loop(&self, piece: &[u8], s: &mut Scratch) -> usize {
+        let n = piece.len();
+        let tree = &mut s.tree;
         let mut ops = 0u64;
         let mut merges = 0usize;
         let bounds = &mut s.bounds;
@@ -538,12 +565,26 @@ impl Vocab {
 /// A bit set over positions `0..len` (the part starts of the heap merge: a megabyte piece needs
 /// 128 KiB, which stays in cache where per-position links would not).
 #[derive(Default)]
-struct Bits {
+pub(crate) struct Bits {
     words: Vec<u64>,
     len: usize,
 }
 
 impl Bits {
+    /// `len` bits, none set.
+    pub(crate) fn fill_zeros(&mut self, len: usize) {
+        self.words.clear();
+        self.words.resize(len.div_ceil(64), 0);
+        self.len = len;
+    }
+
+    #[inline]
+    pub(crate) fn set(&mut self, i: usize) {
+        if let Some(w) = self.words.get_mut(i / 64) {
+            *w |= 1u64 << (i % 64);
+        }
+    }
+
     /// `len` bits, all set.
     fn fill_ones(&mut self, len: usize) {
         self.words.clear();
@@ -565,7 +606,7 @@ impl Bits {
 
     /// First set bit after `i`, or `len` if there is none.
     #[inline]
-    fn next(&self, i: usize) -> usize {
+    pub(crate) fn next(&self, i: usize) -> usize {
         let mut w = i / 64;
         let mut bits = self.words.get(w).copied().unwrap_or(0) & (u64::MAX << (i % 64) << 1);
         loop {
@@ -616,7 +657,7 @@ fn key(rank: u32, pos: usize) -> u64 {
 /// not change. All nodes are one cache line, so a megabyte piece misses the cache on one or two
 /// nodes per update where a binary tree misses on ten or more.
 #[derive(Default)]
-struct MinTree {
+pub(crate) struct MinTree {
     leaves: Vec<[u32; LEAF_FAN]>,
     /// Inner levels, bottom first; level `l` starts at `level_start[l]` and has one value per
     /// node of the level below, padded with `u64::MAX` to whole nodes.
@@ -641,7 +682,7 @@ fn inner_min(node: &[u64; FAN]) -> u64 {
 
 impl MinTree {
     /// Rebuilds the tree for `n` positions with leaf values `leaf(x)`.
-    fn build(&mut self, n: usize, leaf: impl Fn(usize) -> u32) {
+    pub(crate) fn build(&mut self, n: usize, leaf: impl Fn(usize) -> u32) {
         self.leaves.clear();
         self.inner.clear();
         self.level_start.clear();

@@ -1,4 +1,4 @@
-//! The vocabularies as binary data prepared at build time (issue 7).
+//! The vocabularies as binary data prepared at build time (docs/performance-notes.md).
 //!
 //! Every ordinary token of a byte-pair vocabulary longer than one byte is the concatenation of
 //! two tokens of lower rank (it was made by merging them), so `data/<encoding>.bin` stores each

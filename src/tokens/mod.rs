@@ -1,4 +1,4 @@
-//! Token counting for the OpenAI encodings (SPEC §3).
+//! Token counting for the OpenAI encodings and Gemini's (docs/design.md, "Token counting").
 //!
 //! Counts are exact: `count(encoding, text)` equals tiktoken-rs's
 //! `encode_ordinary(text).len()` for every input (special-token text such as `<|endoftext|>` is
@@ -21,12 +21,20 @@
 //! Tests: `tests/tokens_exact.rs` (ids and pieces against tiktoken-rs and its regex, including
 //! every code point in context), `tests/tokens_linear.rs` (work counters on adversarial input),
 //! `tests/tokens_offsets.rs`; throughput: `tests/tokens_bench.rs`.
+//!
+//! `gemma3` (Cargo feature `gemini`) is the SentencePiece model Google's SDKs count Gemini text
+//! with: the same merge on characters instead of bytes, no pre-tokenizer, user-defined symbols and
+//! byte fallback (`spm`; docs/gemini-tokenizer.md). Its counts equal the Python `sentencepiece`
+//! package's on that model (`tests/gemini_reference.rs`).
 
 mod bpe;
 #[doc(hidden)]
 pub mod data;
 mod rans;
 mod pretok;
+mod spm;
+#[doc(hidden)]
+pub mod spm_data;
 
 use std::sync::OnceLock;
 
@@ -34,8 +42,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorCode, Result};
 
-use self::bpe::{Scratch, Vocab};
+use self::bpe::{Scratch, Vocab, NO_RANK};
 use self::pretok::{Classes, Pattern, Splitter};
+use self::spm::Span;
 
 pub use self::pretok::{CL100K_PATTERN, O200K_PATTERN};
 
@@ -46,6 +55,11 @@ pub enum Encoding {
     O200kBase,
     #[serde(rename = "cl100k_base")]
     Cl100kBase,
+    /// Gemma 3's SentencePiece model (`gemma3_cleaned_262144_v2.spiece.model`), which Google's
+    /// SDKs count Gemini 2.x and 3 text with. Only in builds with the `gemini` feature
+    /// (`ctxguard/gemini`).
+    #[serde(rename = "gemma3")]
+    Gemma3,
 }
 
 impl Encoding {
@@ -53,6 +67,7 @@ impl Encoding {
         match self {
             Encoding::O200kBase => "o200k_base",
             Encoding::Cl100kBase => "cl100k_base",
+            Encoding::Gemma3 => "gemma3",
         }
     }
 
@@ -62,10 +77,11 @@ impl Encoding {
         let encoding = match name {
             "o200k_base" => Encoding::O200kBase,
             "cl100k_base" => Encoding::Cl100kBase,
+            "gemma3" => Encoding::Gemma3,
             other => {
                 return Err(Error::new(
                     ErrorCode::UnknownEncoding,
-                    format!("unknown encoding {other:?}; ctxguard ships \"o200k_base\" and \"cl100k_base\""),
+                    format!("unknown encoding {other:?}; ctxguard ships \"o200k_base\", \"cl100k_base\" and (ctxguard/gemini) \"gemma3\""),
                 ))
             }
         };
@@ -78,7 +94,19 @@ impl Encoding {
         if self.is_available() {
             return Ok(self);
         }
-        let entry = if Encoding::O200kBase.is_available() { "ctxguard/o200k" } else { "ctxguard/cl100k" };
+        let entry = if Encoding::Gemma3.is_available() {
+            "ctxguard/gemini"
+        } else if Encoding::O200kBase.is_available() {
+            "ctxguard/o200k"
+        } else {
+            "ctxguard/cl100k"
+        };
+        if self == Encoding::Gemma3 {
+            return Err(Error::new(
+                ErrorCode::UnknownEncoding,
+                format!("this build of ctxguard ({entry}) has no gemma3 vocabulary; import 'ctxguard/gemini' for Gemini's tokenizer"),
+            ));
+        }
         // The counting-only builds (no `pipeline` feature) are `ctxguard/<encoding>/count`.
         let (entry, instead) = if cfg!(feature = "pipeline") {
             (entry.to_string(), "'ctxguard'")
@@ -92,18 +120,27 @@ impl Encoding {
     }
 
     /// The encoding used when none is named and no model says which: `o200k_base`, or
-    /// `cl100k_base` in a build that has only that one (`ctxguard/cl100k`).
+    /// `cl100k_base` in a build that has only that one (`ctxguard/cl100k`), or `gemma3` in a
+    /// build that has neither (`ctxguard/gemini`).
     pub fn build_default() -> Self {
-        if Encoding::O200kBase.is_available() || !Encoding::Cl100kBase.is_available() {
+        if Encoding::O200kBase.is_available() {
             Encoding::O200kBase
-        } else {
+        } else if Encoding::Cl100kBase.is_available() {
             Encoding::Cl100kBase
+        } else if Encoding::Gemma3.is_available() {
+            Encoding::Gemma3
+        } else {
+            Encoding::O200kBase
         }
     }
 
-    /// Whether this build embeds the encoding's vocabulary (both do by default).
+    /// Whether this build embeds the encoding's vocabulary (the OpenAI ones by default; `gemma3`
+    /// with the `gemini` feature).
     pub fn is_available(self) -> bool {
-        data::file(self).is_some()
+        match self {
+            Encoding::Gemma3 => spm_data::file().is_some(),
+            _ => data::file(self).is_some(),
+        }
     }
 }
 
@@ -111,13 +148,22 @@ impl Encoding {
 /// (one shared instance per encoding).
 pub struct Tokenizer {
     encoding: Encoding,
-    pattern: Pattern,
-    vocab: Vocab,
-    classes: &'static Classes,
+    engine: Engine,
+}
+
+/// How an encoding cuts and merges. Variants differ in size (`Vocab`'s byte table is inline),
+/// which does not matter: there is one tokenizer per encoding for the life of the process.
+#[allow(clippy::large_enum_variant)]
+enum Engine {
+    /// tiktoken: a pre-tokenizer, then byte-pair merging of each piece.
+    Bpe { pattern: Pattern, vocab: Vocab, classes: &'static Classes },
+    /// SentencePiece BPE (`spm`).
+    Spm(spm::Model),
 }
 
 static O200K: OnceLock<Result<Tokenizer>> = OnceLock::new();
 static CL100K: OnceLock<Result<Tokenizer>> = OnceLock::new();
+static GEMMA3: OnceLock<Result<Tokenizer>> = OnceLock::new();
 
 /// The tokenizer of `encoding`, built on first use (tens of milliseconds natively) and kept for
 /// the life of the process. Fails only if the embedded vocabulary cannot be loaded, which would be
@@ -127,6 +173,7 @@ pub fn tokenizer(encoding: Encoding) -> Result<&'static Tokenizer> {
     let cell = match encoding {
         Encoding::O200kBase => &O200K,
         Encoding::Cl100kBase => &CL100K,
+        Encoding::Gemma3 => &GEMMA3,
     };
     cell.get_or_init(|| Tokenizer::load(encoding)).as_ref().map_err(Clone::clone)
 }
@@ -142,20 +189,24 @@ impl Tokenizer {
     // memory) although it only runs once.
     #[inline(never)]
     fn load(encoding: Encoding) -> Result<Tokenizer> {
-        let classes = Classes::get()?;
+        // An encoding this build leaves out: the UNKNOWN_ENCODING that names the build.
+        encoding.require()?;
         let pattern = match encoding {
             Encoding::O200kBase => Pattern::O200k,
             Encoding::Cl100kBase => Pattern::Cl100k,
+            Encoding::Gemma3 => {
+                let model = spm::Model::load().map_err(|e| internal(encoding, e))?;
+                return Ok(Tokenizer { encoding, engine: Engine::Spm(model) });
+            }
         };
-        // An encoding this build leaves out: the UNKNOWN_ENCODING that names the build.
-        encoding.require()?;
+        let classes = Classes::get()?;
         let file = data::file(encoding).ok_or_else(|| internal(encoding, "no data"))?;
         let data::Decoded { bytes, starts } = data::decode(file).map_err(|e| internal(encoding, e))?;
         // One tokenizer per encoding, kept for the life of the process (`tokenizer`'s OnceLock):
         // its token bytes are too.
         let bytes: &'static [u8] = bytes.leak();
         let vocab = Vocab::from_arena(bytes, starts).map_err(|e| internal(encoding, e))?;
-        Ok(Tokenizer { encoding, pattern, vocab, classes })
+        Ok(Tokenizer { encoding, engine: Engine::Bpe { pattern, vocab, classes } })
     }
 
     pub fn encoding(&self) -> Encoding {
@@ -163,57 +214,95 @@ impl Tokenizer {
     }
 
     /// Number of ids (the highest ordinary token id plus one; special tokens are not included).
+    /// For `gemma3`, every id of the model (control and byte pieces too).
     pub fn vocab_size(&self) -> usize {
-        self.vocab.rank_count()
+        match &self.engine {
+            Engine::Bpe { vocab, .. } => vocab.rank_count(),
+            Engine::Spm(m) => m.vocab_size(),
+        }
     }
 
-    /// Length in bytes of the longest token: a text of `b` bytes has at least
+    /// Most bytes of text one token stands for: a text of `b` bytes has at least
     /// `b.div_ceil(max_token_bytes)` tokens and at most `b`.
     pub fn max_token_bytes(&self) -> usize {
-        self.vocab.max_token_len()
+        match &self.engine {
+            Engine::Bpe { vocab, .. } => vocab.max_token_len(),
+            Engine::Spm(m) => m.max_span(),
+        }
     }
 
     /// Bytes of memory held by this tokenizer's tables (the shared character-class cache, at most
     /// ~1 MB when every block of Unicode has been seen, is not included).
     pub fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + self.vocab.heap_bytes()
+        std::mem::size_of::<Self>()
+            + match &self.engine {
+                Engine::Bpe { vocab, .. } => vocab.heap_bytes(),
+                Engine::Spm(m) => m.heap_bytes(),
+            }
     }
 
-    fn splitter<'t>(&self, text: &'t str) -> Splitter<'t> {
-        Splitter::new(text, self.classes, self.pattern)
+    /// The spans a text is cut into before merging: the pre-tokenizer's pieces, or
+    /// SentencePiece's user-defined symbols and the runs between them.
+    fn spans<'t>(&'t self, text: &'t str) -> Spans<'t> {
+        match &self.engine {
+            Engine::Bpe { pattern, classes, .. } => Spans::Bpe(Splitter::new(text, classes, *pattern).pieces()),
+            Engine::Spm(m) => Spans::Spm(m.spans(text.as_bytes())),
+        }
+    }
+
+    /// Tokens of one span.
+    #[inline]
+    fn span_count(&self, bytes: &[u8], span: Span, scratch: &mut Scratch) -> usize {
+        if span.id != NO_RANK {
+            return 1;
+        }
+        let Some(piece) = bytes.get(span.start..span.end) else { return 0 };
+        match &self.engine {
+            Engine::Bpe { vocab, .. } => vocab.piece_count(piece, scratch),
+            Engine::Spm(m) => m.run_count(piece, scratch),
+        }
+    }
+
+    /// Tokens of one span: `f(id, start, end)` with offsets in the text.
+    fn span_tokens(&self, bytes: &[u8], span: Span, scratch: &mut Scratch, mut f: impl FnMut(u32, usize, usize)) {
+        let a = span.start;
+        if span.id != NO_RANK {
+            return f(span.id, a, span.end);
+        }
+        let Some(piece) = bytes.get(a..span.end) else { return };
+        match &self.engine {
+            Engine::Bpe { vocab, .. } => {
+                vocab.piece_tokens(piece, scratch, |id, s, e| f(id, a + s, a + e));
+            }
+            Engine::Spm(m) => {
+                m.run_tokens(piece, scratch, |id, s, e| f(id, a + s, a + e));
+            }
+        }
     }
 
     /// Exact number of tokens of `text`.
     pub fn count(&self, text: &str) -> usize {
         let mut scratch = Scratch::default();
         let bytes = text.as_bytes();
-        let mut total = 0usize;
-        for (a, b) in self.splitter(text).pieces() {
-            if let Some(piece) = bytes.get(a..b) {
-                total += self.vocab.piece_count(piece, &mut scratch);
-            }
-        }
-        total
+        self.spans(text).map(|span| self.span_count(bytes, span, &mut scratch)).sum()
     }
 
     /// Exact number of tokens of `text` if it is at most `limit`, else `None`. Stops as soon as
     /// the count is known to exceed `limit` (using the lower bound of one token per
     /// [`max_token_bytes`](Self::max_token_bytes) for the text and for each piece before merging it).
     pub fn count_till_limit(&self, text: &str, limit: usize) -> Option<usize> {
-        let max_len = self.vocab.max_token_len().max(1);
+        let max_len = self.max_token_bytes().max(1);
         if text.len().div_ceil(max_len) > limit {
             return None;
         }
         let mut scratch = Scratch::default();
         let bytes = text.as_bytes();
         let mut total = 0usize;
-        for (a, b) in self.splitter(text).pieces() {
-            if total + (b - a).div_ceil(max_len) > limit {
+        for span in self.spans(text) {
+            if total + (span.end - span.start).div_ceil(max_len) > limit {
                 return None;
             }
-            if let Some(piece) = bytes.get(a..b) {
-                total += self.vocab.piece_count(piece, &mut scratch);
-            }
+            total += self.span_count(bytes, span, &mut scratch);
             if total > limit {
                 return None;
             }
@@ -227,27 +316,31 @@ impl Tokenizer {
     pub fn for_each_token(&self, text: &str, mut f: impl FnMut(u32, usize, usize)) {
         let mut scratch = Scratch::default();
         let bytes = text.as_bytes();
-        for (a, b) in self.splitter(text).pieces() {
-            if let Some(piece) = bytes.get(a..b) {
-                self.vocab.piece_tokens(piece, &mut scratch, |id, s, e| f(id, a + s, a + e));
-            }
+        for span in self.spans(text) {
+            self.span_tokens(bytes, span, &mut scratch, &mut f);
         }
     }
 
-    /// Token ids of `text`; equal to tiktoken-rs's `encode_ordinary(text)`.
+    /// Token ids of `text`; equal to tiktoken-rs's `encode_ordinary(text)` (for `gemma3`: to
+    /// the `sentencepiece` package's `encode(text)` on Gemma 3's model).
     pub fn encode(&self, text: &str) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 4 + 1);
         self.for_each_token(text, |id, _, _| out.push(id));
         out
     }
 
-    /// Bytes of the given ids concatenated. Ids that are not ordinary tokens of this encoding
-    /// (special tokens, out of range) become U+FFFD.
+    /// Bytes of the given ids concatenated (for `gemma3`, with spaces for U+2581, as Google's
+    /// SDKs show tokens). Ids that are not ordinary tokens of this encoding (special tokens,
+    /// out of range) become U+FFFD.
     pub fn decode_bytes(&self, ids: &[u32]) -> Vec<u8> {
         let mut out = Vec::with_capacity(ids.len() * 4);
         for &id in ids {
-            match self.vocab.token_bytes(id) {
-                Some(bytes) => out.extend_from_slice(bytes),
+            let token = match &self.engine {
+                Engine::Bpe { vocab, .. } => vocab.token_bytes(id).map(std::borrow::Cow::Borrowed),
+                Engine::Spm(m) => m.token_bytes(id),
+            };
+            match token {
+                Some(bytes) => out.extend_from_slice(&bytes),
                 None => out.extend_from_slice("\u{FFFD}".as_bytes()),
             }
         }
@@ -275,22 +368,21 @@ impl Tokenizer {
         let mut scratch = Scratch::default();
         let bytes = text.as_bytes();
         let mut need = n;
-        for (a, b) in self.splitter(text).pieces() {
-            let Some(piece) = bytes.get(a..b) else { continue };
-            let c = self.vocab.piece_count(piece, &mut scratch);
+        for span in self.spans(text) {
+            let c = self.span_count(bytes, span, &mut scratch);
             if c < need {
                 need -= c;
                 continue;
             }
             if c == need {
-                return b;
+                return span.end;
             }
             let mut seen = 0usize;
-            let mut cut = a;
-            self.vocab.piece_tokens(piece, &mut scratch, |_, _, e| {
+            let mut cut = span.start;
+            self.span_tokens(bytes, span, &mut scratch, |_, _, e| {
                 seen += 1;
                 if seen == need {
-                    cut = a + e;
+                    cut = e;
                 }
             });
             return floor_char_boundary(text, cut);
@@ -308,24 +400,23 @@ impl Tokenizer {
         }
         let mut scratch = Scratch::default();
         let bytes = text.as_bytes();
-        let pieces: Vec<(usize, usize)> = self.splitter(text).pieces().collect();
+        let spans: Vec<Span> = self.spans(text).collect();
         let mut need = n;
-        for &(a, b) in pieces.iter().rev() {
-            let Some(piece) = bytes.get(a..b) else { continue };
-            let c = self.vocab.piece_count(piece, &mut scratch);
+        for &span in spans.iter().rev() {
+            let c = self.span_count(bytes, span, &mut scratch);
             if c < need {
                 need -= c;
                 continue;
             }
             if c == need {
-                return a;
+                return span.start;
             }
             let skip = c - need;
             let mut seen = 0usize;
-            let mut cut = b;
-            self.vocab.piece_tokens(piece, &mut scratch, |_, s, _| {
+            let mut cut = span.end;
+            self.span_tokens(bytes, span, &mut scratch, |_, s, _| {
                 if seen == skip {
-                    cut = a + s;
+                    cut = s;
                 }
                 seen += 1;
             });
@@ -363,10 +454,11 @@ impl Tokenizer {
         }
     }
 
-    /// The pre-tokenizer's pieces as byte ranges (for tests against the reference regex).
+    /// The pre-tokenizer's pieces as byte ranges (for tests against the reference regex; for
+    /// `gemma3`, the user-defined symbols and the runs between them).
     #[doc(hidden)]
     pub fn pieces(&self, text: &str) -> Vec<(usize, usize)> {
-        self.splitter(text).pieces().collect()
+        self.spans(text).map(|s| (s.start, s.end)).collect()
     }
 
     /// Count plus work counters (for structural linearity tests; not a stable API).
@@ -374,19 +466,39 @@ impl Tokenizer {
     pub fn count_with_stats(&self, text: &str) -> WorkStats {
         let mut scratch = Scratch::default();
         let bytes = text.as_bytes();
-        let splitter = self.splitter(text);
+        let mut spans = self.spans(text);
         let mut stats = WorkStats::default();
-        for (a, b) in splitter.pieces() {
+        for span in spans.by_ref() {
             stats.pieces += 1;
-            stats.longest_piece = stats.longest_piece.max(b - a);
-            if let Some(piece) = bytes.get(a..b) {
-                stats.tokens += self.vocab.piece_count(piece, &mut scratch);
-            }
+            stats.longest_piece = stats.longest_piece.max(span.end - span.start);
+            stats.tokens += self.span_count(bytes, span, &mut scratch);
         }
         stats.queue_ops = scratch.queue_ops;
         stats.tree_writes = scratch.tree_writes;
-        stats.chars_examined = splitter.chars_examined();
+        stats.scan_lookups = scratch.scan_lookups;
+        match spans {
+            Spans::Bpe(p) => stats.chars_examined = p.chars_examined(),
+            Spans::Spm(s) => stats.matcher_steps = s.steps,
+        }
         stats
+    }
+}
+
+/// The spans of one text (see [`Tokenizer::spans`]).
+enum Spans<'t> {
+    Bpe(pretok::Pieces<'t>),
+    Spm(spm::Spans<'t>),
+}
+
+impl Iterator for Spans<'_> {
+    type Item = Span;
+
+    #[inline]
+    fn next(&mut self) -> Option<Span> {
+        match self {
+            Spans::Bpe(p) => p.next().map(|(start, end)| Span { start, end, id: NO_RANK }),
+            Spans::Spm(s) => s.next(),
+        }
     }
 }
 
@@ -403,6 +515,10 @@ pub struct WorkStats {
     pub tree_writes: u64,
     /// Characters decoded by the pre-tokenizer (debug builds only; 0 in release builds).
     pub chars_examined: u64,
+    /// SentencePiece: trie edges followed while looking for user-defined symbols.
+    pub matcher_steps: u64,
+    /// SentencePiece: vocabulary lookups of the short-segment scan merge.
+    pub scan_lookups: u64,
 }
 
 fn floor_char_boundary(text: &str, mut i: usize) -> usize {

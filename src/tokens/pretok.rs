@@ -136,7 +136,7 @@ impl<'t> Splitter<'t> {
     }
 
     /// Iterates over `(start, end)` byte ranges of the pieces, in order, covering the whole text.
-    pub(crate) fn pieces(&self) -> Pieces<'_, 't> {
+    pub(crate) fn pieces(self) -> Pieces<'t> {
         Pieces { splitter: self, pos: 0 }
     }
 
@@ -466,12 +466,19 @@ struct WsRun {
 }
 
 /// Iterator over piece ranges.
-pub(crate) struct Pieces<'s, 't> {
-    splitter: &'s Splitter<'t>,
+pub(crate) struct Pieces<'t> {
+    splitter: Splitter<'t>,
     pos: usize,
 }
 
-impl Iterator for Pieces<'_, '_> {
+impl Pieces<'_> {
+    /// Characters decoded so far (0 in release builds).
+    pub(crate) fn chars_examined(&self) -> u64 {
+        self.splitter.chars_examined()
+    }
+}
+
+impl Iterator for Pieces<'_> {
     type Item = (usize, usize);
 
     #[inline]

@@ -1,5 +1,5 @@
 //! The pair section of a vocabulary file (format 3, `data.rs`): the two parts of every pair token,
-//! entropy-coded (issue 7: download size).
+//! entropy-coded (download size: docs/performance-notes.md).
 //!
 //! A part is a rank below 2^18. Ranks below 4096 (the tokens most often used as parts) are a
 //! symbol of their own; a larger rank of bit length `k` is the symbol `(k, the 4 bits after its

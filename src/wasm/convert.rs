@@ -27,7 +27,7 @@ extern "C" {
     fn find_non_json(value: &JsValue) -> JsValue;
 }
 
-/// Reject values that `JSON.stringify` would silently change inside data (SPEC §11, README API
+/// Reject values that `JSON.stringify` would silently change inside data (docs/design.md, "Bad input"; docs/api.md
 /// intro): a Date, Map, Set, typed array or other non-plain built-in, an object with `toJSON`,
 /// NaN or ±Infinity, `undefined` / a function / a symbol inside an array. The error is `code`,
 /// its message names the path (`what[3].content[1]`); with `indexed`, `index` is the top-level

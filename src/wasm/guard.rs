@@ -57,13 +57,15 @@ pub fn count_messages(messages: JsValue, opts: JsValue) -> std::result::Result<J
         let profile = crate::models::profile(&model);
         let rc = crate::count::count_request(&profile, &request.messages, &request.tools);
         let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        // The request can be an estimate for an exact model (Gemini with media: count::gemini).
+        let kind = if rc.accuracy == crate::count::CountKind::Exact { model.kind } else { CountKind::Estimate };
         encode(&CountMessagesResult {
             total: to_u32(rc.total),
             per_message: rc.per_message.iter().map(|c| to_u32(c.total)).collect(),
             tool_definitions: to_u32(rc.tool_definitions),
             priming: to_u32(rc.priming),
-            exact: model.kind == CountKind::Exact,
-            kind: model.kind,
+            exact: kind == CountKind::Exact,
+            kind,
             encoding: model.encoding,
         })
     })

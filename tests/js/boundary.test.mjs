@@ -63,7 +63,7 @@ const savedCalibration = (() => {
 const CONFIG_FIELDS = [
   'model', 'contextWindow', 'maxOutputTokens', 'reservedOutputTokens', 'economicBudget', 'triggerRatio', 'targetRatio',
   'format', 'encoding', 'toolOutputLimit', 'toolOutputLimits', 'toolOutputTotal', 'attachmentBudget', 'retrievalTool',
-  'checkpointKey', 'pricing', 'calibration', 'strategy',
+  'checkpointKey', 'pricing', 'calibration', 'strategy', 'clearToolOutputs', 'ahead', 'aheadRatio', 'recentTailTokens', 'breaker',
 ];
 
 /**
@@ -106,6 +106,9 @@ const CALLS = [
   ['guard.observeUsage({messages, usage: {prompt_tokens: x}})', 'any', (x) => guard().observeUsage({ messages: hi, usage: { prompt_tokens: x } })],
   ['guard.observeUsage({messages, usage: {input_tokens: x}})', 'any', (x) => guard().observeUsage({ messages: hi, usage: { input_tokens: x } })],
   ['guard.calibration = x', 'required', (x) => { guard().calibration = x; }],
+  ['guard.restore(x)', 'any', (x) => guard().restore(x)],
+  ['guard.restore({messages: x})', 'any', (x) => guard().restore({ messages: x })],
+  ['guard.resetBreaker(x)', 'any', (x) => guard().resetBreaker(x)],
   ['guard.calibration = {...saved, models: x}', 'any', (x) => { guard().calibration = { ...savedCalibration, models: x }; }],
   ['guard.calibration = {...saved, models: {m: x}}', 'any', (x) => { guard().calibration = { ...savedCalibration, models: { 'gpt-4o': x } }; }],
   ['resolveHistory(x)', 'messages', (x) => cg.resolveHistory(x)],

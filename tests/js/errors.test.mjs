@@ -28,7 +28,7 @@ test('countMessages: not a list, bad role, bad message, bad format', () => {
   ]);
   if (badMessage.code === 'INVALID_MESSAGE') assert.equal(badMessage.index, 1);
   throwsCtxguard(() => countMessages([{ role: 'user', content: 42 }]), ['INVALID_MESSAGE', 'INVALID_CONTENT_PART']);
-  throwsCtxguard(() => countMessages(toolConversation, { format: 'gemini' }), ['UNKNOWN_FORMAT', 'INVALID_OPTIONS']);
+  throwsCtxguard(() => countMessages(toolConversation, { format: 'cohere' }), ['UNKNOWN_FORMAT', 'INVALID_OPTIONS']);
   throwsCtxguard(() => countMessages(toolConversation, { modle: 'gpt-4o' }), 'INVALID_OPTIONS');
 });
 

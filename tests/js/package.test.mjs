@@ -56,6 +56,8 @@ test('package.json: ESM, conditions in the right order, files, side effects', ()
     './o200k/node.js',
     './cl100k/index.js',
     './cl100k/node.js',
+    './gemini/index.js',
+    './gemini/node.js',
     './o200k/count/index.js',
     './o200k/count/node.js',
     './cl100k/count/index.js',
@@ -66,8 +68,10 @@ test('package.json: ESM, conditions in the right order, files, side effects', ()
     './o200k/worker-serve-node.js',
     './cl100k/worker-serve.js',
     './cl100k/worker-serve-node.js',
+    './gemini/worker-serve.js',
+    './gemini/worker-serve-node.js',
   ]);
-  for (const enc of ['o200k', 'cl100k']) {
+  for (const enc of ['o200k', 'cl100k', 'gemini']) {
     assert.deepEqual(manifest.exports[`./${enc}`], { types: './index.d.ts', node: `./${enc}/node.js`, browser: `./${enc}/index.js`, default: `./${enc}/index.js` });
     assert.deepEqual(manifest.exports[`./${enc}/worker/serve`], { types: './worker-serve.d.ts', node: `./${enc}/worker-serve-node.js`, default: `./${enc}/worker-serve.js` });
   }

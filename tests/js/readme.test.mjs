@@ -1,17 +1,18 @@
-// Every ```js block of README.md runs as its own ES module against the built package, so the
-// README cannot drift from the API. A block fenced as ```js no-run is shown but not run.
-// Blocks may use `assert` (node:assert/strict) to state their results.
+// Every ```js block of README.md and of docs/*.md runs as its own ES module against the built
+// package, so the documentation cannot drift from the API. A block fenced as ```js no-run is
+// shown but not run. Blocks may use `assert` (node:assert/strict) to state their results.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const readme = join(root, 'README.md');
 // Inside the repository, so that `import ... from 'ctxguard'` resolves through node_modules/.
 const work = join(root, 'target', 'readme-snippets');
+rmSync(work, { recursive: true, force: true });
+mkdirSync(work, { recursive: true });
 
 /** [{ line, info, code }] for each fenced block whose language is js/javascript/mjs. */
 export function jsBlocks(markdown) {
@@ -33,25 +34,31 @@ export function jsBlocks(markdown) {
   return blocks;
 }
 
-const blocks = existsSync(readme) ? jsBlocks(readFileSync(readme, 'utf8')) : [];
+/** README.md and docs/*.md, as paths relative to the repository. */
+const documents = [
+  'README.md',
+  ...(existsSync(join(root, 'docs')) ? readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`) : []),
+];
 
-test('README.md ```js blocks run', { skip: blocks.length === 0 && 'README.md has no ```js blocks yet' }, async (t) => {
-  rmSync(work, { recursive: true, force: true });
-  mkdirSync(work, { recursive: true });
-  for (const block of blocks) {
-    const runnable = !/\bno-run\b/.test(block.info);
-    await t.test(`README.md line ${block.line}`, { skip: !runnable && 'marked no-run' }, () => {
-      const file = join(work, `line-${block.line}.mjs`);
-      const prelude = /\bimport\s+assert\b/.test(block.code) ? '' : "import assert from 'node:assert/strict';\n";
-      writeFileSync(file, `${prelude}${block.code}\n`);
-      try {
-        execFileSync(process.execPath, [file], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
-      } catch (err) {
-        assert.fail(`README.md block at line ${block.line} failed:\n${block.code}\n--- stderr ---\n${err.stderr ?? err.message}`);
-      }
-    });
-  }
-});
+for (const doc of documents) {
+  const path = join(root, doc);
+  const blocks = existsSync(path) ? jsBlocks(readFileSync(path, 'utf8')) : [];
+  test(`${doc} \`\`\`js blocks run`, { skip: blocks.length === 0 && `${doc} has no \`\`\`js blocks yet` }, async (t) => {
+    for (const block of blocks) {
+      const runnable = !/\bno-run\b/.test(block.info);
+      await t.test(`${doc} line ${block.line}`, { skip: !runnable && 'marked no-run' }, () => {
+        const file = join(work, `${doc.replace(/[^A-Za-z0-9]+/g, '-')}-line-${block.line}.mjs`);
+        const prelude = /\bimport\s+assert\b/.test(block.code) ? '' : "import assert from 'node:assert/strict';\n";
+        writeFileSync(file, `${prelude}${block.code}\n`);
+        try {
+          execFileSync(process.execPath, [file], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+        } catch (err) {
+          assert.fail(`${doc} block at line ${block.line} failed:\n${block.code}\n--- stderr ---\n${err.stderr ?? err.message}`);
+        }
+      });
+    }
+  });
+}
 
 test('the snippet extractor finds blocks and honours no-run', () => {
   const md = [

@@ -120,5 +120,5 @@ test('readAttachmentTool in both formats', () => {
   const anthropic = readAttachmentTool({ format: 'anthropic' });
   assert.equal(anthropic.name, 'read_attachment');
   assert.equal(anthropic.input_schema.properties.offset.type, 'integer');
-  throwsCtxguard(() => readAttachmentTool({ format: 'gemini' }), 'INVALID_OPTIONS');
+  throwsCtxguard(() => readAttachmentTool({ format: 'cohere' }), 'INVALID_OPTIONS');
 });

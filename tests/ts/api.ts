@@ -26,6 +26,7 @@ import {
   type ProviderErrorInput,
   type Checkpoint,
   type DegradedReason,
+  type RestoreResult,
   type PrepareResult,
   type ProgressEvent,
   type SessionState,
@@ -69,6 +70,15 @@ import {
   type AiSdkAssistantMessage,
   type AiSdkSystemMessage,
   type AiSdkToolSet,
+  type AnthropicTextBlock,
+  type FormatTypes,
+  type GeminiContent,
+  type MessageOf,
+  type ReadAttachmentTool,
+  type ResultMessage,
+  type SystemIn,
+  type SystemOf,
+  type ToolsOf,
 } from 'ctxguard';
 
 const encoding: Encoding = 'o200k_base';
@@ -227,6 +237,57 @@ void aiPrepared.then((r) => {
 });
 const aiReadTool: { [key: string]: JsonValue } = readAttachmentTool({ format: 'ai-sdk' }).read_attachment.inputSchema;
 void [aiCounted, aiMetrics, aiGuarded, aiReadTool];
+// A guard whose format TypeScript knows takes and gives that format's types (FormatTypes); the
+// official SDKs' own types are checked in tests/ts/sdk/. Plain literals work too.
+const chatGuard: ContextGuard<'openai'> = new ContextGuard({ model: 'gpt-4o', format: 'openai' });
+// A guard of a known format is still a ContextGuard (for a field or parameter typed `ContextGuard`).
+const anyGuard: ContextGuard = chatGuard;
+const chatSources = chatGuard.guardSources([{ role: 'user', content: 'Hi' }] as const, { system: [{ type: 'text', text: 'Be brief.' }] });
+const chatSystem: null = chatSources.system;
+const chatRead: ReadAttachmentTool<'openai'> = readAttachmentTool();
+const chatReadName: 'read_attachment' = chatRead.function.name;
+
+const responsesGuard = new ContextGuard({ model: 'gpt-5', format: 'openai-responses' });
+const items = [
+  { role: 'user', content: [{ type: 'input_text', text: 'Weather in Paris?' }] },
+  { type: 'function_call', call_id: 'c1', name: 'weather', arguments: '{"city":"Paris"}' },
+  { type: 'function_call_output', call_id: 'c1', output: 'rain' },
+] as const;
+void responsesGuard.prepare(items, { system: 'Be brief.', summarize: async ({ system: earlier }) => earlier ?? '' }).then((r) => {
+  const instructions: string | null = r.system;
+  const sent: ResultMessage<'openai-responses', (typeof items)[number]>[] = r.messages;
+  return [instructions, sent];
+});
+const strict: boolean = readAttachmentTool({ format: 'openai-responses' }).strict;
+
+const claudeGuard = new ContextGuard({ model: 'claude-sonnet-4-5', format: 'anthropic' });
+const cached: SystemIn<'anthropic'> = [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }];
+const claudeSystem: string | AnthropicTextBlock[] | null = claudeGuard.guardSources([{ role: 'user', content: 'Hi' }], { system: cached }).system;
+const claudeTools: ToolsOf<'anthropic'> = [readAttachmentTool({ format: 'anthropic' }), { type: 'web_search_20250305', name: 'web_search' }];
+
+const geminiGuard = new ContextGuard({ model: 'gemini-2.5-flash', format: 'gemini' });
+const contents = [
+  { role: 'user', parts: [{ text: 'Weather in Paris?' }] },
+  { role: 'model', parts: [{ functionCall: { id: 'c1', name: 'weather', args: { city: 'Paris' } }, thoughtSignature: 'c2ln' }] },
+  { role: 'user', parts: [{ functionResponse: { id: 'c1', name: 'weather', response: { output: 'rain' } } }] },
+];
+const geminiSystem: SystemOf<'gemini', unknown> | null = geminiGuard.guardSources(contents, { system: { parts: [{ text: 'Be brief.' }] } }).system;
+geminiGuard.measure(contents, { system: { text: 'Be brief.' } });
+const geminiTools: ToolsOf<'gemini'> = [readAttachmentTool({ format: 'gemini' }), { googleSearch: {} }];
+const geminiMessage: MessageOf<'gemini'> = { role: 'model', parts: [{ text: 'Rain.', thought: false }] };
+const anyFormat: FormatTypes[Format]['note'] = { role: 'system', content: 'note' };
+void [anyGuard, chatSystem, chatReadName, strict, claudeSystem, claudeTools, geminiSystem, geminiTools, geminiMessage, anyFormat];
+// @ts-expect-error a Chat Completions guard has no separate system
+const chatSystemText: string = chatSources.system;
+// @ts-expect-error Responses instructions are a string
+responsesGuard.measure(items, { system: [{ type: 'input_text', text: 'x' }] });
+// @ts-expect-error Gemini's systemInstruction is a Content or a string, not text blocks
+geminiGuard.measure(contents, { system: [{ type: 'text', text: 'x' }] });
+// @ts-expect-error a Gemini Content has no content field
+const badContent: GeminiContent = { role: 'user', content: 'x' };
+// @ts-expect-error an Anthropic guard's tools are an array, not a ToolSet
+claudeGuard.measure([], { tools: aiTools });
+
 // @ts-expect-error an AI SDK system message has string content
 const badSystem: AiSdkSystemMessage = { role: 'system', content: [{ type: 'text', text: 'x' }] };
 // @ts-expect-error assistant content is a string or parts, not null
@@ -244,6 +305,34 @@ function perMessageBreakdown(m: MessageCount): number {
   return m.text + m.attachments + m.images + m.toolCalls + m.framing;
 }
 
+// Whole conversations: clearing by age, summaries ahead of time, restore, the breaker.
+const conversational = new ContextGuard({
+  model: 'gpt-4o',
+  clearToolOutputs: { protectTokens: 30_000, clearAtLeast: 10_000, excludeTools: ['skill'], clearArguments: false },
+  ahead: true,
+  aheadRatio: 0.6,
+  recentTailTokens: 4_000,
+  breaker: { failures: 3, cooldownMs: 60_000, cooldownCalls: 10 },
+});
+async function reload(stored: string): Promise<number> {
+  const r = await conversational.prepare(messages, { ahead: true, recentTailTokens: 2_000, summarize: async () => 'S' });
+  const cp = r.checkpoint;
+  const restored: RestoreResult = conversational.restore(cp ?? JSON.parse(stored));
+  conversational.resetBreaker();
+  const m = r.metrics;
+  const breakerState: 'closed' | 'open' | 'half_open' = m.breaker.state;
+  const ahead: 'idle' | 'running' | 'ready' | 'failed' = m.memory.ahead;
+  const reason: DegradedReason | null = r.degradedReason;
+  void breakerState;
+  void ahead;
+  void reason;
+  const step = r.traces.find((t) => t.operation === 'tool_output_clear');
+  return restored.coveredMessages + m.clearing.savedTokens + (step?.prefixInvalidatedTokens ?? 0);
+}
+new ContextGuard({ model: 'gpt-4o', clearToolOutputs: false });
+// @ts-expect-error not a breaker option
+new ContextGuard({ breaker: { failure: 3 } });
+
 // The declarations are precise: each of these must be a type error.
 // @ts-expect-error text must be a string
 countTokens(42);
@@ -252,7 +341,7 @@ countTokens('x', { encoding: 'p50k_base' });
 // @ts-expect-error unknown option
 countTokens('x', { encodnig: 'o200k_base' });
 // @ts-expect-error not a format
-countMessages(messages, { format: 'gemini' });
+countMessages(messages, { format: 'google' });
 // @ts-expect-error messages must be a list
 countMessages(messages[0]);
 // @ts-expect-error the budget is read-only
@@ -270,6 +359,6 @@ const badVersion: string = version;
 
 export const used = [
   n, perMessage, kind, exact, sum, window, provider, models, v, model, state, breakdown, last, stats,
-  describe, perMessageBreakdown, badState, badVersion, badSystem, badAssistant, badRole,
-  resolved, chained, classified, retry, guarded, traces, compactedOut, previewOut, readTool, nextOffset,
+  describe, perMessageBreakdown, badState, badVersion, badSystem, badAssistant, badRole, chatSystemText, badContent,
+  resolved, chained, classified, retry, guarded, traces, compactedOut, previewOut, readTool, nextOffset, reload,
 ];

@@ -1,5 +1,5 @@
 // Uses ctxguard/worker and ctxguard/worker/serve with the declared types (tsc --noEmit -p tests/ts/).
-import type { PrepareResult, ProgressEvent, WireMessage } from 'ctxguard';
+import type { AnthropicTextBlock, PrepareResult, ProgressEvent, WireMessage } from 'ctxguard';
 import { connectGuardWorker, createWorkerGuard, type GuardWorker, type TransferStats, type WorkerGuard } from 'ctxguard/worker';
 import { serveGuard, type MethodContext } from 'ctxguard/worker/serve';
 import { serveGuard as serveO200k } from 'ctxguard/o200k/worker/serve';
@@ -41,6 +41,22 @@ export async function mainThread(messages: WireMessage[]): Promise<PrepareResult
   await w.terminate();
   void [usable, state, visible, rendered, n, total, rows, sent, sync];
   return result;
+}
+
+// A worker guard with a known format types its messages and system as ContextGuard does.
+type Question = { role: 'user'; content: string };
+export async function typedWorkerGuard(messages: readonly Question[]): Promise<Question[]> {
+  const guard = await createWorkerGuard(worker, { model: 'claude-sonnet-4-5', format: 'anthropic' });
+  const asAny: WorkerGuard = guard;
+  const r = await guard.prepare(messages, { system: [{ type: 'text', text: 'Be brief.' }] });
+  const system: string | AnthropicTextBlock[] | null = r.system;
+  const w = await connectGuardWorker(worker);
+  const required: string[] = (await w.readAttachmentTool({ format: 'anthropic' })).input_schema.required;
+  const history: Question[] = (await w.resolveHistory([{ messages: r.checkpoint?.messages ?? messages }], { format: 'anthropic' })).messages;
+  // @ts-expect-error an Anthropic guard's system is a string or text blocks
+  await guard.measure(messages, { system: { parts: [{ text: 'x' }] } });
+  void [asAny, system, required, history];
+  return r.messages;
 }
 
 export function workerThread(): Promise<void> {

@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
         Value::Object(o) => (o.get("messages").cloned().unwrap_or(Value::Null), o.get("system"), o.get("tools")),
         _ => (v.clone(), None, None),
     };
-    for format in [Format::Openai, Format::Anthropic, Format::AiSdk] {
+    for format in [Format::Openai, Format::Anthropic, Format::AiSdk, Format::OpenaiResponses, Format::Gemini] {
         let Ok(req) = parse_request(format, &messages, system, tools) else { continue };
         let (sys1, wire1) = write_request(format, &req);
         let again = parse_request(format, &Value::Array(wire1.clone()), sys1.as_ref(), None);

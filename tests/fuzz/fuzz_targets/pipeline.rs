@@ -20,7 +20,14 @@ const REASONS: [FailureReason; 7] = [
 fuzz_target!(|data: &[u8]| {
     let Some((head, rest)) = data.split_first_chunk::<4>() else { return };
     let Ok(messages) = serde_json::from_slice::<Value>(rest) else { return };
-    let format = if head[0] & 1 == 0 { Format::Openai } else { Format::Anthropic };
+    // Bits 0 and 4-5 pick the format (the older inputs, bits 4-5 clear, keep theirs).
+    let format = match (head[0] & 1, (head[0] >> 4) & 3) {
+        (0, 0) => Format::Openai,
+        (_, 0) => Format::Anthropic,
+        (0, 1) => Format::OpenaiResponses,
+        (_, 1) => Format::Gemini,
+        _ => Format::AiSdk,
+    };
     let Ok(req) = parse_request(format, &messages, None, None) else { return };
     let window = 600 + u32::from(u16::from_le_bytes([head[1], head[2]]));
     let model = if head[0] & 2 == 0 { "gpt-4o" } else { "claude-sonnet-4-5" };
