@@ -25,6 +25,23 @@
 //! log space, ≈ 22 %) is an outlier: counted, reported as the last observation, not learned.
 //! Three consecutive outliers that agree with each other (within 0.2) mean the model changed:
 //! the window restarts from them.
+//!
+//! # Overflow errors
+//! A context-overflow error that states the provider's count ("prompt is too long: 202609 tokens >
+//! 200000 maximum") is an observation like a usage report, `reported / estimated` for the request
+//! that failed, and the one that matters most when it shows an undercount (`reported` above what
+//! ctxguard predicted): the next request must not fail the same way. Such an observation
+//! - enters the window even when it would be an outlier (it is the provider's own count of the
+//!   request just rejected, not a usage report that may belong to another request);
+//! - sets a **floor**: the correction is at least its ratio, from this observation on, even before
+//!   [`MIN_OBSERVATIONS`] — so the same messages now count exactly what the provider counted and
+//!   the next `prepare` compacts them. The floor is the highest undercounting overflow ratio; it
+//!   lapses once [`WINDOW`] later observations were learned (when its observation would have
+//!   left the window) and when a regime change restarts the window.
+//!
+//! An overflow that shows no undercount (ctxguard already said more) is an ordinary observation.
+//! Exact models learn no floor: their counts are never corrected, and their overflow counts are
+//! recorded as usage reports are, for the metrics' check (see `calibration/overflow.rs`).
 
 use std::collections::BTreeMap;
 
@@ -32,6 +49,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::models::CountKind;
+
+mod overflow;
+pub use overflow::{observe_overflow, OverflowObservation, OverflowOutcome};
 
 /// Observations kept per model.
 pub const WINDOW: usize = 16;
@@ -75,6 +95,19 @@ pub struct ModelCalibration {
     /// Consecutive outliers since the last accepted observation.
     pub pending: Vec<f64>,
     pub last: Option<Observation>,
+    /// The lowest correction an overflow error showed (see the module docs); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<Floor>,
+}
+
+/// An overflow's ratio that the correction may not go under, and when it was set.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Floor {
+    /// `reported / estimated` of the overflow.
+    pub ratio: f64,
+    /// `observations` right after it was learned.
+    pub at: u32,
 }
 
 /// What one `observeUsage` saw.
@@ -110,9 +143,11 @@ pub struct CalibrationSummary {
     pub confidence: f64,
     /// The factor applied to estimates (1 when not applied).
     pub correction: f64,
-    /// Whether counts are corrected (`estimate` models with enough observations).
+    /// Whether counts are corrected (`estimate` models with enough observations, or a floor).
     pub applied: bool,
     pub last: Option<Observation>,
+    /// An overflow's floor under the correction while it is in force (`null` otherwise).
+    pub floor: Option<f64>,
 }
 
 fn median(sorted: &[f64]) -> Option<f64> {
@@ -154,15 +189,57 @@ fn log_stats(ratios: &[f64]) -> Option<(f64, f64)> {
 }
 
 impl ModelCalibration {
-    /// The factor for estimates, once there are enough observations.
+    /// The factor for estimates: from the window once there are enough observations, and at
+    /// least an overflow's floor while it is in force.
     pub fn correction(&self) -> Option<f64> {
-        if self.ratios.len() < MIN_OBSERVATIONS {
-            return None;
+        let window = if self.ratios.len() >= MIN_OBSERVATIONS {
+            log_stats(&self.ratios).map(|(m, spread)| {
+                let n = self.ratios.len() as f64;
+                (m + spread.max(0.01) + 0.03 / n).exp()
+            })
+        } else {
+            None
+        };
+        let c = match (window, self.active_floor()) {
+            (Some(w), Some(f)) => w.max(f),
+            (w, f) => w.or(f)?,
+        };
+        Some(c.clamp(CORRECTION_RANGE.0, CORRECTION_RANGE.1))
+    }
+
+    /// The floor's ratio while it is in force: fewer than [`WINDOW`] observations learned since.
+    pub fn active_floor(&self) -> Option<f64> {
+        self.floor.filter(|f| self.observations.saturating_sub(f.at) < WINDOW as u32).map(|f| f.ratio)
+    }
+
+    /// Learn from an overflow error that stated the provider's count (`reported`) of the request
+    /// ctxguard counts `estimated` (uncalibrated) and predicted `predicted`. An undercount enters
+    /// the window whatever its distance from the median and raises the floor; anything else is
+    /// an ordinary observation. Garbage (a ratio outside [`RATIO_RANGE`]) is rejected either way.
+    pub fn observe_overflow(&mut self, reported: u32, estimated: u32, predicted: u32) -> Observation {
+        let ratio = if estimated == 0 { f64::INFINITY } else { f64::from(reported) / f64::from(estimated) };
+        if reported <= predicted || !(RATIO_RANGE.0..=RATIO_RANGE.1).contains(&ratio) {
+            return self.observe(reported, 0, estimated, predicted);
         }
-        let (m, spread) = log_stats(&self.ratios)?;
-        let n = self.ratios.len() as f64;
-        let margin = spread.max(0.01) + 0.03 / n;
-        Some((m + margin).exp().clamp(CORRECTION_RANGE.0, CORRECTION_RANGE.1))
+        self.pending.clear();
+        self.ratios.push(ratio);
+        if self.ratios.len() > WINDOW {
+            self.ratios.remove(0);
+        }
+        self.observations = self.observations.saturating_add(1);
+        let ratio = self.active_floor().map_or(ratio, |f| f.max(ratio));
+        self.floor = Some(Floor { ratio, at: self.observations });
+        let obs = Observation {
+            reported,
+            reported_cached: 0,
+            estimated,
+            predicted,
+            ratio: f64::from(reported) / f64::from(estimated),
+            error: (f64::from(predicted) - f64::from(reported)) / f64::from(reported),
+            outlier: false,
+        };
+        self.last = Some(obs.clone());
+        obs
     }
 
     pub fn confidence(&self) -> f64 {
@@ -186,6 +263,7 @@ impl ModelCalibration {
                 let agree = matches!((logs.first(), logs.last()), (Some(a), Some(b)) if b - a <= OUTLIER_LOG);
                 if self.pending.len() >= REGIME_CHANGE && agree {
                     self.ratios = std::mem::take(&mut self.pending);
+                    self.floor = None;
                     self.observations = self.observations.saturating_add(REGIME_CHANGE as u32);
                 } else if self.pending.len() >= REGIME_CHANGE {
                     self.pending.remove(0);
@@ -225,6 +303,7 @@ impl ModelCalibration {
             correction: correction.unwrap_or(1.0),
             applied: correction.is_some(),
             last: self.last.clone(),
+            floor: self.active_floor(),
         }
     }
 }
@@ -249,6 +328,14 @@ impl CalibrationState {
             if let Some(l) = &m.last {
                 if !l.ratio.is_finite() || l.ratio < 0.0 || !l.error.is_finite() {
                     return Err(Error::options(format!("calibration.models[{name:?}].last: ratio and error must be finite")));
+                }
+            }
+            if let Some(f) = &m.floor {
+                if !ok(&f.ratio) || f.at > m.observations {
+                    return Err(Error::options(format!(
+                        "calibration.models[{name:?}].floor: ratio must be in [{}, {}] and at no more than observations",
+                        RATIO_RANGE.0, RATIO_RANGE.1
+                    )));
                 }
             }
         }

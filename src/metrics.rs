@@ -135,6 +135,14 @@ pub struct ContextMetrics {
     pub target_limit: u32,
     pub used_tokens: u32,
     pub remaining_tokens: u32,
+    /// The largest `max_tokens` the next request can ask for without overflowing the window:
+    /// `min(budget.maxOutputTokens, contextWindow - usedTokens)`, 0 when over. Not named
+    /// `maxOutputTokens`: the metrics repeat the budget's figures under the budget's names
+    /// (`contextWindow`, `reservedOutputTokens`), and `budget.maxOutputTokens` is the model's
+    /// cap, not the room left. For estimated models `usedTokens` is the estimate with its
+    /// margin, so the room errs low.
+    #[serde(default)]
+    pub available_output_tokens: u32,
     pub remaining_ratio: f64,
     pub used_ratio: f64,
     pub state: ContextState,
@@ -263,6 +271,7 @@ impl ContextMetrics {
             target_limit: budget.target_limit,
             used_tokens: used,
             remaining_tokens: remaining,
+            available_output_tokens: budget.max_output_tokens.min(budget.context_window.saturating_sub(used)),
             remaining_ratio,
             used_ratio,
             state: ContextState::of(used, budget),
@@ -300,6 +309,24 @@ mod tests {
         assert_eq!(ContextState::of(6_401, &b), ContextState::OverTrigger);
         assert_eq!(ContextState::of(8_000, &b), ContextState::OverTrigger);
         assert_eq!(ContextState::of(8_001, &b), ContextState::OverLimit);
+    }
+
+    #[test]
+    fn available_output_under_at_and_over_the_window() {
+        let b = budget(); // window 10000, max output 2000
+        let room = |used: u32| {
+            let s = SourceBreakdown { user: used, ..Default::default() };
+            ContextMetrics::new("x", Encoding::O200kBase, CountKind::Exact, &b, s, 1, false, None).available_output_tokens
+        };
+        assert_eq!(room(0), 2_000, "the model's cap");
+        assert_eq!(room(8_000), 2_000, "exactly the cap left");
+        assert_eq!(room(8_500), 1_500, "the window's rest");
+        assert_eq!(room(9_999), 1);
+        assert_eq!(room(10_000), 0, "at the window");
+        assert_eq!(room(12_000), 0, "over the window: 0, never negative");
+        let json = serde_json::to_value(ContextMetrics::new("x", Encoding::O200kBase, CountKind::Exact, &b, SourceBreakdown::default(), 0, false, None)).unwrap();
+        assert_eq!(json["availableOutputTokens"], 2_000);
+        assert!(json.get("maxOutputTokens").is_none());
     }
 
     #[test]

@@ -53,7 +53,17 @@ const X: CountKind = CountKind::Exact;
 const E: CountKind = CountKind::Estimate;
 
 /// Ratio to o200k × (1 + margin), per family. See README "Defaults" for the reasoning.
+///
+/// Claude's: measured against an offline reconstruction of Claude's tokenizers
+/// (docs/claude-estimate.md). Claude 3 to Opus 4.6: English prose, source code and JSON run at
+/// 1.11-1.26 × o200k, so 1.20 × 1.10 leaves no kind of them undercounted (the closest, Rust
+/// source, +5.8 %) and single messages at most 4 % under. Opus 4.7 and later count with a new
+/// tokenizer at 1.19-1.60 × o200k on the same texts: 1.50 × 1.10 (the closest kind +3.0 %, single
+/// messages at most 12 % under). Other languages than English run higher still (German 1.5,
+/// Korean 1.9, Arabic 2.2 × o200k with the older tokenizer): calibration corrects those.
 pub const FACTOR_ANTHROPIC: f64 = 1.20 * 1.10;
+/// Claude Opus 4.7 and later (the tokenizer introduced with Opus 4.7).
+pub const FACTOR_ANTHROPIC_V4_7: f64 = 1.50 * 1.10;
 pub const FACTOR_GOOGLE: f64 = 1.05 * 1.10;
 pub const FACTOR_META: f64 = 1.05 * 1.10;
 pub const FACTOR_ALIBABA: f64 = 1.05 * 1.10;
@@ -105,6 +115,11 @@ pub static MODELS: &[ModelSpec] = &[
     // Anthropic — estimate
     m("claude-opus-4", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 32_000),
     m("claude-opus-4-5", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 64_000),
+    // The newer tokenizer: the same limits these names resolved to before (claude-opus-4, claude).
+    m("claude-opus-4-7", Anthropic, O, E, FACTOR_ANTHROPIC_V4_7, 200_000, 32_000),
+    m("claude-opus-4-8", Anthropic, O, E, FACTOR_ANTHROPIC_V4_7, 200_000, 32_000),
+    m("claude-opus-5", Anthropic, O, E, FACTOR_ANTHROPIC_V4_7, 200_000, 8_192),
+    m("claude-sonnet-5", Anthropic, O, E, FACTOR_ANTHROPIC_V4_7, 200_000, 8_192),
     m("claude-sonnet-4", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 64_000),
     m("claude-haiku-4", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 64_000),
     m("claude-3-7-sonnet", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 64_000),
@@ -298,6 +313,19 @@ mod tests {
         assert_eq!(info("Qwen3-235B-A22B").max_output_tokens, Some(32_768));
         assert_eq!(info("meta-llama/Llama-3.3-70B-Instruct").provider, Provider::Meta);
         assert_eq!(info("deepseek-reasoner").max_output_tokens, Some(65_536));
+    }
+
+    #[test]
+    fn claude_factors_follow_the_tokenizer() {
+        for old in ["claude-sonnet-4-5-20250929", "claude-opus-4-1", "claude-opus-4-6", "claude-haiku-4-5", "claude-3-5-haiku-latest"] {
+            assert_eq!(info(old).estimate_factor, FACTOR_ANTHROPIC, "{old}");
+        }
+        for new in ["claude-opus-4-7", "claude-opus-4-8-20261001", "claude-sonnet-5", "anthropic/claude-opus-5"] {
+            assert_eq!(info(new).estimate_factor, FACTOR_ANTHROPIC_V4_7, "{new}");
+        }
+        // Only the factor changed for them: the limits are those the names resolved to before.
+        assert_eq!((info("claude-opus-4-7").context_window, info("claude-opus-4-7").max_output_tokens), (Some(200_000), Some(32_000)));
+        assert_eq!(info("claude-sonnet-5").max_output_tokens, Some(8_192));
     }
 
     #[test]

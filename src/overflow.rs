@@ -15,10 +15,14 @@
 //! |---|---|---|---|
 //! | 1 | status 429 | `rate_limit` | `status:429` |
 //! | 2 | a rate-limit marker: rate limit, too many requests, tokens/requests per minute or per day, quota, resource exhausted, throttling, "wait before trying again", overloaded, out of capacity (+ zh/ja) | `rate_limit` | `marker:<id>` |
-//! | 3 | an overflow marker: `context_length_exceeded`, maximum context length, context length/window/limit, prompt is too long, input is too long, too many tokens, token limit, Gemini's "exceeds the maximum number of tokens", llama.cpp's context size, vLLM's maximum model length, DashScope's input length range, zh/ja/es/fr/de phrasings... | `context_overflow` | `marker:<id>` |
+//! | 3 | an overflow marker: `context_length_exceeded`, maximum context length, context length/window/limit, prompt is too long, input is too long, too many tokens, token limit, Gemini's "exceeds the maximum number of tokens", Vertex's input token count, xAI's maximum prompt length, Copilot's prompt token count, llama.cpp's context size, vLLM's maximum model length, DashScope's input length range, zh/ja/es/fr/de phrasings... | `context_overflow` | `marker:<id>` |
 //! | 4 | a payload marker: `request_too_large`, request entity / payload too large, payload or body size, bytes over a limit, `string_above_max_length` on a message | `payload_too_large` | `marker:<id>` |
 //! | 5 | status 413 with none of the above | `context_overflow` | `status:413` |
 //! | 6 | anything else (a bare 400, 401, 404, 5xx without a marker, garbage) | `other` | `none` |
+//!
+//! An overflow also carries the figures its message states (`promptTokens`, `completionTokens`,
+//! `requestedTokens`, `limit`, `countQualifier`; see [`counts`] for what each means); every one
+//! is `null` when the message does not state it, and for every other kind.
 //!
 //! Choices worth knowing:
 //! - Rate-limit wording wins over token wording: "Request too large for gpt-4o ... on tokens per
@@ -44,6 +48,9 @@
 
 use serde::Serialize;
 use serde_json::Value;
+
+mod counts;
+pub use counts::{OverflowCounts, Qualifier};
 
 /// At most this many bytes of text are scanned, over all fields together.
 pub const MAX_SCAN_BYTES: usize = 64 * 1024;
@@ -82,18 +89,21 @@ impl ErrorKind {
 }
 
 /// The verdict: `compact_and_retry` is true exactly for [`ErrorKind::ContextOverflow`]; `reason`
-/// names the rule that matched (`marker:<id>`, `status:413`, `status:429` or `none`) and is stable.
+/// names the rule that matched (`marker:<id>`, `status:413`, `status:429` or `none`) and is stable;
+/// `counts` holds the figures an overflow's message states (all `None` for other kinds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Classification {
     pub kind: ErrorKind,
     pub compact_and_retry: bool,
     pub reason: &'static str,
+    #[serde(flatten)]
+    pub counts: OverflowCounts,
 }
 
 impl Classification {
     fn new(kind: ErrorKind, reason: &'static str) -> Self {
-        Classification { kind, compact_and_retry: kind == ErrorKind::ContextOverflow, reason }
+        Classification { kind, compact_and_retry: kind == ErrorKind::ContextOverflow, reason, counts: OverflowCounts::default() }
     }
 }
 
@@ -122,7 +132,7 @@ pub fn classify(error: &ProviderError) -> Classification {
     if let Some(body) = &error.body {
         scan.walk(body, 0);
     }
-    decide(explicit.or(scan.body_status), &scan.leaves)
+    scan.decide(explicit)
 }
 
 /// Classify whatever a host passed, read as JSON: an object with `status` (or `statusCode`,
@@ -150,7 +160,7 @@ pub fn classify_value(value: &Value) -> Classification {
         Value::Array(_) => scan.walk(value, 0),
         _ => {}
     }
-    decide(explicit.or(scan.body_status), &scan.leaves)
+    scan.decide(explicit)
 }
 
 fn decide(status: Option<u16>, leaves: &[String]) -> Classification {
@@ -204,9 +214,20 @@ struct Scanner {
     nodes: usize,
     embedded: usize,
     body_status: Option<u16>,
+    fields: counts::NumericFields,
 }
 
 impl Scanner {
+    /// The verdict on what was scanned (`explicit`: the status the host gave), with an
+    /// overflow's figures.
+    fn decide(&self, explicit: Option<u16>) -> Classification {
+        let mut c = decide(explicit.or(self.body_status), &self.leaves);
+        if c.kind == ErrorKind::ContextOverflow {
+            c.counts = counts::extract(&self.leaves, &self.fields);
+        }
+        c
+    }
+
     fn left(&self) -> usize {
         MAX_SCAN_BYTES.saturating_sub(self.used)
     }
@@ -237,6 +258,7 @@ impl Scanner {
                     if self.body_status.is_none() && STATUS_KEYS.contains(&key.as_str()) {
                         self.body_status = status_of(item);
                     }
+                    self.fields.note(key, item);
                     self.walk(item, depth + 1);
                 }
             }
@@ -340,7 +362,7 @@ static RULES: &[Rule] = &[
     rule(R, "marker:ja_rate_limit", &[&["レート制限", "リクエストが多すぎ"]]),
     // --- context overflow ---
     rule(O, "marker:context_length_exceeded", &[&["context_length_exceeded"]]),
-    rule(O, "marker:context_exceeded", &[&["exceed_context_size_error", "context_exceeded", "context_window_exceeded", "contextwindowexceeded"]]),
+    rule(O, "marker:context_exceeded", &[&["exceed_context_size_error", "context_exceeded", "context_window_exceeded", "contextwindowexceeded", "model_max_prompt_tokens_exceeded"]]),
     rule(O, "marker:maximum_context_length", &[&["maximum context length", "max context length"]]),
     rule(O, "marker:context_length", &[&["context length"]]),
     rule(O, "marker:context_window", &[&["context window"]]),
@@ -356,7 +378,11 @@ static RULES: &[Rule] = &[
     rule(O, "marker:input_length_range", &[&["range of input length"]]),
     rule(O, "marker:inputs_tokens", &[&["`inputs` tokens"]]),
     rule(O, "marker:current_length", &[&["current length is"], &["while limit is"]]),
-    rule(O, "marker:maximum_input_length", &[&["maximum input length"], &["token"]]),
+    rule(O, "marker:maximum_input_length", &[&["maximum input length", "maximum allowed input length"], &["token"]]),
+    rule(O, "marker:maximum_prompt_length", &[&["maximum prompt length"]]),
+    rule(O, "marker:prompt_token_count", &[&["prompt token count"], &["exceed"]]),
+    rule(O, "marker:input_token_count", &[&["input token count"], &["exceed", "only supports up to"]]),
+    rule(O, "marker:configured_context_size", &[&["configured context size"]]),
     rule(O, "marker:input_tokens_exceed", &[
         &["input tokens", "prompt tokens", "prompt_tokens", "max_prompt_tokens"],
         &["exceed", "must be less than", "max_seq_len"],
@@ -364,7 +390,7 @@ static RULES: &[Rule] = &[
     rule(O, "marker:length_limit_exceeded", &[&["length limit exceeded"]]),
     rule(O, "marker:zh_context", &[&[
         "上下文长度", "上下文窗口", "上下文过长", "上下文太长", "超出最大长度", "超过最大长度", "超过模型最大", "输入过长",
-        "超长", "token数超过", "token 数超过", "tokens数超过",
+        "超长", "token数超过", "token 数超过", "tokens数超过", "最大令牌数",
     ]]),
     rule(O, "marker:ja_context", &[&[
         "コンテキスト長", "最大コンテキスト", "コンテキストウィンドウ", "トークン数が上限", "トークン数の上限", "入力が長すぎ",

@@ -190,3 +190,234 @@ fn the_ai_sdk_usage_shape_is_read() {
     let none: ReportedUsage = serde_json::from_value(serde_json::json!({"outputTokens": 5})).unwrap();
     assert!(none.input().unwrap_err().message.contains("inputTokens (AI SDK)"));
 }
+
+// ---------------------------------------------------------------- overflow errors
+
+use ctxguard::calibration::{OverflowOutcome, WINDOW};
+use ctxguard::overflow::classify_value;
+use ctxguard::pipeline::{PrepareOptions, Step};
+use serde_json::Value;
+
+fn clock() -> f64 {
+    0.0
+}
+
+/// A long Claude conversation: `turns` exchanges of about `words` words each, then a short question.
+fn long_chat(turns: usize, words: usize) -> Request {
+    let mut msgs = Vec::new();
+    for i in 0..turns {
+        msgs.push(json!({"role": "user", "content": format!("Step {i}: please review the migration log. {}", "The billing tables moved to the new schema overnight. ".repeat(words / 8))}));
+        msgs.push(json!({"role": "assistant", "content": format!("Review {i}: {}", "Row counts match and the views still resolve to the old names. ".repeat(words / 10))}));
+    }
+    msgs.push(json!({"role": "user", "content": "So is it safe to drop the old views now?"}));
+    parse_request(Format::Anthropic, &Value::Array(msgs), Some(&json!("You are a careful database assistant.")), None).unwrap()
+}
+
+fn anthropic_overflow(reported: u32) -> Value {
+    json!({"status": 400, "body": {"type": "error", "error": {"type": "invalid_request_error",
+        "message": format!("prompt is too long: {reported} tokens > 200000 maximum")}}})
+}
+
+#[test]
+fn an_overflow_count_makes_the_next_prepare_fit() {
+    let model = "claude-sonnet-4-5";
+    let mut g = guard(model);
+    // ~150k tokens by the table's estimate: under the trigger (146,893 of 183,616 usable) after
+    // a few turns fewer, so nothing is compacted; the provider counts 1.5x the estimate.
+    let mut turns = 10;
+    let req = loop {
+        let r = long_chat(turns, 1_000);
+        if g.count(&r).total > 135_000 {
+            break r;
+        }
+        turns += 2;
+    };
+    let estimate = g.count(&req).total;
+    assert!(estimate < g.budget.trigger_limit, "{estimate}");
+    match g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() {
+        Step::Done(out) => assert!(out.compaction.is_none()),
+        Step::Summarize(_) | Step::AwaitAhead => panic!("under the trigger: nothing to compact"),
+    }
+    let truth = |raw: u32| (f64::from(raw) * 1.5).round() as u32;
+    let reported = truth(g.count_raw(&req).total);
+    assert!(reported > 200_000, "{reported}");
+
+    let learned = g.observe_overflow(&req, &classify_value(&anthropic_overflow(reported)));
+    assert_eq!(learned.outcome, OverflowOutcome::Learned);
+    assert_eq!((learned.error.counts.prompt_tokens, learned.error.counts.limit), (Some(reported), Some(200_000)));
+    assert_eq!((learned.predicted, learned.estimated), (estimate, estimate));
+    assert!(learned.count_error.unwrap() < -0.3, "{learned:?}");
+    assert!(!learned.limit_below_window);
+    // The same messages now count what the provider counted (within the per-bucket rounding).
+    let after = learned.predicted_after.unwrap();
+    assert!(after.abs_diff(reported) <= 80, "{after} vs {reported}");
+    assert!((learned.correction - 1.5).abs() < 1e-4, "{}", learned.correction);
+    let cal = learned.calibration.unwrap();
+    assert!(cal.applied && cal.floor.is_some() && cal.observations == 1);
+
+    // The next prepare compacts, and what it sends fits by the provider's count.
+    let m = g.measure(&req);
+    assert_eq!(m.count_source, CountSource::Calibrated);
+    assert!(m.used_tokens > m.usable_limit);
+    let out = match g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() {
+        Step::Summarize(p) => {
+            let a = p.validate(&g, &json!("The user migrated the billing tables; row counts match; the old views still resolve.")).unwrap();
+            g.prepare_finish(*p, Ok(a), 1, &clock).unwrap()
+        }
+        Step::Done(_) | Step::AwaitAhead => panic!("over the limit now: a summary is due"),
+    };
+    assert!(out.compaction.is_some() && !out.degraded);
+    assert!(out.metrics.used_tokens <= out.metrics.target_limit, "{:?}", out.metrics);
+    let provider_count = truth(g.count_raw(&out.request).total);
+    assert!(provider_count + out.metrics.reserved_output_tokens <= 200_000, "{provider_count}");
+}
+
+#[test]
+fn an_undercounting_overflow_is_learned_even_far_from_the_window() {
+    let model = "claude-sonnet-4-5";
+    let reqs = requests();
+    let mut g = guard(model);
+    // A settled window at 1.0x the table's estimate...
+    for r in &reqs[..6] {
+        let raw = g.count_raw(r).total;
+        g.observe_usage(r, &usage_anthropic(raw, 0)).unwrap();
+    }
+    let before = g.correction().unwrap();
+    // ...then an overflow at 1.6x: as a usage report it would be an outlier; as an overflow it is
+    // the provider's count of the request that failed, and it is learned.
+    let r = &reqs[7];
+    let reported = (f64::from(g.count_raw(r).total) * 1.6).round() as u32;
+    let error = classify_value(&json!({"message": format!("prompt is too long: {reported} tokens > 200000 maximum")}));
+    let learned = g.observe_overflow(r, &error);
+    assert_eq!(learned.outcome, OverflowOutcome::Learned);
+    assert!(before < 1.1 && (g.correction().unwrap() - 1.6).abs() < 1e-3, "{before} -> {:?}", g.correction());
+    // An overflow that shows no undercount is an ordinary observation (here an outlier: 0.5x).
+    let low = (f64::from(g.count_raw(r).total) * 0.5).round() as u32;
+    let learned = g.observe_overflow(r, &classify_value(&json!({"message": format!("prompt is too long: {low} tokens > 1000 maximum")})));
+    assert_eq!(learned.outcome, OverflowOutcome::Outlier);
+    assert!(learned.limit_below_window);
+    // A ratio no tokenizer explains (the messages are not the request that failed) is rejected.
+    let garbage = g.observe_overflow(&reqs[0], &classify_value(&anthropic_overflow(250_000)));
+    assert_eq!(garbage.outcome, OverflowOutcome::Outlier);
+    assert!((g.correction().unwrap() - 1.6).abs() < 1e-3);
+}
+
+#[test]
+fn the_floor_lapses_after_a_window_of_observations_and_on_a_regime_change() {
+    let model = "claude-sonnet-4-5";
+    let reqs = requests();
+    let mut g = guard(model);
+    let r = &reqs[3];
+    let raw = g.count_raw(r).total;
+    g.observe_overflow(r, &classify_value(&anthropic_overflow(raw * 3 / 2)));
+    assert!((g.correction().unwrap() - 1.5).abs() < 0.01);
+    for i in 0..WINDOW {
+        let reported = raw + (i as u32 % 3);
+        g.observe_usage(r, &usage_anthropic(reported, 0)).unwrap();
+        let floor = g.calibration_summary().unwrap().floor;
+        assert_eq!(floor.is_some(), i + 1 < WINDOW, "after {} observations", i + 1);
+    }
+    assert!(g.correction().unwrap() < 1.1, "{:?}", g.correction());
+    // A regime change (three agreeing outliers) restarts the window and drops the floor.
+    g.observe_overflow(r, &classify_value(&anthropic_overflow(raw * 3 / 2)));
+    assert!(g.calibration_summary().unwrap().floor.is_some());
+    for _ in 0..3 {
+        g.observe_usage(r, &usage_anthropic(raw * 6 / 10, 0)).unwrap();
+    }
+    let s = g.calibration_summary().unwrap();
+    assert!(s.floor.is_none() && s.correction < 0.7, "{s:?}");
+}
+
+#[test]
+fn overflows_without_a_usable_count_teach_nothing() {
+    let model = "claude-sonnet-4-5";
+    let r = &requests()[2];
+    let cases = [
+        (json!({"status": 400, "message": "Unsupported parameter: 'max_tokens'"}), OverflowOutcome::NotOverflow),
+        (json!({"status": 429, "message": "Rate limit reached: Limit 30000, Requested 31538"}), OverflowOutcome::NotOverflow),
+        (json!({"body": {"errorType": "ValidationException", "errorMessage": "Input is too long for requested model."}}), OverflowOutcome::NoCount),
+        (json!({"message": "This model's maximum context length is 4097 tokens, however you requested 4226 tokens"}), OverflowOutcome::NoCount),
+        (json!({"message": "This endpoint's maximum context length is 16384 tokens. However, you requested about 94307 tokens (94307 of text input)."}), OverflowOutcome::Approximate),
+        (json!(null), OverflowOutcome::NotOverflow),
+    ];
+    for (error, outcome) in cases {
+        let mut g = guard(model);
+        let before = g.count(r).total;
+        let learned = g.observe_overflow(r, &classify_value(&error));
+        assert_eq!(learned.outcome, outcome, "{error}");
+        assert!(learned.predicted_after.is_none() && learned.calibration.is_none() && learned.correction == 1.0, "{error}");
+        assert_eq!(g.count(r).total, before);
+        assert!(g.calibration.models.is_empty());
+    }
+    // The approximate figure is still reported, and the limit below the window flagged.
+    let mut g = guard(model);
+    let learned = g.observe_overflow(r, &classify_value(&cases_openrouter()));
+    assert_eq!((learned.error.counts.prompt_tokens, learned.limit_below_window, learned.context_window), (Some(94_307), true, 200_000));
+}
+
+fn cases_openrouter() -> Value {
+    json!({"message": "This endpoint's maximum context length is 16384 tokens. However, you requested about 94307 tokens (94307 of text input)."})
+}
+
+#[test]
+fn exact_models_report_an_overflow_count_and_keep_their_counts() {
+    let mut g = guard("gpt-4o");
+    let r = &requests()[4];
+    let exact = g.count(r).total;
+    let error = json!({"status": 400, "body": {"error": {"message": format!("This model's maximum context length is 128000 tokens. However, your messages resulted in {} tokens. Please reduce the length of the messages.", exact + 40), "code": "context_length_exceeded"}}});
+    let learned = g.observe_overflow(r, &classify_value(&error));
+    assert_eq!(learned.outcome, OverflowOutcome::ExactModel);
+    assert_eq!(learned.predicted, exact);
+    assert!(learned.count_error.unwrap() < 0.0 && learned.correction == 1.0 && learned.predicted_after.is_none());
+    let cal = learned.calibration.unwrap();
+    assert!(!cal.applied && cal.floor.is_none());
+    assert_eq!(cal.last.unwrap().reported, exact + 40);
+    assert_eq!(g.count(r).total, exact, "exact counts never change");
+    assert_eq!(g.measure(r).count_source, CountSource::Exact);
+}
+
+#[test]
+fn a_floor_persists_and_bad_floors_are_rejected() {
+    let model = "claude-sonnet-4-5";
+    let r = &requests()[5];
+    let mut g = guard(model);
+    let raw = g.count_raw(r).total;
+    g.observe_overflow(r, &classify_value(&anthropic_overflow(raw * 7 / 5)));
+    let saved: CalibrationState = serde_json::from_str(&serde_json::to_string(&g.calibration).unwrap()).unwrap();
+    assert!(saved.models[model].floor.is_some());
+    let mut restored = Guard::new(&GuardConfig { model: Some(model.into()), calibration: Some(saved), ..Default::default() }).unwrap();
+    assert_eq!(restored.count(r).total, g.count(r).total);
+    // A state written before floors existed has none and still reads.
+    let old: CalibrationState = serde_json::from_value(json!({"version": 1, "models": {"claude": {"observations": 1, "outliers": 0, "ratios": [1.0], "pending": [], "last": null}}})).unwrap();
+    assert!(old.models["claude"].floor.is_none());
+    for floor in [json!({"ratio": 9.0, "at": 1}), json!({"ratio": 1.2, "at": 5}), json!({"ratio": 1.2})] {
+        let v = json!({"version": 1, "models": {"claude": {"observations": 1, "outliers": 0, "ratios": [1.0], "pending": [], "last": null, "floor": floor}}});
+        if let Ok(state) = serde_json::from_value::<CalibrationState>(v) {
+            let e = Guard::new(&GuardConfig { model: Some(model.into()), calibration: Some(state), ..Default::default() }).err().unwrap();
+            assert_eq!(e.code, ErrorCode::InvalidOptions);
+        }
+    }
+}
+
+#[test]
+fn available_output_follows_the_estimate_and_the_calibration() {
+    let model = "claude-sonnet-4-5";
+    let mut g = guard(model);
+    let req = long_chat(46, 1_000);
+    let m = g.measure(&req);
+    assert_eq!(m.available_output_tokens, 64_000.min(200_000 - m.used_tokens));
+    // The estimate is above the plain o200k count, so the room errs low.
+    assert!(o200k(model, &req) < m.used_tokens && m.available_output_tokens < 64_000, "{m:?}");
+    // An overflow that shows an undercount shrinks the room with the count.
+    let reported = g.count_raw(&req).total * 5 / 4;
+    g.observe_overflow(&req, &classify_value(&anthropic_overflow(reported)));
+    let after = g.measure(&req);
+    assert!(after.used_tokens > m.used_tokens);
+    assert_eq!(after.available_output_tokens, 64_000.min(200_000u32.saturating_sub(after.used_tokens)));
+    assert!(after.available_output_tokens < m.available_output_tokens);
+    // An exact model: the window's rest, to the token.
+    let mut exact = guard("gpt-4o");
+    let r = &requests()[6];
+    let used = exact.count(r).total;
+    assert_eq!(exact.measure(r).available_output_tokens, 16_384.min(128_000 - used));
+}

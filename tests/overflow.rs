@@ -1,8 +1,9 @@
 //! Provider error classification on a table of real error payloads (each with where it was seen),
-//! the negatives that must not trigger a compaction, the rule order, and hostile input.
+//! the negatives that must not trigger a compaction, the rule order, hostile input, and the
+//! figures an overflow states (a second table: every wording, with and without numbers).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use ctxguard::overflow::{classify, classify_value, Classification, ErrorKind, ProviderError, MAX_SCAN_BYTES};
+use ctxguard::overflow::{classify, classify_value, Classification, ErrorKind, OverflowCounts, ProviderError, Qualifier, MAX_SCAN_BYTES};
 use serde_json::{json, Value};
 
 use ErrorKind::{ContextOverflow as Overflow, Other, PayloadTooLarge as Payload, RateLimit as Rate};
@@ -425,7 +426,8 @@ fn the_struct_api_agrees_with_the_json_api() {
         body: None,
     };
     let got = classify(&e);
-    assert_eq!(got, Classification { kind: Overflow, compact_and_retry: true, reason: "marker:context_length_exceeded" });
+    let counts = OverflowCounts { prompt_tokens: Some(7691), completion_tokens: Some(512), requested_tokens: Some(8203), limit: Some(8192), qualifier: Some(Qualifier::Exact) };
+    assert_eq!(got, Classification { kind: Overflow, compact_and_retry: true, reason: "marker:context_length_exceeded", counts });
     assert_eq!(got, classify_value(&json!({"status": 400, "message": e.message, "code": e.code})));
 
     let bare = ProviderError { status: Some(400), ..Default::default() };

@@ -1,3 +1,4 @@
+#![cfg(not(target_arch = "wasm32"))] // proptest is a native-only dev-dependency
 //! Tool outputs by age, over random agent sessions: a newer tool output is never shorter in the
 //! model input than an older one of the same length (outputs of excluded tools aside), every
 //! call keeps its result, the newest output is whole under its limit, and the model input of a

@@ -439,6 +439,18 @@ impl Guard {
         Ok(obs)
     }
 
+    /// `observeOverflow`: learn from a provider's overflow error about `request` (see
+    /// `calibration::overflow`). The request failed, so it is not taken as sent.
+    pub fn observe_overflow(&mut self, request: &Request, error: &crate::overflow::Classification) -> crate::calibration::OverflowObservation {
+        let (predicted, estimated) = (self.count(request).total, self.count_raw(request).total);
+        let mut out = crate::calibration::observe_overflow(&mut self.calibration, &self.model, &self.budget, error, predicted, estimated);
+        if out.outcome == crate::calibration::OverflowOutcome::Learned {
+            out.predicted_after = Some(self.count(request).total);
+        }
+        out.calibration = self.calibration_summary();
+        out
+    }
+
     /// Take `request` (of `total` tokens) as the last request sent.
     pub fn note_sent(&mut self, request: &Request, total: u32) {
         let growth = self.sent.as_ref().and_then(|s| total.checked_sub(s.total)).filter(|g| *g > 0);

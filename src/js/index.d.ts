@@ -210,6 +210,8 @@ export interface ModelCalibration {
   ratios: number[];
   pending: number[];
   last: UsageObservation | null;
+  /** An overflow's floor under the correction (`observeOverflow`): its ratio, and the observation count when it was set. */
+  floor?: { ratio: number; at: number } | null;
 }
 
 /** Plain JSON to persist and restore (`guard.calibration`). */
@@ -229,6 +231,8 @@ export interface CalibrationSummary {
   correction: number;
   applied: boolean;
   last: UsageObservation | null;
+  /** An overflow's floor under the correction while it is in force. */
+  floor: number | null;
 }
 
 export interface CostEstimate {
@@ -326,6 +330,8 @@ export interface ContextMetrics {
   calibration: CalibrationSummary | null;
   /** Estimated cost of the next request; null when the model has no price. */
   cost: CostEstimate | null;
+  /** The largest `max_tokens` the next request can ask for: min(budget.maxOutputTokens, contextWindow − usedTokens), 0 when over. */
+  availableOutputTokens: number;
   /** Tool outputs cleared or compacted by age in this request (zeros for `measure`). */
   clearing: ClearingMetrics;
   /** What the guard remembers: summaries, and the one made ahead of time. */
@@ -655,6 +661,32 @@ export interface ProviderErrorClassification {
   compactAndRetry: boolean;
   /** The rule that matched: `marker:<id>` (a phrase or code in the error), `status:429`, `status:413`, or `none`. Stable. */
   reason: `marker:${string}` | 'status:413' | 'status:429' | 'none';
+  /** Overflows only, when the message states them: the input tokens the provider counted (a total with the output split off when the message gives both), the output part, a total it did not split, and its limit. */
+  promptTokens: number | null;
+  completionTokens: number | null;
+  requestedTokens: number | null;
+  limit: number | null;
+  /** How exact the stated count is: `at_least` (vLLM's "at least N"), `about` (OpenRouter's "about N"). */
+  countQualifier: 'exact' | 'at_least' | 'about' | null;
+}
+
+/** What `guard.observeOverflow` learned from an overflow error (with the classification's fields). */
+export interface OverflowObservation extends ProviderErrorClassification {
+  /** `learned`: the calibration now counts this request at least as the provider did; `exact_model`: recorded, counts unchanged; `approximate`: an "about" count, not learned. */
+  outcome: 'not_overflow' | 'no_count' | 'approximate' | 'exact_model' | 'learned' | 'outlier';
+  /** ctxguard's count of the request before (calibrated when a correction applied). */
+  predicted: number;
+  /** Its uncalibrated count. */
+  estimated: number;
+  /** (predicted − promptTokens) / promptTokens: negative when ctxguard counted low. */
+  countError: number | null;
+  /** Its count of the same request after learning. */
+  predictedAfter: number | null;
+  correction: number;
+  contextWindow: number;
+  /** The stated limit is below the guard's `contextWindow` (the budget is left as configured). */
+  limitBelowWindow: boolean;
+  calibration: CalibrationSummary | null;
 }
 
 /**
@@ -691,6 +723,12 @@ export class ContextGuard<F extends Format = Format> {
   ): GuardSourcesResult<ResultMessage<F, M>, SystemOf<F, M>>;
   /** Learn from the provider's reported usage for the request that was sent. */
   observeUsage<M extends AnyMessage>(args: ObserveUsageArgs<F, M>): CalibrationSummary | null;
+  /**
+   * Learn from a provider's context-overflow error for `messages` (the request that was sent):
+   * the stated count corrects an estimated model's calibration so the next `prepare` fits.
+   * Never throws because of `error`.
+   */
+  observeOverflow<M extends AnyMessage>(error: unknown, messages: Messages<F, M>, options?: MeasureOptions<F>): OverflowObservation;
   /** The calibration state (plain JSON to persist); assign a saved one to restore it. */
   get calibration(): CalibrationState;
   set calibration(state: CalibrationState);

@@ -14,7 +14,7 @@ const FUNCTIONS = [
   'readAttachment', 'readAttachmentTool', 'resolveHistory', 'classifyProviderError', 'version',
 ];
 /** Guard methods: messages first, options second (with callbacks), or a single argument. */
-const GUARD_METHODS = ['measure', 'guardSources', 'prepare', 'settle', 'observeUsage', 'cacheStats', 'calibration', 'setCalibration', 'restore', 'resetBreaker'];
+const GUARD_METHODS = ['measure', 'guardSources', 'prepare', 'settle', 'observeUsage', 'observeOverflow', 'cacheStats', 'calibration', 'setCalibration', 'restore', 'resetBreaker'];
 
 /**
  * Serves ctxguard over `endpoint` ({ post(message), listen(handler) }) with `api` (the package's
@@ -148,6 +148,8 @@ export function createHost(api, endpoint) {
             case 'setCalibration':
               guard.calibration = args[0];
               return undefined;
+            case 'observeOverflow':
+              return guard.observeOverflow(args[0], messages, opts);
             case 'restore':
               return guard.restore(args[0]);
             case 'resetBreaker':

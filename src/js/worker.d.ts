@@ -24,6 +24,7 @@ import type {
   MessageOf,
   ModelInfo,
   ObserveUsageArgs,
+  OverflowObservation,
   PrepareOptions,
   PrepareResult,
   PreviewAttachmentOptions,
@@ -152,6 +153,8 @@ export declare class WorkerGuard<F extends Format = Format> {
     options?: CountMessagesOptions<G>,
   ): Promise<CountMessagesResult>;
   observeUsage<M extends AnyMessage>(args: ObserveUsageArgs<F, M>): Promise<CalibrationSummary | null>;
+  /** `guard.observeOverflow`, in the worker (the error travels as the fields `classifyProviderError` reads). */
+  observeOverflow<M extends AnyMessage>(error: unknown, messages: Messages<F, M>, options?: MeasureOptions<F>): Promise<OverflowObservation>;
   cacheStats(): Promise<CacheStats>;
   calibration(): Promise<CalibrationState>;
   setCalibration(state: CalibrationState): Promise<void>;

@@ -620,6 +620,11 @@ export class WorkerGuard {
     return this.#call('observeUsage', plain ? { messages: args.messages, options: args, messagesKey: 'messages' } : { options: args });
   }
 
+  /** `guard.observeOverflow(error, messages, options)`: the error travels as the fields it is read by. */
+  observeOverflow(error, messages, options) {
+    return this.#call('observeOverflow', { messages, options, args: [providerErrorData(error)] });
+  }
+
   /** `guard.cacheStats`, asynchronously. */
   cacheStats() {
     return this.#call('cacheStats', {});

@@ -1,4 +1,5 @@
-//! `guard.observeUsage(...)` and `guard.calibration` (get and set): calibration from reported usage.
+//! `guard.observeUsage(...)`, `guard.observeOverflow(...)` and `guard.calibration` (get and set):
+//! calibration from reported usage and from overflow errors.
 
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
@@ -17,6 +18,13 @@ struct ObserveUsageArgs {
     system: Option<serde_json::Value>,
     tools: Option<serde_json::Value>,
     usage: ReportedUsage,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ObserveOverflowOptions {
+    system: Option<serde_json::Value>,
+    tools: Option<serde_json::Value>,
 }
 
 impl Default for ObserveUsageArgs {
@@ -41,6 +49,22 @@ impl ContextGuard {
             let request = crate::format::parse_request(g.format, &messages, a.system.as_ref(), a.tools.as_ref())?;
             g.observe_usage(&request, &a.usage)?;
             encode(&g.calibration_summary())
+        })
+    }
+
+    /// `guard.observeOverflow(error, messages, { system?, tools? })`: learn from a provider's
+    /// context-overflow error about the request built from `messages` (the figure it states);
+    /// returns what was learned. Never throws on the error itself (anything is classified);
+    /// `messages` and the options are checked as `measure`'s.
+    #[wasm_bindgen(js_name = observeOverflow)]
+    pub fn observe_overflow(&self, error: JsValue, messages: JsValue, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
+        run(|| {
+            let o: ObserveOverflowOptions = options(&opts, "options")?;
+            let classification = super::overflow::classify_js(&error);
+            let format = self.inner.try_borrow().map_err(|_| busy())?.format;
+            let request = super::guard::read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;
+            let mut g = self.inner.try_borrow_mut().map_err(|_| busy())?;
+            encode(&g.observe_overflow(&request, &classification))
         })
     }
 

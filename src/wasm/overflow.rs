@@ -22,10 +22,15 @@ const MAX_STRING_UNITS: u32 = MAX_SCAN_BYTES as u32;
 /// UTF-16 units read over all strings.
 const MAX_TOTAL_UNITS: u32 = 4 * MAX_STRING_UNITS;
 
-/// `classifyProviderError(error) -> { kind, compactAndRetry, reason }`.
+/// `classifyProviderError(error) -> { kind, compactAndRetry, reason, promptTokens, ... }`.
 #[wasm_bindgen(js_name = classifyProviderError)]
 pub fn classify_provider_error(error: JsValue) -> Result<JsValue, JsValue> {
-    run(|| encode(&overflow::classify_value(&Reader::default().top(&error))))
+    run(|| encode(&classify_js(&error)))
+}
+
+/// Classify whatever JS caught (never throws; see the module docs).
+pub(super) fn classify_js(error: &JsValue) -> overflow::Classification {
+    overflow::classify_value(&Reader::default().top(error))
 }
 
 #[derive(Default)]

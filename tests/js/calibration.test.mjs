@@ -2,7 +2,9 @@
 // the built package.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { Worker } from 'node:worker_threads';
 import { ContextGuard, countMessages } from 'ctxguard';
+import { createWorkerGuard } from 'ctxguard/worker';
 
 const SYSTEM = 'You are a careful build assistant.';
 const bodies = [
@@ -99,4 +101,161 @@ test('cost of the next request and economicBudget in USD', () => {
   assert.equal(custom.measure(history).cost.pricesAsOf, null);
   assert.equal(new ContextGuard({ model: 'local', contextWindow: 8000 }).measure(history).cost, null);
   assert.throws(() => new ContextGuard({ model: 'gpt-4o', economicBudget: { usd: 0.05, eur: 1 } }), { code: 'INVALID_OPTIONS' });
+});
+
+/** A long Claude conversation: `turns` exchanges, then a short question. */
+function longChat(turns) {
+  const messages = [];
+  for (let i = 0; i < turns; i++) {
+    messages.push({ role: 'user', content: `Step ${i}: please review the migration log. ${'The billing tables moved to the new schema overnight. '.repeat(125)}` });
+    messages.push({ role: 'assistant', content: `Review ${i}: ${'Row counts match and the views still resolve to the old names. '.repeat(100)}` });
+  }
+  messages.push({ role: 'user', content: 'So is it safe to drop the old views now?' });
+  return messages;
+}
+const DB_SYSTEM = 'You are a careful database assistant.';
+const rawCount = (messages) => countMessages(messages, { model: 'claude-sonnet-4-5', system: DB_SYSTEM }).total;
+const anthropicOverflow = (n) => ({ status: 400, error: { type: 'error', error: { type: 'invalid_request_error', message: `prompt is too long: ${n} tokens > 200000 maximum` } } });
+
+test('observeOverflow: the provider count makes the next prepare compact, and the result fits', async () => {
+  const guard = new ContextGuard({ model: 'claude-sonnet-4-5' });
+  const messages = longChat(40);
+  const before = guard.measure(messages, { system: DB_SYSTEM });
+  assert.ok(before.usedTokens > 130_000 && before.usedTokens < before.triggerLimit, `${before.usedTokens}`);
+  const quiet = await guard.prepare(messages, { system: DB_SYSTEM, summarize: async () => assert.fail('nothing to compact yet') });
+  assert.equal(quiet.compaction, null);
+
+  // The provider counts 1.5x the table's estimate and says so.
+  const truth = (m) => Math.round(rawCount(m) * 1.5);
+  const reported = truth(messages);
+  assert.ok(reported > 200_000);
+  const learned = guard.observeOverflow(anthropicOverflow(reported), messages, { system: DB_SYSTEM });
+  assert.equal(learned.outcome, 'learned');
+  assert.equal(learned.kind, 'context_overflow');
+  assert.equal(learned.compactAndRetry, true);
+  assert.equal(learned.promptTokens, reported);
+  assert.equal(learned.limit, 200_000);
+  assert.equal(learned.predicted, before.usedTokens);
+  assert.ok(learned.countError < -0.3, `${learned.countError}`);
+  assert.ok(Math.abs(learned.predictedAfter - reported) <= 80, `${learned.predictedAfter} vs ${reported}`);
+  assert.equal(learned.limitBelowWindow, false);
+  assert.equal(learned.calibration.applied, true);
+  assert.ok(learned.calibration.floor > 1.49);
+
+  const m = guard.measure(messages, { system: DB_SYSTEM });
+  assert.equal(m.countSource, 'calibrated');
+  assert.equal(m.state, 'over_limit');
+  assert.equal(m.availableOutputTokens, 0);
+  const r = await guard.prepare(messages, { system: DB_SYSTEM, summarize: async () => 'The billing tables were migrated; row counts match; the old views still resolve.' });
+  assert.equal(r.compaction.status, 'completed');
+  assert.ok(r.metrics.usedTokens <= r.metrics.targetLimit);
+  assert.ok(truth(r.messages) + r.metrics.reservedOutputTokens <= 200_000, `${truth(r.messages)}`);
+  // The state persists with its floor.
+  const restored = new ContextGuard({ model: 'claude-sonnet-4-5', calibration: JSON.parse(JSON.stringify(guard.calibration)) });
+  assert.equal(restored.measure(messages, { system: DB_SYSTEM }).usedTokens, m.usedTokens);
+});
+
+test('observeOverflow: exact models report, never correct; nothing is learned without a count', () => {
+  const gpt = new ContextGuard({ model: 'gpt-4o' });
+  const messages = [{ role: 'user', content: 'hello there, how are you today?' }];
+  const exact = gpt.measure(messages).usedTokens;
+  const body = { error: { message: `This model's maximum context length is 128000 tokens. However, your messages resulted in ${exact + 9} tokens. Please reduce the length of the messages.`, code: 'context_length_exceeded' } };
+  const r = gpt.observeOverflow({ status: 400, body }, messages);
+  assert.equal(r.outcome, 'exact_model');
+  assert.equal(r.predicted, exact);
+  assert.equal(r.correction, 1);
+  assert.equal(r.predictedAfter, null);
+  assert.equal(r.calibration.last.reported, exact + 9);
+  assert.equal(gpt.measure(messages).usedTokens, exact);
+  assert.equal(gpt.measure(messages).countSource, 'exact');
+
+  const claude = new ContextGuard({ model: 'claude-sonnet-4-5' });
+  const cases = [
+    [new Error('boom'), 'not_overflow'],
+    [{ status: 400 }, 'not_overflow'],
+    [undefined, 'not_overflow'],
+    [{ status: 429, message: 'Rate limit reached: Limit 30000, Requested 31538' }, 'not_overflow'],
+    [new Error('Input is too long for requested model.'), 'no_count'],
+    [{ status: 400, message: 'This endpoint\'s maximum context length is 16384 tokens. However, you requested about 94307 tokens (94307 of text input).' }, 'approximate'],
+  ];
+  for (const [error, outcome] of cases) {
+    const r = claude.observeOverflow(error, messages);
+    assert.equal(r.outcome, outcome, String(error?.message ?? error?.status));
+    assert.equal(r.correction, 1);
+    assert.equal(r.calibration, null);
+  }
+  // The limit stated is below the window: reported, the budget untouched.
+  const small = claude.observeOverflow({ message: 'The input token count (25270) exceeds the maximum number of tokens allowed (4000).' }, messages);
+  assert.equal(small.limitBelowWindow, true);
+  assert.equal(small.contextWindow, 200_000);
+  assert.equal(claude.budget.contextWindow, 200_000);
+  // Bad messages or options are errors like measure's; the error argument never is.
+  assert.throws(() => claude.observeOverflow({ status: 400 }, 'not an array'), { code: 'INVALID_MESSAGES' });
+  assert.throws(() => claude.observeOverflow({ status: 400 }, messages, { sytem: 'x' }), { code: 'INVALID_OPTIONS' });
+});
+
+test('metrics.availableOutputTokens: the model cap, the window rest, 0 when over', () => {
+  const guard = new ContextGuard({ model: 'local', contextWindow: 1000, maxOutputTokens: 300, reservedOutputTokens: 100 });
+  const room = (n) => guard.measure([{ role: 'user', content: 'word '.repeat(n) }]);
+  const small = room(10);
+  assert.equal(small.availableOutputTokens, 300);
+  const mid = room(600);
+  assert.ok(mid.usedTokens > 700 && mid.usedTokens < 1000, `${mid.usedTokens}`);
+  assert.equal(mid.availableOutputTokens, 1000 - mid.usedTokens);
+  const over = room(2000);
+  assert.ok(over.usedTokens > 1000);
+  assert.equal(over.availableOutputTokens, 0);
+  assert.equal(guard.budget.maxOutputTokens, 300);
+});
+
+test('observeOverflow through ctxguard/worker: an SDK error class travels as its fields, same result', async () => {
+  /** Like the Anthropic SDK's APIError: a class instance, the parsed body as `error`. */
+  class SdkError extends Error {
+    constructor(status, body) {
+      super(`${status} ${JSON.stringify(body)}`);
+      this.status = status;
+      this.error = body;
+    }
+  }
+  const messages = longChat(6);
+  const error = new SdkError(400, { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 40000 tokens > 200000 maximum' } });
+  const local = new ContextGuard({ model: 'claude-sonnet-4-5' }).observeOverflow(error, messages, { system: DB_SYSTEM });
+  const worker = new Worker(new URL('./fixtures/guard-worker.mjs', import.meta.url));
+  try {
+    const remote = await createWorkerGuard(worker, { model: 'claude-sonnet-4-5' });
+    assert.deepEqual(await remote.observeOverflow(error, messages, { system: DB_SYSTEM }), local);
+    assert.equal(local.outcome, 'learned');
+    assert.equal(local.promptTokens, 40000);
+    assert.equal((await remote.measure(messages, { system: DB_SYSTEM })).usedTokens, local.predictedAfter);
+  } finally {
+    await worker.terminate();
+  }
+});
+
+test('observeOverflow on hostile input: the error never throws; messages and options fail like measure; freed guards', () => {
+  const hi = [{ role: 'user', content: 'hi' }];
+  const cyclic = { status: 400 };
+  cyclic.self = cyclic;
+  const { proxy: revoked, revoke } = Proxy.revocable({}, {});
+  revoke();
+  const empty = [];
+  const hostile = [undefined, null, 0, NaN, -1, 10n, Symbol('s'), () => 1, '', 'x'.repeat(100_000), empty, {}, new Map(), new Date(0), cyclic, revoked,
+    { status: 10n, message: 42, body: () => {} }, { message: 'prompt is too long: 99999999999 tokens > 200000 maximum' }];
+  const guard = new ContextGuard({ model: 'claude-sonnet-4-5' });
+  for (const x of hostile) {
+    const r = guard.observeOverflow(x, hi);
+    assert.ok(['not_overflow', 'no_count'].includes(r.outcome), `${typeof x}: ${r.outcome}`);
+    assert.deepEqual(JSON.parse(JSON.stringify(r)), r);
+  }
+  const ctxError = (e) => e instanceof Error && e.name === 'CtxguardError' && typeof e.code === 'string';
+  for (const x of hostile) {
+    if (x === empty) continue;
+    assert.throws(() => guard.observeOverflow({ status: 400 }, x), ctxError, `messages ${typeof x}`);
+    if (x === undefined || x === null) continue;
+    assert.throws(() => guard.observeOverflow({ status: 400 }, hi, x === '' || typeof x === 'object' ? { bogus: x } : x), ctxError, `options ${typeof x}`);
+  }
+  assert.equal(guard.calibration.models['claude-sonnet-4-5'], undefined, 'nothing was learned');
+  assert.equal(guard.measure(hi).countSource, 'estimate');
+  guard.free();
+  assert.throws(() => guard.observeOverflow({ status: 400 }, hi), (e) => e.code === 'GUARD_FREED');
 });

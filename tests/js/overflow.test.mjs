@@ -2,14 +2,22 @@
 // fetch wrappers, raw bodies), the negatives that must not trigger a compaction, and input that
 // must never make it throw (cycles, BigInt, throwing getters, revoked proxies, huge strings).
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { test } from 'node:test';
 import { classifyProviderError, countTokens } from 'ctxguard';
 import { withFrozen } from './helpers.mjs';
 
-const overflow = (reason) => ({ kind: 'context_overflow', compactAndRetry: true, reason });
-const payload = (reason) => ({ kind: 'payload_too_large', compactAndRetry: false, reason });
-const rate = (reason) => ({ kind: 'rate_limit', compactAndRetry: false, reason });
-const other = { kind: 'other', compactAndRetry: false, reason: 'none' };
+/** Real overflow messages with the figures each states, and where it was seen (shared with tests/overflow_counts.rs). */
+const FIGURES_TABLE = JSON.parse(fs.readFileSync(new URL('./fixtures/overflow-figures.json', import.meta.url), 'utf8'));
+
+/** The figures of a result that states none (every kind but an overflow with a count). */
+const NO_FIGURES = { promptTokens: null, completionTokens: null, requestedTokens: null, limit: null, countQualifier: null };
+/** An overflow; `figures` are the ones its message states (`{ promptTokens, limit, ... }`). */
+const overflow = (reason, figures = {}) => ({ kind: 'context_overflow', compactAndRetry: true, reason, ...NO_FIGURES, ...figures });
+const payload = (reason) => ({ kind: 'payload_too_large', compactAndRetry: false, reason, ...NO_FIGURES });
+const rate = (reason) => ({ kind: 'rate_limit', compactAndRetry: false, reason, ...NO_FIGURES });
+const other = { kind: 'other', compactAndRetry: false, reason: 'none', ...NO_FIGURES };
+const stated = (promptTokens, limit) => ({ promptTokens, limit, countQualifier: 'exact' });
 
 /** Like the OpenAI Node SDK's APIError: status, the parsed body as `error`, code/type/param copied. */
 class FakeOpenAIError extends Error {
@@ -55,7 +63,7 @@ test('OpenAI SDK errors', () => {
       code: 'context_length_exceeded',
     },
   };
-  assert.deepEqual(classifyProviderError(new FakeOpenAIError(400, overflowBody)), overflow('marker:context_length_exceeded'));
+  assert.deepEqual(classifyProviderError(new FakeOpenAIError(400, overflowBody)), overflow('marker:context_length_exceeded', stated(204308, 128000)));
 
   const unsupported = {
     error: {
@@ -96,7 +104,7 @@ test('Anthropic SDK errors', () => {
     error: { type: 'invalid_request_error', message: 'prompt is too long: 208310 tokens > 200000 maximum' },
     request_id: 'req_011CVQe1dLrGNMJyE1ghG1av',
   };
-  assert.deepEqual(classifyProviderError(new FakeAnthropicError(400, tooLong)), overflow('marker:prompt_too_long'));
+  assert.deepEqual(classifyProviderError(new FakeAnthropicError(400, tooLong)), overflow('marker:prompt_too_long', stated(208310, 200000)));
 
   const tooBig = { error: { type: 'request_too_large', message: 'Request exceeds the maximum size' } };
   assert.deepEqual(classifyProviderError(new FakeAnthropicError(413, tooBig)), payload('marker:request_too_large'));
@@ -122,11 +130,13 @@ test('fetch wrappers: status plus the raw body text', () => {
       status: 'INVALID_ARGUMENT',
     },
   });
-  assert.deepEqual(classifyProviderError({ status: 400, body: gemini }), overflow('marker:exceeds_maximum_tokens'));
+  assert.deepEqual(classifyProviderError({ status: 400, body: gemini }), overflow('marker:exceeds_maximum_tokens', stated(1200293, 1048576)));
 
   const llamaCpp =
     '{"error":{"code":400,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"exceed_context_size_error","n_prompt_tokens":14429,"n_ctx":8192}}';
-  assert.deepEqual(classifyProviderError({ status: 400, body: llamaCpp }), overflow('marker:context_exceeded'));
+  // No figure in the text: llama.cpp's n_prompt_tokens / n_ctx fields are read.
+  assert.deepEqual(classifyProviderError({ status: 400, body: llamaCpp }), overflow('marker:context_exceeded', stated(14429, 8192)));
+  assert.deepEqual(classifyProviderError({ status: 400, body: JSON.parse(llamaCpp) }), overflow('marker:context_exceeded', stated(14429, 8192)));
 
   const nginx =
     '<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx/1.26.1</center>\r\n</body>\r\n</html>';
@@ -166,7 +176,7 @@ test('the status rules', () => {
 });
 
 test('plain strings and localized messages', () => {
-  assert.deepEqual(classifyProviderError('prompt is too long: 191989 tokens > 180000 maximum'), overflow('marker:prompt_too_long'));
+  assert.deepEqual(classifyProviderError('prompt is too long: 191989 tokens > 180000 maximum'), overflow('marker:prompt_too_long', stated(191989, 180000)));
   assert.deepEqual(classifyProviderError(new Error('Input is too long for requested model.')), overflow('marker:input_too_long'));
   assert.deepEqual(classifyProviderError({ status: 500, message: 'internal error: 输入内容超长，请缩短后重试' }), overflow('marker:zh_context'));
   assert.deepEqual(classifyProviderError({ message: 'コンテキスト長を超えています' }), overflow('marker:ja_context'));
@@ -257,7 +267,7 @@ test('never throws, whatever it is given', () => {
     assert.doesNotThrow(() => {
       result = classifyProviderError(input);
     }, `input ${typeof input}`);
-    assert.deepEqual(Object.keys(result).sort(), ['compactAndRetry', 'kind', 'reason']);
+    assert.deepEqual(Object.keys(result).sort(), ['compactAndRetry', 'completionTokens', 'countQualifier', 'kind', 'limit', 'promptTokens', 'reason', 'requestedTokens']);
     assert.ok(['context_overflow', 'payload_too_large', 'rate_limit', 'other'].includes(result.kind));
     assert.equal(result.compactAndRetry, result.kind === 'context_overflow');
     assert.equal(typeof result.reason, 'string');
@@ -283,7 +293,7 @@ test('does not modify its input', () => {
     body: { error: { message: 'prompt is too long: 208310 tokens > 200000 maximum', type: 'invalid_request_error' } },
   };
   const result = withFrozen(input, (frozen) => classifyProviderError(frozen));
-  assert.deepEqual(result, overflow('marker:prompt_too_long'));
+  assert.deepEqual(result, overflow('marker:prompt_too_long', stated(208310, 200000)));
 });
 
 test('echoed request fields are not scanned', () => {
@@ -296,4 +306,23 @@ test('echoed request fields are not scanned', () => {
     },
   };
   assert.deepEqual(classifyProviderError(echo), other);
+});
+
+test('the figures every overflow wording states, as plain objects and as SDK errors', () => {
+  assert.ok(FIGURES_TABLE.length >= 60, `${FIGURES_TABLE.length} cases`);
+  for (const { source, error, figures } of FIGURES_TABLE) {
+    const r = classifyProviderError(error);
+    assert.equal(r.kind, 'context_overflow', source);
+    assert.deepEqual({ ...r, kind: undefined, reason: undefined }, { ...overflow('', figures), kind: undefined, reason: undefined }, source);
+  }
+  // The same messages inside the SDKs' error classes.
+  const split = FIGURES_TABLE.find((c) => c.source.includes('chatbot-ui/issues/102'));
+  const openai = new FakeOpenAIError(400, split.error.body);
+  assert.deepEqual(classifyProviderError(openai), overflow('marker:context_length_exceeded', split.figures));
+  assert.deepEqual(split.figures, { promptTokens: 3120, completionTokens: 1000, requestedTokens: 4120, limit: 4097, countQualifier: 'exact' });
+  const anthropic = new FakeAnthropicError(400, { type: 'error', error: { type: 'invalid_request_error', message: 'input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000, decrease input length or `max_tokens` and try again' } });
+  assert.deepEqual(classifyProviderError(anthropic), overflow('marker:context_limit', { promptTokens: 178959, completionTokens: 64000, limit: 200000, countQualifier: 'exact' }));
+  // Numbers in errors of other kinds are never read.
+  const tpm = new FakeOpenAIError(429, { error: { message: 'Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 14567, Requested 24754.', code: 'rate_limit_exceeded' } });
+  assert.deepEqual(classifyProviderError(tpm), rate('status:429'));
 });
