@@ -3,6 +3,8 @@
 // BENCHMARKS.md's "Whole conversations" section.
 //
 //   node benches/conversation.mjs            all scenarios; writes benches/results/conversation.json
+//   node benches/conversation.mjs --write    also rewrites BENCHMARKS.md's "Whole conversations"
+//                                            section (between its markers) from the results
 //   node benches/conversation.mjs --only agent,chat,dead,ahead,soak   some of them
 //   options: --soak-turns N (default 1000)  --scale S (default 0.1: the ahead scenario's 2 s
 //            summarizer and 3 s pauses run as 200 ms and 300 ms; the ratios are what it measures)
@@ -266,3 +268,64 @@ const out = path.join(ROOT, 'benches', 'results', 'conversation.json');
 fs.writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
 console.log(JSON.stringify(results, null, 2));
 log(`wrote ${path.relative(ROOT, out)}`);
+if (args.includes('--write')) {
+  const file = path.join(ROOT, 'BENCHMARKS.md');
+  const [begin, end] = ['<!-- conversation:begin -->', '<!-- conversation:end -->'];
+  const md = fs.readFileSync(file, 'utf8');
+  const a = md.indexOf(begin);
+  const b = md.indexOf(end);
+  const section = `${begin}\n${render(results)}\n${end}`;
+  fs.writeFileSync(file, a >= 0 && b > a ? md.slice(0, a) + section + md.slice(b + end.length) : `${md.trimEnd()}\n\n${section}\n`);
+  log('rewrote the "Whole conversations" section of BENCHMARKS.md');
+}
+
+/** The section of BENCHMARKS.md, from the results. */
+function render(r) {
+  const ms = (s) => (s && s.n ? `${s.p50} / ${s.p95} / ${s.max}` : '–');
+  const lines = [`## Whole conversations`, '', `\`node benches/conversation.mjs --write\` (${r.date.slice(0, 16).replace('T', ' ')} UTC, Node ${r.node}, load ${r.load.join(' ')}). Deterministic fake summarizers, so the counts repeat; times are medians, p95 and max of one run on a shared 2-core machine (p50 / p95 / max, ms).`, ''];
+  if (r.agent) {
+    const a = r.agent;
+    const f = a.lastInput.forms;
+    lines.push('### A 200-turn coding-agent session (gpt-4o, 64,000-token window)', '');
+    lines.push(`Each turn a task, a \`read_file\` call and its ${a.outputTokens}-token output; the host passes its whole history every turn.`, '');
+    lines.push('| figure | value |', '|---|---|');
+    lines.push(`| newest output reaching the model whole | ${a.newestWholeTurns} of ${a.turns} turns |`);
+    lines.push(`| last turn's tool outputs | ${f.verbatim} verbatim, ${f.compacted} compacted, ${f.cleared} cleared (input ${a.lastInput.usedTokens} of ${a.lastInput.usableLimit} usable) |`);
+    lines.push(`| summarizer calls | ${a.summarizerCalls} |`);
+    lines.push(`| clearing steps | ${a.clearingSteps} |`);
+    lines.push(`| calls whose model input extends the previous call's (prompt cache keeps hitting) | ${Math.round(a.prefixStable * 100)} % |`);
+    lines.push(`| model input per call (tokens, p50 / p95 / max) | ${a.usedTokens.p50} / ${a.usedTokens.p95} / ${a.usedTokens.max} |`);
+    lines.push(`| prepare (ms) | ${ms(a.prepareMs)} |`, '');
+    lines.push('The last turn by age: ' + a.lastInput.byAge.map((x) => `${x.age}: ${x.form} ${x.tokens}`).join(', ') + ` … ${a.lastInput.oldest.age}: ${a.lastInput.oldest.form} ${a.lastInput.oldest.tokens}.`, '');
+  }
+  if (r.chat) {
+    const c = r.chat;
+    lines.push('### A 60-turn chat (gpt-4o, 16,000-token window)', '');
+    lines.push('| figure | value |', '|---|---|');
+    lines.push(`| summarizer calls, display history / stored chain | ${c.summarizerCalls.displayHistory} / ${c.summarizerCalls.storedChain} |`);
+    lines.push(`| turns with the same model input for both hosts | ${c.sameModelInputTurns} of ${c.turns} |`);
+    lines.push(`| largest summarizer input (tokens; usable limit ${c.summarizerInputTokens.usableLimit}) | ${c.summarizerInputTokens.max} |`);
+    for (const x of c.afterCompaction) lines.push(`| after the compaction of turn ${x.turn} | ${x.usedTokens} of a ${x.targetLimit}-token target, ${x.assistantMessages} assistant messages, last answer kept: ${x.lastAnswerKept ? 'yes' : 'no'} |`);
+    lines.push('');
+  }
+  if (r.dead) {
+    const d = r.dead;
+    lines.push('### A summarizer that is down (200 ms, then an error; 30 turns past the trigger)', '');
+    lines.push(`${d.summarizerCalls} summarizer calls; the breaker opened on turn ${d.breakerOpensOnTurn}. prepare until then: ${ms(d.prepareMsUntilOpen)} ms; after: ${ms(d.prepareMsAfterOpen)} ms.`, '');
+  }
+  if (r.ahead) {
+    const h = r.ahead;
+    lines.push(`### Summaries made ahead of time (summarizer ${h.summarizerMs} ms, user pauses ${h.pauseMs} ms${h.scale !== 1 ? `: the 2 s / 3 s scenario scaled by ${h.scale}` : ''})`, '');
+    lines.push('| prepare (ms) | plain turns | the turn that starts one | the turn that compacts | summarizer calls |', '|---|---|---|---|---|');
+    lines.push(`| \`ahead: true\` | ${ms(h.ahead.plainMs)} | ${ms(h.ahead.startsAheadMs)} | ${ms(h.ahead.compactingMs)} | ${h.ahead.summarizerCalls} |`);
+    lines.push(`| on the send path | ${ms(h.onTheSendPath.plainMs)} | – | ${ms(h.onTheSendPath.compactingMs)} | ${h.onTheSendPath.summarizerCalls} |`, '');
+  }
+  if (r.soak) {
+    const s = r.soak;
+    const first = s.samples[0];
+    const lastS = s.samples.at(-1);
+    lines.push(`### Soak: ${s.turns} turns of a display-history chat, a summarizer that is slow, fails in bursts, hangs and recovers`, '');
+    lines.push(`${s.summarizerCalls} summarizer calls, ${s.degradedTurns} degraded turns, ${s.rejections} rejections, the latest user message missing ${s.latestMissing} times; prepare ${ms(s.prepareMs)} ms. Memory after GC, turn ${first.turn} → ${lastS.turn}: wasm ${first.wasmMB} → ${lastS.wasmMB} MB, JS heap ${first.heapMB} → ${lastS.heapMB} MB (the host's history grows by ~1.3 KB a message; the guard keeps a parsed copy of each message it was given, so that it is not sent again).`, '');
+  }
+  return lines.join('\n').trimEnd();
+}

@@ -175,6 +175,9 @@ impl Memory {
     /// Forget a summary made ahead of time that no longer matches the conversation.
     pub fn drop_ahead(&mut self) {
         self.summaries.retain(|s| !s.ahead);
+        if self.ahead == AheadState::Ready {
+            self.ahead = AheadState::Idle;
+        }
     }
 
     pub fn metrics(&self) -> MemoryMetrics {

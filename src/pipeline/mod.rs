@@ -338,8 +338,9 @@ impl Guard {
             }
             if self.memory.has_ahead() {
                 match self.apply_memory(&history.messages, true).filter(|a| a.ahead) {
+                    // Committed once this call ends without another compaction (one that fails
+                    // leaves it to be applied again by the next call).
                     Some(a) => {
-                        self.memory.commit_ahead();
                         current = Request { messages: a.messages, ..history.clone() };
                         ordinals = a.ordinals;
                         covered = a.covered;
@@ -350,7 +351,7 @@ impl Guard {
                     None => self.memory.drop_ahead(),
                 }
             }
-            if self.memory.ahead != AheadState::Running {
+            if self.memory.ahead == AheadState::Failed {
                 self.memory.ahead = AheadState::Idle;
             }
         }
@@ -359,6 +360,7 @@ impl Guard {
             let cleared = layer1.cleared.clone();
             let mut out = self.finish_plain(layer1.request.clone(), layer1.traces.clone(), &cleared, options, now)?;
             if let Some(chain) = ahead_used {
+                self.memory.commit_ahead();
                 self.used_ahead(&mut out, chain, started, now);
             } else if with_memory && self.wants_ahead(options, &layer1) {
                 out.ahead = self.plan_compaction(history, &current, &ordinals, covered, &layer1, options, started, true)?.map(Box::new);
