@@ -1,10 +1,8 @@
 //! Linear behaviour on adversarial input, asserted structurally (work counters), never by time:
-//! speed belongs to benchmarks. Timings are printed for information (`--nocapture`).
+//! the same megabyte inputs are timed by `cargo bench --bench tokens -- adversarial`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 mod tokens_common;
-
-use std::time::Instant;
 
 use ctxguard::tokens::Encoding;
 use tokens_common::*;
@@ -132,8 +130,8 @@ fn examined_characters_scale_linearly() {
     }
 }
 
-/// The inputs that freeze a tab with a quadratic tokenizer complete; run with
-/// `cargo test --release --test tokens_linear -- --nocapture` to see the timings.
+/// The inputs that freeze a tab with a quadratic tokenizer complete with linear work (their
+/// timings: `cargo bench --bench tokens -- adversarial`).
 #[test]
 #[cfg_attr(debug_assertions, ignore = "megabyte inputs; run with --release")]
 fn megabyte_adversarial_inputs_complete() {
@@ -148,20 +146,15 @@ fn megabyte_adversarial_inputs_complete() {
     ];
     for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
         let t = ours(enc);
-        t.count("warm up");
         for (name, text) in &inputs {
-            let start = Instant::now();
             let stats = t.count_with_stats(text);
-            let secs = start.elapsed().as_secs_f64();
             println!(
-                "{:12} {name:24} {:>8} tokens {:>8} pieces, longest {:>8} B, {:>8} queue ops, {:7.1} ms, {:6.1} MB/s",
+                "{:12} {name:24} {:>8} tokens {:>8} pieces, longest {:>8} B, {:>8} queue ops",
                 enc.as_str(),
                 stats.tokens,
                 stats.pieces,
                 stats.longest_piece,
                 stats.queue_ops,
-                secs * 1e3,
-                text.len() as f64 / secs / 1e6
             );
             assert!(stats.tokens > 0 && stats.tokens <= text.len());
             assert!(stats.queue_ops <= 4 * text.len() as u64);

@@ -20,7 +20,7 @@
 //!
 //! Tests: `tests/tokens_exact.rs` (ids and pieces against tiktoken-rs and its regex, including
 //! every code point in context), `tests/tokens_linear.rs` (work counters on adversarial input),
-//! `tests/tokens_offsets.rs`; throughput: `tests/tokens_bench.rs`.
+//! `tests/tokens_offsets.rs`; throughput: `benches/tokens.rs` (`cargo bench --bench tokens`).
 //!
 //! `gemma3` (Cargo feature `gemini`) is the SentencePiece model Google's SDKs count Gemini text
 //! with: the same merge on characters instead of bytes, no pre-tokenizer, user-defined symbols and
