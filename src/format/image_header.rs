@@ -41,17 +41,26 @@ pub fn image_size_from_data_url(url: &str) -> Option<(u32, u32)> {
 /// `(width, height)` of a base64-encoded PNG, JPEG, GIF or WebP (standard or URL-safe alphabet,
 /// padding optional), sniffed from the magic bytes.
 pub fn image_size_from_base64(data: &str) -> Option<(u32, u32)> {
+    read_size(data).0
+}
+
+/// How many characters at the start of `data` [`image_size_from_base64`] reads (decodes, or
+/// checks are base64): the quads covering the header bytes, never the rest of the payload. A
+/// work counter for tests; not a stable API.
+#[doc(hidden)]
+pub fn base64_chars_read(data: &str) -> usize {
+    read_size(data).1
+}
+
+/// The size, and the end of the furthest quad read.
+fn read_size(data: &str) -> (Option<(u32, u32)>, usize) {
     let reader = B64 { s: data.as_bytes(), max_end: std::cell::Cell::new(0) };
-    let size = sniff(&reader)?;
-    // Every quad decoded must sit at the position a clean base64 string gives it: whitespace or
-    // escapes before it would shift the bytes we read.
-    if !reader.prefix_is_clean() {
-        return None;
-    }
-    if size.0 == 0 || size.1 == 0 {
-        return None;
-    }
-    Some(size)
+    let size = sniff(&reader)
+        // Every quad decoded must sit at the position a clean base64 string gives it: whitespace
+        // or escapes before it would shift the bytes we read.
+        .filter(|_| reader.prefix_is_clean())
+        .filter(|&(w, h)| w != 0 && h != 0);
+    (size, reader.max_end.get())
 }
 
 fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {

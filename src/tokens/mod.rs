@@ -244,6 +244,8 @@ impl Tokenizer {
     /// The spans a text is cut into before merging: the pre-tokenizer's pieces, or
     /// SentencePiece's user-defined symbols and the runs between them.
     fn spans<'t>(&'t self, text: &'t str) -> Spans<'t> {
+        #[cfg(debug_assertions)]
+        TOKENIZED.with(|n| n.set(n.get() + text.len() as u64));
         match &self.engine {
             Engine::Bpe { pattern, classes, .. } => Spans::Bpe(Splitter::new(text, classes, *pattern).pieces()),
             Engine::Spm(m) => Spans::Spm(m.spans(text.as_bytes())),
@@ -499,6 +501,27 @@ impl Iterator for Spans<'_> {
             Spans::Bpe(p) => p.next().map(|(start, end)| Span { start, end, id: NO_RANK }),
             Spans::Spm(s) => s.next(),
         }
+    }
+}
+
+#[cfg(debug_assertions)]
+thread_local! {
+    static TOKENIZED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Bytes of text this thread has handed to a tokenizer so far (every count, limit, offset and
+/// encode goes through it), so that a test can assert a path never tokenizes a payload, such as
+/// an image's base64, by the difference before and after. Debug builds only: always 0 in release
+/// builds, where the counter is compiled out. Not a stable API.
+#[doc(hidden)]
+pub fn bytes_tokenized() -> u64 {
+    #[cfg(debug_assertions)]
+    {
+        TOKENIZED.with(std::cell::Cell::get)
+    }
+    #[cfg(not(debug_assertions))]
+    {
+        0
     }
 }
 
