@@ -54,13 +54,26 @@ for (const [name, summarize, reason] of [
 }
 
 test('settle pauses between attempts after an error as prepare does (retryDelayMs), and checks the option', async () => {
-  const at = [];
+  // What is asserted is what the pipeline chose and the order of the callbacks, not a time: the
+  // pauses it announces (50-100 % of 100 ms, then of 200 ms), and heartbeats during each pause
+  // (tagged with the attempt it waits for) before that attempt's call.
+  const events = [];
+  const lines = [];
   const s = await new ContextGuard({ model: 'gpt-4o' }).settle(run, {
-    summarize: () => { at.push(performance.now()); return Promise.reject(new Error('503')); },
+    summarize: ({ attempt }) => { events.push(`call ${attempt}`); return Promise.reject(new Error('503')); },
     retryDelayMs: 100,
+    heartbeatMs: 5,
+    onProgress: (e) => events.push(`beat ${e.attempt}`),
+    logger: (l) => lines.push(l),
   });
   assert.equal(s.degradedReason, 'callback_error');
   assert.equal(s.attempts, 3);
-  assert.ok(at[1] - at[0] >= 45 && at[2] - at[1] >= 95, `${at[1] - at[0]} / ${at[2] - at[1]} ms between calls`);
+  const announced = lines.map((l) => /^\[SummaryCompact\] attempt \d failed.*; next attempt in (\d+) ms/.exec(l)?.[1]).filter(Boolean).map(Number);
+  assert.equal(announced.length, 2, lines.join('\n'));
+  assert.ok(announced[0] >= 50 && announced[0] <= 100 && announced[1] >= 100 && announced[1] <= 200, String(announced));
+  assert.deepEqual(events.filter((e) => e.startsWith('call')), ['call 1', 'call 2', 'call 3']);
+  const [c1, c2, c3] = ['call 1', 'call 2', 'call 3'].map((c) => events.indexOf(c));
+  assert.ok(events.slice(c1, c2).includes('beat 2') && events.slice(c2, c3).includes('beat 3'), events.join(', '));
+  assert.ok(events.every((e) => !e.startsWith('beat') || ['beat 2', 'beat 3'].includes(e)), events.join(', '));
   await assert.rejects(new ContextGuard({ model: 'gpt-4o' }).settle(run, { summarize: async () => 'x', retryDelayMs: -5 }), (e) => e.code === 'INVALID_OPTIONS' && /retryDelayMs/.test(e.message));
 });

@@ -84,15 +84,12 @@ async function runApp(url, shot) {
 }
 
 test('vite build, with no Vite config, emits the app, the worker and the .wasm', () => {
-  const t0 = performance.now();
   const out = spawnSync(process.execPath, [VITE, 'build'], { cwd: app, encoding: 'utf8' });
-  const ms = performance.now() - t0;
   assert.equal(out.status, 0, `vite build failed:\n${out.stdout}\n${out.stderr}`);
   const assets = readdirSync(join(app, 'dist', 'assets'));
   assert.equal(assets.filter((f) => f.endsWith('.wasm')).length, 1, assets.join(', '));
   assert.equal(assets.filter((f) => /^guard\.worker-.*\.js$/.test(f)).length, 1, assets.join(', '));
   assert.doesNotMatch(out.stdout + out.stderr, /warn|error/i, 'vite build printed a warning');
-  console.log(`vite build: ${(ms / 1000).toFixed(2)} s wall (node + vite + rolldown); ${out.stdout.match(/built in [^\n]+/)?.[0] ?? ''}`);
 });
 
 test('the built app in Chromium: Node\'s counts on the main thread, prepare in the worker with the summarizer on the main thread', async () => {

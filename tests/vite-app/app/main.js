@@ -36,13 +36,20 @@ async function run() {
   const beats = [];
   const asked = [];
   const used = (await remote.measure(messages)).usedTokens;
+  // The summarizer answers once two heartbeats have reached this thread (not after a time).
+  let twoBeats;
+  const heard = new Promise((resolve) => {
+    twoBeats = resolve;
+  });
   const prepared = await remote.prepare(messages, {
     force: true,
     heartbeatMs: 50,
-    onProgress: (e) => beats.push(e.elapsedMs),
+    onProgress: (e) => {
+      if (beats.push(e.elapsedMs) === 2) twoBeats();
+    },
     summarize: async ({ messages: source, signal }) => {
       asked.push({ messages: source.length, signal: signal instanceof AbortSignal, onMainThread: typeof document === 'object' });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await heard;
       return `The user asked ${source.filter((m) => m.role === 'user').length} questions about failing modules.`;
     },
   });
