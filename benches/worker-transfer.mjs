@@ -30,25 +30,33 @@ const bytes = Buffer.byteLength(JSON.stringify(chat));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const f = (x) => (x === undefined ? '–' : x.toFixed(1));
 
-/** One fresh worker: the figures of the first call and of the call after one new message. */
-async function nodeRun() {
-  const messages = chat.map((m) => ({ ...m }));
+/**
+ * The figures of one fresh worker connection: a structuredClone of the array, the first call,
+ * the call after one new message (appended to `messages`, then removed). It runs in Node and, as
+ * source text, in the page: it uses nothing but its arguments and `performance`.
+ */
+async function transferFigures(worker, messages) {
   const t = performance.now();
   structuredClone(messages);
   const cloneMs = performance.now() - t;
+  const guard = await worker.createGuard({ model: 'gpt-4.1' });
+  const t0 = performance.now();
+  await guard.measure(messages);
+  const firstMs = performance.now() - t0;
+  const one = { ...worker.transferStats.lastCall };
+  messages.push({ role: 'user', content: 'One more question.' });
+  const t1 = performance.now();
+  await guard.measure(messages);
+  const secondMs = performance.now() - t1;
+  const two = { ...worker.transferStats.lastCall };
+  messages.pop();
+  return { cloneMs, firstMs, secondMs, one, two };
+}
+
+async function nodeRun() {
   const w = await connectGuardWorker(new Worker("import('ctxguard/worker/serve');", { eval: true }));
   try {
-    const g = await w.createGuard({ model: 'gpt-4.1' });
-    const t0 = performance.now();
-    await g.measure(messages);
-    const firstMs = performance.now() - t0;
-    const one = { ...w.transferStats.lastCall };
-    messages.push({ role: 'user', content: 'One more question.' });
-    const t1 = performance.now();
-    await g.measure(messages);
-    const secondMs = performance.now() - t1;
-    const two = { ...w.transferStats.lastCall };
-    return { cloneMs, firstMs, secondMs, one, two };
+    return await transferFigures(w, chat.map((m) => ({ ...m })));
   } finally {
     await w.terminate();
   }
@@ -80,24 +88,12 @@ async function chromiumRuns() {
         }).observe({ type: 'longtask', buffered: true });
       });
       await page.goto(url);
-      out.push(await page.evaluate(async () => {
+      out.push(await page.evaluate(async (source) => {
+        const figures = new Function(`return (${source})`)();
         const messages = await (await fetch('/data/chat.json')).json();
         const { connectGuardWorker } = await import('ctxguard/worker');
         const worker = await connectGuardWorker(new Worker('/pkg/worker-serve.js', { type: 'module' }));
-        const guard = await worker.createGuard({ model: 'gpt-4.1' });
-        const t = performance.now();
-        structuredClone(messages);
-        const cloneMs = performance.now() - t;
-        const t0 = performance.now();
-        await guard.measure(messages);
-        const firstMs = performance.now() - t0;
-        const one = { ...worker.transferStats.lastCall };
-        messages.push({ role: 'user', content: 'One more question.' });
-        const t1 = performance.now();
-        await guard.measure(messages);
-        const secondMs = performance.now() - t1;
-        const two = { ...worker.transferStats.lastCall };
-        messages.pop();
+        const transfer = await figures(worker, messages);
         const small = await worker.createGuard({ model: 'gpt-4o' });
         const before = window.__longTasks.length;
         const t2 = performance.now();
@@ -105,8 +101,8 @@ async function chromiumRuns() {
         const prepareMs = performance.now() - t2;
         const longDuring = window.__longTasks.slice(before);
         await worker.terminate();
-        return { cloneMs, firstMs, secondMs, one, two, prepareMs, longest: Math.max(0, ...longDuring), longTasks: longDuring.length };
-      }));
+        return { ...transfer, prepareMs, longest: Math.max(0, ...longDuring), longTasks: longDuring.length };
+      }, transferFigures.toString()));
       await page.close();
     }
   } finally {
