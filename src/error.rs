@@ -29,7 +29,7 @@ pub enum ErrorCode {
     InvalidTool,
     /// An encoding name ctxguard does not ship.
     UnknownEncoding,
-    /// A format name other than `openai` / `anthropic` / `ai-sdk`.
+    /// A format name other than `openai`, `anthropic`, `ai-sdk`, `openai-responses`, `gemini`.
     UnknownFormat,
     /// The model is not in the table and no limits were given.
     UnknownModel,

@@ -201,3 +201,9 @@ fn vocabulary_files_round_trip_and_reject_damage() {
     assert!(data::write(&[vec![7u8; 256]]).is_err());
     assert!(data::write(&vec![Vec::new(); (1 << 18) + 1]).is_err());
 }
+
+#[test]
+fn o200k_pattern_is_tiktoken_rs_own() {
+    // The library keeps a copy so that tiktoken-rs is only a dev-dependency.
+    assert_eq!(tokens::O200K_PATTERN, tiktoken_rs::O200K_BASE_PAT_STR);
+}

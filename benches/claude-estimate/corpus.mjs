@@ -72,7 +72,7 @@ export function buildCorpus(root) {
     const t = capped(texts);
     if (t.length) kinds.push({ kind, label, group, texts: t });
   };
-  const docs = ['README.md', 'BENCHMARKS.md', 'RELIABILITY.md'].filter((f) => fs.existsSync(path.join(root, f)));
+  const docs = ['README.md', 'BENCHMARKS.md', 'docs/reliability.md'].filter((f) => fs.existsSync(path.join(root, f)));
   add('prose-en', 'English prose (README, BENCHMARKS, RELIABILITY)', 'real', docs.flatMap((f) => pieces(read(path.join(root, f)))));
   add('code-rust', 'Rust source (src/**/*.rs)', 'real', filesUnder(path.join(root, 'src'), '.rs').flatMap((f) => pieces(read(f), '\n')));
   add('code-js', 'JavaScript source (src/js/*.js)', 'real', filesUnder(path.join(root, 'src/js'), '.js').flatMap((f) => pieces(read(f), '\n')));

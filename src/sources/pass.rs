@@ -58,11 +58,32 @@ pub struct SourceOptions {
 }
 
 /// `clearToolOutputs`: on or off, or the options.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ClearSetting {
     Switch(bool),
     Options(ClearOptions),
+}
+
+/// A boolean, or an object read as [`ClearOptions`] itself — so a bad field gets that field's own
+/// error (`unknown field`, `invalid value: integer -5, expected u32`) rather than an untagged
+/// enum's "did not match any variant".
+impl<'de> Deserialize<'de> for ClearSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Setting;
+        impl<'de> serde::de::Visitor<'de> for Setting {
+            type Value = ClearSetting;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("true, false or { protectTokens, clearAtLeast, excludeTools, clearArguments }")
+            }
+            fn visit_bool<E: serde::de::Error>(self, on: bool) -> std::result::Result<ClearSetting, E> {
+                Ok(ClearSetting::Switch(on))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<ClearSetting, A::Error> {
+                ClearOptions::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(ClearSetting::Options)
+            }
+        }
+        d.deserialize_any(Setting)
+    }
 }
 
 /// Clearing tool outputs by age (names after Anthropic's context editing: `keep`,
@@ -526,4 +547,30 @@ pub fn guard_sources(
     traces.extend(guard_attachments(&mut out, enc, &limits, memo, known, now));
     memo.end();
     (out, traces, cleared)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(json: &str) -> std::result::Result<SourceOptions, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn clear_tool_outputs_reads_a_switch_or_options_with_field_errors() {
+        assert_eq!(read(r#"{"clearToolOutputs":false}"#).unwrap().clearing(), None);
+        assert_eq!(read(r#"{"clearToolOutputs":true}"#).unwrap().clearing(), Some(ClearOptions::default()));
+        let o = read(r#"{"clearToolOutputs":{"protectTokens":9000,"excludeTools":["search"]}}"#).unwrap();
+        let c = o.clearing().unwrap();
+        assert_eq!((c.protect_tokens, c.exclude_tools, c.clear_arguments), (Some(9000), vec!["search".to_string()], false));
+        let negative = read(r#"{"clearToolOutputs":{"protectTokens":-5}}"#).unwrap_err();
+        assert!(negative.contains("invalid value: integer `-5`, expected u32"), "{negative}");
+        let typo = read(r#"{"clearToolOutputs":{"protectToken":5}}"#).unwrap_err();
+        assert!(typo.contains("unknown field `protectToken`"), "{typo}");
+        let tools = read(r#"{"clearToolOutputs":{"excludeTools":"search"}}"#).unwrap_err();
+        assert!(tools.contains("expected a sequence"), "{tools}");
+        let other = read(r#"{"clearToolOutputs":"on"}"#).unwrap_err();
+        assert!(other.contains("true, false or {"), "{other}");
+    }
 }

@@ -22,8 +22,23 @@ use crate::error::{Error, ErrorCode, Result};
 
 use super::data;
 
-/// tiktoken-rs's `O200K_BASE_PAT_STR` (re-exported here so tests can compare against it).
-pub const O200K_PATTERN: &str = tiktoken_rs::O200K_BASE_PAT_STR;
+/// tiktoken-rs 0.12.1's `O200K_BASE_PAT_STR`, copied (`tests/vocab_data.rs` checks that it is the
+/// same string, so tiktoken-rs stays a dev-dependency).
+pub const O200K_PATTERN: &str = concat!(
+    r#"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"#,
+    "|",
+    r#"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"#,
+    "|",
+    r#"\p{N}{1,3}"#,
+    "|",
+    r#" ?[^\s\p{L}\p{N}]+[\r\n/]*"#,
+    "|",
+    r#"\s*[\r\n]+"#,
+    "|",
+    r#"\s+(?!\S)"#,
+    "|",
+    r#"\s+"#
+);
 
 /// The pattern tiktoken-rs 0.12.1 passes to `CoreBPE::new` in `cl100k_base()`.
 pub const CL100K_PATTERN: &str = "'(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++|\\p{N}{1,3}+| ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*+|\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s";

@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let Some((head, rest)) = data.split_first_chunk::<3>() else { return };
     // Limits below the marker line (about 40 tokens) cannot be met by design: the marker alone is
-    // longer (the first fuzz run found this with limit 0; see RELIABILITY.md).
+    // longer (the first fuzz run found this with limit 0; see docs/reliability.md).
     let limit = 64 + usize::from(u16::from_le_bytes([head[0], head[1]])) % 4032;
     let enc = if head[2] & 1 == 0 { Encoding::O200kBase } else { Encoding::Cl100kBase };
     let text = String::from_utf8_lossy(rest);
