@@ -6,19 +6,23 @@
 // `make bench` (benches/run.mjs --pkg DIR --inputs prose --libs ctxguard,gpt-tokenizer), one run
 // per build and encoding; benches/results/latest.json is restored afterwards.
 //
-//   node benches/builds.mjs [--quick]
+//   node benches/builds.mjs [--quick] [--write]
 //
-// Prints a Markdown table (ratios are ctxguard ÷ gpt-tokenizer within the same run).
+// Prints a Markdown table (ratios are ctxguard ÷ gpt-tokenizer within the same run); `--write`
+// also puts it in BENCHMARKS.md's block "builds". Chromium loads both libraries bundled and
+// minified by rolldown, as run.mjs does (benches/lib/bundle.mjs); Node loads them as published.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { heldRss } from './lib/report.mjs';
+import { writeSection } from './lib/section.mjs';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const latest = path.join(ROOT, 'benches', 'results', 'latest.json');
 const quick = process.argv.includes('--quick');
+const write = process.argv.includes('--write');
 const builds = [
   ['ctxguard', 'pkg', 'o200k_base'],
   ['ctxguard', 'pkg', 'cl100k_base'],
@@ -55,10 +59,10 @@ try {
     rows.push({
       name,
       enc,
-      gzip: r.download.ctxguard[enc].gzip / 1e3,
-      gzipPeer: r.download['gpt-tokenizer'][enc].gzip / 1e3,
-      brotli: r.download.ctxguard[enc].brotli / 1e3,
-      brotliPeer: r.download['gpt-tokenizer'][enc].brotli / 1e3,
+      gzip: r.download.ctxguard[enc].gzip / 1024,
+      gzipPeer: r.download['gpt-tokenizer'][enc].gzip / 1024,
+      brotli: r.download.ctxguard[enc].brotli / 1024,
+      brotliPeer: r.download['gpt-tokenizer'][enc].brotli / 1024,
       coldNode: cold('node', 'ctxguard'),
       coldNodePeer: cold('node', 'gpt-tokenizer'),
       coldChromium: cold('chromium', 'ctxguard'),
@@ -75,13 +79,19 @@ try {
 }
 const x = (a, b) => `${(a / b).toFixed(2)}×`;
 const speed = (t) => (t ? `${t.mbps.toFixed(1)} (${t.ratio.toFixed(1)}×)` : '–');
-console.log(`Builds against gpt-tokenizer (node benches/builds.mjs${quick ? ' --quick' : ''}; ${new Date().toISOString()}; load average ${load.map((l) => l.toFixed(1)).join(' → ')}, ${os.cpus().length} cores)`);
-console.log('');
-console.log('| build | encoding | gzip download (÷) | brotli download (÷) | cold start, Node (÷) | cold start, Chromium (÷) | Node RSS held after the first count (÷) | prose MB/s, Node (÷) | prose MB/s, Chromium (÷) |');
-console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+const out = [];
+out.push(`Command: \`node benches/builds.mjs${quick ? ' --quick' : ''}\` (${new Date().toISOString()}; load average ${load.map((l) => l.toFixed(1)).join(' → ')}, ${os.cpus().length} cores). Each build against gpt-tokenizer in the same run of \`benches/run.mjs --inputs prose\` (÷ = ctxguard ÷ gpt-tokenizer); Chromium loads both bundled and minified by rolldown, Node as published.`);
+out.push('');
+out.push('| build | enc | gzip download (÷) | brotli download (÷) | cold start, Node (÷) | cold start, Chromium (÷) | Node RSS held after the first count (÷) | prose MB/s, Node (×) | prose MB/s, Chromium (×) |');
+out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
-  console.log(
+  out.push(
     `| \`${r.name}\` | ${r.enc.replace('_base', '')} | ${r.gzip.toFixed(0)} KB (${x(r.gzip, r.gzipPeer)}) | ${r.brotli.toFixed(0)} KB (${x(r.brotli, r.brotliPeer)}) | ${r.coldNode.toFixed(0)} ms (${x(r.coldNode, r.coldNodePeer)}) | ` +
       `${r.coldChromium.toFixed(0)} ms (${x(r.coldChromium, r.coldChromiumPeer)}) | ${r.rss.toFixed(1)} MB (${x(r.rss, r.rssPeer)}) | ${speed(r.proseNode)} | ${speed(r.proseChromium)} |`,
   );
+}
+console.log(out.join('\n'));
+if (write) {
+  writeSection(path.join(ROOT, 'BENCHMARKS.md'), 'builds', out.join('\n'));
+  process.stderr.write('[builds] wrote the block "builds" of BENCHMARKS.md\n');
 }

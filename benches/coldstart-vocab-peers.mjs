@@ -1,6 +1,8 @@
 // Node cold start of ctxguard package builds side by side with gpt-tokenizer, through the
 // benchmark suite's own cold-start phase (benches/lib/phases.mjs: fresh process, import + first
-// count of the suite's sample sentence). Rounds interleave the packages and the peer.
+// count of the suite's sample sentence). Rounds interleave the packages and the peer. Node loads
+// what Node users load, unbundled: each build's node.js and gpt-tokenizer as published (the
+// Chromium counterpart, coldstart-vocab-chromium.mjs, bundles both as a page ships them).
 //
 //   node benches/coldstart-vocab-peers.mjs [--runs 7] label=pkgdir [label=pkgdir ...]
 import path from 'node:path';

@@ -1,7 +1,9 @@
 // Cold start of the ctxguard package in fresh Node processes (issue 7, vocabulary section of
 // BENCHMARKS.md): import (read + compile + instantiate the .wasm) and the first count (building
 // the encoding's rank table), plus sizes and memory. Compares package directories side by side,
-// runs interleaved.
+// runs interleaved. Node loads what Node users load: the package's node.js entry (it reads the
+// .wasm from disk and instantiates it at import); a directory without node.js (a build from
+// before it existed) gets the same steps by hand (glue, initSync, api.js).
 //
 //   node benches/coldstart-vocab.mjs [--runs 7] label=pkgdir [label=pkgdir ...]
 //
@@ -9,24 +11,28 @@
 //
 // Each sample is a fresh `node` process running the child below; medians are reported.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { gzipSync, brotliCompressSync, constants as Z } from 'node:zlib';
 import { resolve } from 'node:path';
 
 const CHILD = `
-const [dir, encoding] = process.argv.slice(1);
+const [dir, encoding, hasNodeEntry] = process.argv.slice(1);
 const t0 = performance.now();
-const { readFileSync } = await import('node:fs');
-const glue = await import(dir + '/ctxguard_wasm.js');
-const exports = glue.initSync({ module: readFileSync(dir + '/ctxguard_wasm_bg.wasm') });
-const api = await import(dir + '/api.js');
+let api;
+if (hasNodeEntry === 'yes') api = await import(dir + '/node.js');
+else {
+  const { readFileSync } = await import('node:fs');
+  const glue = await import(dir + '/ctxguard_wasm.js');
+  glue.initSync({ module: readFileSync(dir + '/ctxguard_wasm_bg.wasm') });
+  api = await import(dir + '/api.js');
+}
 const t1 = performance.now();
 let n;
 try { n = api.countTokens('hello world', { encoding }); } catch (e) { console.log(JSON.stringify({ error: e.code })); process.exit(0); }
 const t2 = performance.now();
 const m = process.memoryUsage();
 console.log(JSON.stringify({ n, importMs: t1 - t0, firstCountMs: t2 - t1, totalMs: t2 - t0,
-  wasmMemory: exports.memory.buffer.byteLength, rss: m.rss }));
+  wasmMemory: api.memoryStats ? api.memoryStats().wasmBytes : NaN, rss: m.rss }));
 `;
 
 const args = process.argv.slice(2);
@@ -47,7 +53,7 @@ const samples = {};
 for (let r = 0; r < runs; r++) {
   for (const encoding of ['o200k_base', 'cl100k_base']) {
     for (const p of pkgs) {
-      const out = spawnSync(process.execPath, ['--input-type=module', '-e', CHILD, p.dir, encoding], { encoding: 'utf8' });
+      const out = spawnSync(process.execPath, ['--input-type=module', '-e', CHILD, p.dir, encoding, existsSync(p.dir + '/node.js') ? 'yes' : 'no'], { encoding: 'utf8' });
       if (out.status !== 0) throw new Error(out.stderr);
       const s = JSON.parse(out.stdout);
       if (s.error) continue; // a build without this encoding

@@ -4,13 +4,14 @@
 // throughput on prose, code, CJK, JSON and the adversarial inputs, the first count, and what a
 // page downloads. Both count the same texts; the script checks that the counts agree.
 //
-//   node benches/gemini-tokenizer.mjs [--runs N]
+//   node benches/gemini-tokenizer.mjs [--runs N] [--write]
 //
 // Needs pkg/gemini (scripts/build-pkg.sh) and the model (scripts/fetch-gemma3-model.sh, run by
 // scripts/setup.sh). @google/genai (pinned below) is installed on first use into
 // target/bench-genai/ with npm, and finds the model in its own cache directory (put there from
 // target/gemma3/), so it downloads nothing. Medians of N runs (default 7) after one warm-up run;
-// ratios are @google/genai's time over ctxguard's. Prints Markdown.
+// ratios are @google/genai's time over ctxguard's. Prints Markdown (14 lines); `--write` also puts
+// it in BENCHMARKS.md's block "gemini".
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -19,6 +20,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { generateInputs } from './lib/inputs.mjs';
+import { writeSection } from './lib/section.mjs';
 
 const GENAI_VERSION = '3.3.0';
 const MODEL_URL =
@@ -27,6 +29,8 @@ const MODEL_SHA256 = '1299c11d7cf632ef3b4e11937501358ada021bbdf7c47638d13c0ee982
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argRuns = process.argv.indexOf('--runs');
 const RUNS = argRuns > 0 ? Number(process.argv[argRuns + 1]) : 7;
+const WRITE = process.argv.includes('--write');
+const load0 = os.loadavg()[0];
 const MODEL = 'gemini-2.5-pro';
 
 const median = (xs) => {
@@ -73,7 +77,7 @@ const counters = {
   '@google/genai': async (text) => (await genai.countTokens(text)).totalTokens,
 };
 
-// ---- Inputs: the benchmark's own (benches/lib/inputs.mjs) plus two runs of one character.
+// ---- Inputs: the benchmark's own (benches/lib/inputs.mjs), two runs of one character among them.
 
 const { texts } = generateInputs();
 const MB = 1_000_000;
@@ -82,10 +86,11 @@ const inputs = [
   ['code', texts.code],
   ['cjk', texts.cjk],
   ['minjson', texts.minjson],
-  ['base64 (1 MB of a data URL)', texts.base64.slice(0, MB)],
-  ['letters (1 MB, no whitespace)', texts.letters],
-  ['"a" × 1 MB', 'a'.repeat(MB)],
-  ['spaces × 1 MB', ' '.repeat(MB)],
+  ['base64 data URL (first 1 MB)', texts.base64.slice(0, MB)],
+  ['random letters', texts.letters],
+  ['random base64', texts.b64raw],
+  ["run of 'a'", 'a'.repeat(MB)],
+  ['run of spaces', ' '.repeat(MB)],
 ];
 
 const rows = [];
@@ -114,24 +119,24 @@ const genaiJs = fs.readFileSync(genaiEntry);
 
 const mbps = (bytes, ms) => (bytes / 1e6 / (ms / 1e3)).toFixed(1);
 const out = [];
-out.push(`Command: \`node benches/gemini-tokenizer.mjs --runs ${RUNS}\` (Node ${process.version}, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(2)}), ${new Date().toISOString()}.`);
+out.push(`Command: \`node benches/gemini-tokenizer.mjs --runs ${RUNS}\` (${new Date().toISOString()}; Node ${process.version}, ${os.cpus().length} cores, load average ${load0.toFixed(1)} → ${os.loadavg()[0].toFixed(1)}). Model ${MODEL}: \`ctxguard/gemini\` (wasm) against @google/genai ${GENAI_VERSION} \`LocalTokenizer.countTokens\` (JavaScript, Node only), same process; medians of ${RUNS} runs after a warm-up; ÷ = @google/genai's time ÷ ctxguard's.`);
 out.push('');
-out.push(`Model ${MODEL}; ctxguard/gemini (pkg/gemini) against @google/genai ${GENAI_VERSION} \`LocalTokenizer.countTokens\` (Node only). Medians of ${RUNS} runs after a warm-up; ratio = @google/genai time ÷ ctxguard time.`);
-out.push('');
-out.push('| input | size | ctxguard ms | MB/s | @google/genai ms | MB/s | ratio | counts |');
-out.push('|---|---:|---:|---:|---:|---:|---:|---|');
+out.push('| input | ctxguard ms (MB/s) | @google/genai ms (MB/s) | ÷ | counts |');
+out.push('|---|---:|---:|---:|---|');
 for (const r of rows) {
-  const same = r.count.ctxguard === r.count['@google/genai'] ? `equal (${r.count.ctxguard})` : `DIFFER ${r.count.ctxguard} / ${r.count['@google/genai']}`;
+  const same = r.count.ctxguard === r.count['@google/genai'] ? `equal (${r.count.ctxguard})` : `**differ** ${r.count.ctxguard} / ${r.count['@google/genai']}`;
   out.push(
-    `| ${r.name} | ${kb(r.bytes)} | ${r.ms.ctxguard.toFixed(1)} | ${mbps(r.bytes, r.ms.ctxguard)} | ${r.ms['@google/genai'].toFixed(1)} | ${mbps(r.bytes, r.ms['@google/genai'])} | ${(r.ms['@google/genai'] / r.ms.ctxguard).toFixed(2)}x | ${same} |`,
+    `| ${r.name} | ${r.ms.ctxguard.toFixed(1)} (${mbps(r.bytes, r.ms.ctxguard)}) | ${r.ms['@google/genai'].toFixed(1)} (${mbps(r.bytes, r.ms['@google/genai'])}) | ${(r.ms['@google/genai'] / r.ms.ctxguard).toFixed(2)}× | ${same} |`,
   );
 }
 out.push('');
-out.push(`First count (import + vocabulary load + one count, same process, ctxguard first): ctxguard ${ctxFirst.toFixed(0)} ms, @google/genai ${genaiFirst.toFixed(0)} ms (model read from its cache, not downloaded).`);
-out.push('');
-out.push('| download | raw | gzip -9 | brotli 11 |');
-out.push('|---|---:|---:|---:|');
-out.push(`| ctxguard/gemini: .wasm + browser entry (pipeline included) | ${kb(ctxBytes.length)} | ${kb(gz(ctxBytes))} | ${kb(br(ctxBytes))} |`);
-out.push(`| @google/genai: gemma3 .model fetched at first use | ${kb(modelBytes.length)} | ${kb(gz(modelBytes))} | ${kb(br(modelBytes))} |`);
-out.push(`| @google/genai: dist/tokenizer/node.mjs (Node only; plus its dependencies) | ${kb(genaiJs.length)} | ${kb(gz(genaiJs))} | ${kb(br(genaiJs))} |`);
+out.push(
+  `First count (import + vocabulary + one count; ctxguard first): ctxguard ${ctxFirst.toFixed(0)} ms, @google/genai ${genaiFirst.toFixed(0)} ms (model read from its cache). ` +
+    `Download: ctxguard/gemini's .wasm + browser entry ${kb(gz(ctxBytes))} gzip, ${kb(br(ctxBytes))} brotli (pipeline included); @google/genai fetches the gemma3 model at first use, ${kb(gz(modelBytes))} gzip, ${kb(br(modelBytes))} brotli, ` +
+    `plus its dist/tokenizer/node.mjs ${kb(gz(genaiJs))} gzip and dependencies.`,
+);
 console.log(out.join('\n'));
+if (WRITE) {
+  writeSection(path.join(ROOT, 'BENCHMARKS.md'), 'gemini', out.join('\n'));
+  process.stderr.write('wrote the block "gemini" of BENCHMARKS.md\n');
+}

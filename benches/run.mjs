@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Side-by-side benchmark of ctxguard against gpt-tokenizer, tiktoken (npm, wasm) and js-tiktoken,
 // in Node and in headless Chromium. Prints the tables and writes BENCHMARKS.md (generated section).
+// Chromium loads every library, ctxguard included, bundled and minified by rolldown as a production
+// page ships it (lib/bundle.mjs, into benches/.bundles/); Node loads the packages as published.
 //
 //   node benches/run.mjs            full run (~10–15 min on 2 cores), writes BENCHMARKS.md
 //   node benches/run.mjs --quick    short run to check the harness (small inputs, few samples);
@@ -19,6 +21,7 @@ import { createRequire } from 'node:module';
 import { ensureInputs, INPUTS } from './lib/inputs.mjs';
 import { LIBS, ENCODINGS } from './lib/adapters.mjs';
 import { startServer } from './lib/server.mjs';
+import { bundleAll, BUNDLER } from './lib/bundle.mjs';
 import { Browser } from './lib/workers.mjs';
 import * as P from './lib/phases.mjs';
 import { renderMarkdown } from './lib/report.mjs';
@@ -91,7 +94,8 @@ function ctxguardEnv() {
   const node = has('node.js')
     ? { entry: pathToFileURL(path.join(pkgDir, 'node.js')).href, init: 'none', file: 'node.js' }
     : { entry: pathToFileURL(path.join(pkgDir, glue)).href, init: 'initSync', wasm: path.join(pkgDir, glue.replace(/\.js$/, '_bg.wasm')), file: `${glue} + initSync` };
-  const browser = has('index.js') ? { entry: 'ctxguard', init: 'none', file: 'index.js' } : { entry: 'ctxguard', init: 'default', file: `${glue} + await init()` };
+  // The page imports ctxguard's bundle of this entry (bundle.mjs); `entry` is set once it is built.
+  const browser = has('index.js') ? { entry: null, init: 'none', file: 'index.js, bundled' } : { entry: null, init: 'default', file: `${glue} + await init(), bundled` };
   return { node, browser, browserEntryFile: has('index.js') ? 'index.js' : glue, wasm: glue.replace(/\.js$/, '_bg.wasm') };
 }
 
@@ -104,6 +108,7 @@ function git(args) {
 }
 
 const require = createRequire(import.meta.url);
+const rolldownVersion = () => JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', 'rolldown', 'package.json'), 'utf8')).version;
 const peerVersion = (name) => JSON.parse(fs.readFileSync(path.join(BENCH_DIR, 'node_modules', name, 'package.json'), 'utf8')).version;
 
 // ------------------------------------------------------------------ run
@@ -111,7 +116,6 @@ const peerVersion = (name) => JSON.parse(fs.readFileSync(path.join(BENCH_DIR, 'n
 const t0 = performance.now();
 const cg = ctxguardEnv();
 const envNode = { runtime: 'node', ctxguard: cg.node };
-const envBrowser = { runtime: 'browser', ctxguard: cg.browser, tiktokenWasm: '/nm/tiktoken/lite/tiktoken_bg.wasm' };
 const inputsDir = path.join(BENCH_DIR, quick ? '.inputs-quick' : '.inputs');
 P.progress(`inputs in ${path.relative(ROOT, inputsDir)} …`);
 const manifest = ensureInputs(inputsDir, { quick, variants: params.runs + 1 });
@@ -172,14 +176,22 @@ if (runtimes.includes('chromium')) {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
   });
-  const server = await startServer({
-    dirs: { nm: path.join(BENCH_DIR, 'node_modules'), pkg: pkgDir, lib: path.join(BENCH_DIR, 'lib'), inputs: inputsDir },
-    ctxguardEntry: cg.browserEntryFile,
-  });
+  // Every library as a production page ships it: bundled and minified by one bundler (bundle.mjs).
+  const bundlesDir = path.join(BENCH_DIR, '.bundles');
+  P.progress(`bundling ${libs.join(', ')} with ${BUNDLER.name} …`);
+  const bundled = await bundleAll({ outDir: bundlesDir, pkgDir, ctxguardEntry: cg.browserEntryFile, libs, encodings });
+  const bundles = Object.fromEntries(Object.entries(bundled).map(([lib, byEnc]) => [lib, Object.fromEntries(Object.entries(byEnc).map(([enc, f]) => [enc, `/bundles/${f}`]))]));
+  results.meta.bundler = { ...BUNDLER, version: rolldownVersion() };
+  const envBrowser = {
+    runtime: 'browser',
+    ctxguard: { ...cg.browser, entry: bundles.ctxguard?.[encodings[0]] ?? null },
+    bundles,
+  };
+  const server = await startServer({ dirs: { bundles: bundlesDir, lib: path.join(BENCH_DIR, 'lib'), inputs: inputsDir } });
   try {
     results.meta.chromium = `Chromium ${(await browser.get()).version()}`;
     results.cold.chromium = await P.coldChromium({ browser, server, libs, encodings, samples: params.coldChromium, env: envBrowser });
-    results.download = P.downloadSizes(results.cold.chromium, server);
+    results.download = P.downloadSizes(results.cold.chromium);
     for (const byEnc of Object.values(results.cold.chromium)) for (const c of Object.values(byEnc)) delete c.fetched;
     const start = P.pageStarter(browser, server);
     results.throughput.chromium = await P.throughput({ runtime: 'chromium', startWorker: start, libs, encodings, ids, env: envBrowser, manifest, params });

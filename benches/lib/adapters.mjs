@@ -1,11 +1,13 @@
-// One loader per tokenizer, the same code in Node and in the browser. Packages are imported by
-// their bare names: Node resolves them from benches/node_modules, the page through an import map
-// (see server.mjs). Only what differs between runtimes comes from `env`.
+// One loader per tokenizer, the same code in Node and in the browser. Node imports the packages by
+// their bare names, as published (resolved from benches/node_modules); the page imports each
+// library's bundle instead — one minified ES module per library and encoding, built by
+// bundle.mjs — whose exports are the names the Node branch takes from the packages. Only what
+// differs between runtimes comes from `env`.
 //
 // env = {
 //   runtime: 'node' | 'browser',
 //   ctxguard: { entry, init: 'none' | 'initSync' | 'default', wasm },  // wasm: a file path (Node)
-//   tiktokenWasm: URL of tiktoken's lite wasm (browser only),
+//   bundles: { [lib]: { [encoding]: URL of the bundle } },            // browser only
 // }
 
 export const LIBS = ['ctxguard', 'gpt-tokenizer', 'tiktoken', 'js-tiktoken'];
@@ -41,32 +43,39 @@ export async function loadCounter(lib, encoding, env) {
       return { count: (t) => mod.countTokens(t, opts), free() {}, mod };
     }
     case 'gpt-tokenizer': {
-      const mod = encoding === 'o200k_base'
-        ? await import('gpt-tokenizer/encoding/o200k_base')
-        : await import('gpt-tokenizer/encoding/cl100k_base');
+      let mod;
+      if (env.bundles) mod = await import(env.bundles[lib][encoding]);
+      else if (encoding === 'o200k_base') mod = await import('gpt-tokenizer/encoding/o200k_base');
+      else mod = await import('gpt-tokenizer/encoding/cl100k_base');
       return { count: mod.countTokens, free() {} };
     }
     case 'tiktoken': {
       let Tiktoken;
-      if (env.runtime === 'node') {
+      let ranks;
+      if (env.bundles) {
+        const m = await import(env.bundles[lib][encoding]);
+        await m.init((imports) => WebAssembly.instantiateStreaming(fetch(m.wasmUrl), imports));
+        ({ Tiktoken, ranks } = m);
+      } else {
         const m = await import('tiktoken/lite'); // CommonJS entry: reads the wasm file synchronously
         Tiktoken = m.Tiktoken ?? m.default.Tiktoken;
-      } else {
-        const m = await import('tiktoken/lite/init');
-        await m.init((imports) => WebAssembly.instantiateStreaming(fetch(env.tiktokenWasm), imports));
-        Tiktoken = m.Tiktoken;
+        ranks = encoding === 'o200k_base'
+          ? (await import('tiktoken/encoders/o200k_base.json', { with: { type: 'json' } })).default
+          : (await import('tiktoken/encoders/cl100k_base.json', { with: { type: 'json' } })).default;
       }
-      const ranks = encoding === 'o200k_base'
-        ? (await import('tiktoken/encoders/o200k_base.json', { with: { type: 'json' } })).default
-        : (await import('tiktoken/encoders/cl100k_base.json', { with: { type: 'json' } })).default;
       const enc = new Tiktoken(ranks.bpe_ranks, ranks.special_tokens, ranks.pat_str);
       return { count: (t) => enc.encode(t).length, free: () => enc.free() };
     }
     case 'js-tiktoken': {
-      const { Tiktoken } = await import('js-tiktoken/lite');
-      const ranks = encoding === 'o200k_base'
-        ? (await import('js-tiktoken/ranks/o200k_base')).default
-        : (await import('js-tiktoken/ranks/cl100k_base')).default;
+      let Tiktoken;
+      let ranks;
+      if (env.bundles) ({ Tiktoken, ranks } = await import(env.bundles[lib][encoding]));
+      else {
+        ({ Tiktoken } = await import('js-tiktoken/lite'));
+        ranks = encoding === 'o200k_base'
+          ? (await import('js-tiktoken/ranks/o200k_base')).default
+          : (await import('js-tiktoken/ranks/cl100k_base')).default;
+      }
       const enc = new Tiktoken(ranks);
       return { count: (t) => enc.encode(t).length, free() {} };
     }

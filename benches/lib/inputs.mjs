@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import { messageTexts } from './measure.mjs';
 
 /** Bump when the generator changes: cached files with another version are regenerated. */
-export const GENERATOR_VERSION = 11;
+export const GENERATOR_VERSION = 12;
 
 const MB = 1_000_000;
 
@@ -447,6 +447,14 @@ export function generateInputs({ quick = false, variant = 0 } = {}) {
   const base64 = truncateUtf8('data:image/png;base64,' + b64bytes.toString('base64'), quick ? 5 * MB / 8 : 5 * MB);
 
   const chat = makeChat(seed(6), vocab, quick ? { messages: 300, scale: 0.4 } : { messages: 2000, scale: 0.77 });
+  // The slowest inputs seen from outside: one piece of a megabyte (a run of one character; each
+  // variant one character shorter, so that no piece cache has seen it), a run of digits (pieces of
+  // three, all the same) and random base64 without a data-URL prefix. Their own seed: the inputs
+  // above stay what they were.
+  const run = (c) => c.repeat(size - variant);
+  const raw = seed(7);
+  const rawBytes = Buffer.alloc(Math.ceil((size * 3) / 4));
+  for (let i = 0; i < rawBytes.length; i++) rawBytes[i] = Math.floor(raw.next() * 256);
   return {
     texts: {
       prose: fillToBytes(size, prose.paragraph),
@@ -455,6 +463,11 @@ export function generateInputs({ quick = false, variant = 0 } = {}) {
       minjson,
       base64,
       letters,
+      b64raw: rawBytes.toString('base64').slice(0, size),
+      spaces: run(' '),
+      aaaa: run('a'),
+      digits: run('7'),
+      newlines: run('\n'),
     },
     chat,
   };
@@ -469,7 +482,15 @@ export const INPUTS = [
   { id: 'minjson', label: 'minified JSON, no whitespace' },
   { id: 'base64', label: 'base64 data URL' },
   { id: 'letters', label: 'letters, no whitespace' },
+  { id: 'b64raw', label: 'random base64' },
+  { id: 'spaces', label: 'run of spaces' },
+  { id: 'aaaa', label: "run of 'a'" },
+  { id: 'digits', label: "run of '7'" },
+  { id: 'newlines', label: 'run of newlines' },
 ];
+
+/** The adversarial inputs, reported against prose (time per MB ÷ the same library's on prose). */
+export const ADVERSARIAL = ['minjson', 'base64', 'letters', 'b64raw', 'spaces', 'aaaa', 'digits', 'newlines'];
 
 /**
  * Writes `variants` variants of the inputs to `dir` unless a manifest of the same version, mode and

@@ -2,6 +2,7 @@
 // APIs and download size, in Node and in Chromium.
 
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -375,18 +376,26 @@ const brotli = (body) => zlib.brotliCompressSync(body, { params: { [zlib.constan
 
 /**
  * gzip -9 (the figure issue #7's target uses) and brotli 11 of each file the cold-start page
- * fetched from the packages (not the harness).
+ * fetched of the libraries' bundles and their assets (not the harness).
  */
-export function downloadSizes(coldChromiumResult, server) {
+export function downloadSizes(coldChromiumResult) {
   const out = {};
+  // The same file serves several cells (ctxguard's bundle and .wasm for both encodings, tiktoken's
+  // .wasm): compressed once (brotli 11 takes seconds a megabyte).
+  const sizes = new Map();
+  const sizesOf = (file) => {
+    const body = fs.readFileSync(file);
+    const key = crypto.createHash('sha1').update(body).digest('hex');
+    if (!sizes.has(key)) sizes.set(key, { raw: body.length, gzip: zlib.gzipSync(body, { level: 9 }).length, brotli: brotli(body) });
+    return sizes.get(key);
+  };
   for (const [lib, byEnc] of Object.entries(coldChromiumResult)) {
     for (const [enc, cell] of Object.entries(byEnc)) {
       if (!cell.fetched) continue;
       const files = [];
       for (const e of cell.fetched) {
-        if (!/^\/(nm|pkg|cjs)\//.test(e.path) || e.status !== 200) continue;
-        const body = e.file ? fs.readFileSync(e.file) : Buffer.from(server.generated[e.path].body);
-        files.push({ path: e.path, raw: body.length, gzip: zlib.gzipSync(body, { level: 9 }).length, brotli: brotli(body) });
+        if (!e.path.startsWith('/bundles/') || e.status !== 200) continue;
+        files.push({ path: e.path, ...sizesOf(e.file) });
       }
       (out[lib] ??= {})[enc] = {
         files,

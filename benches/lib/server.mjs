@@ -1,11 +1,9 @@
 // A tiny static server on 127.0.0.1 for the Chromium half of the benchmark. It serves:
-//   /nm/...      benches/node_modules (the peers, as published)
-//   /pkg/...     ctxguard's built package
+//   /bundles/... every library bundled and minified as a production page ships it (bundle.mjs:
+//                one ES module per library and encoding, its .wasm next to it where it has one)
 //   /lib/...     this harness
 //   /inputs/...  the generated inputs
-//   /cjs/base64-js.mjs  base64-js (CommonJS only, imported by js-tiktoken's ESM) wrapped the way a
-//                bundler wraps a CommonJS module: its own code, unchanged, inside a module scope
-//   /bench.html, /cold.html  pages with an import map that maps the packages' bare names to files
+//   /bench.html, /cold.html  the pages
 // Every response is logged, so that the download size of a page can be read off what it fetched.
 
 import http from 'node:http';
@@ -17,59 +15,29 @@ const MIME = {
   '.html': 'text/html; charset=utf-8', '.txt': 'text/plain; charset=utf-8',
 };
 
-export function importMap(ctxguardEntryUrl) {
-  const imports = {
-    ctxguard: ctxguardEntryUrl,
-    'gpt-tokenizer/encoding/o200k_base': '/nm/gpt-tokenizer/esm/encoding/o200k_base.js',
-    'gpt-tokenizer/encoding/cl100k_base': '/nm/gpt-tokenizer/esm/encoding/cl100k_base.js',
-    'tiktoken/lite/init': '/nm/tiktoken/lite/init.js',
-    // tiktoken's init.js imports "./tiktoken_bg" without an extension (written for bundlers).
-    '/nm/tiktoken/lite/tiktoken_bg': '/nm/tiktoken/lite/tiktoken_bg.js',
-    'tiktoken/encoders/o200k_base.json': '/nm/tiktoken/encoders/o200k_base.json',
-    'tiktoken/encoders/cl100k_base.json': '/nm/tiktoken/encoders/cl100k_base.json',
-    'js-tiktoken/lite': '/nm/js-tiktoken/dist/lite.js',
-    'js-tiktoken/ranks/o200k_base': '/nm/js-tiktoken/dist/ranks/o200k_base.js',
-    'js-tiktoken/ranks/cl100k_base': '/nm/js-tiktoken/dist/ranks/cl100k_base.js',
-    'base64-js': '/cjs/base64-js.mjs',
-  };
-  return JSON.stringify({ imports }, null, 2);
-}
-
-function page(title, ctxguardEntryUrl, body) {
+function page(title, body) {
   return `<!doctype html>
 <html><head><meta charset="utf-8"><title>${title}</title>
-<script type="importmap">
-${importMap(ctxguardEntryUrl)}
-</script>
 </head><body>
 ${body}
 </body></html>
 `;
 }
 
-/**
- * Starts the server. `dirs` = { nm, pkg, lib, inputs }; `ctxguardEntry` is the file name of the
- * browser entry inside pkg/. Resolves to { url, log, close() }.
- */
-export async function startServer({ dirs, ctxguardEntry }) {
+/** Starts the server. `dirs` = { bundles, lib, inputs }. Resolves to { url, log, close() }. */
+export async function startServer({ dirs }) {
   const log = [];
-  const entryUrl = `/pkg/${ctxguardEntry}`;
-  const b64src = fs.readFileSync(path.join(dirs.nm, 'base64-js', 'index.js'), 'utf8');
   const generated = {
-    '/cjs/base64-js.mjs': {
-      type: MIME['.js'],
-      body: `const module = { exports: {} };\nconst exports = module.exports;\n${b64src}\nexport default module.exports;\n`,
-    },
     '/bench.html': {
       type: MIME['.html'],
-      body: page('ctxguard bench', entryUrl, `<script type="module">
+      body: page('ctxguard bench', `<script type="module">
 import * as harness from '/lib/browser-harness.mjs';
 window.harness = harness;
 window.harnessReady = true;
 </script>`),
     },
   };
-  const mounts = { '/nm/': dirs.nm, '/pkg/': dirs.pkg, '/lib/': dirs.lib, '/inputs/': dirs.inputs };
+  const mounts = { '/bundles/': dirs.bundles, '/lib/': dirs.lib, '/inputs/': dirs.inputs };
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
@@ -94,7 +62,7 @@ window.harnessReady = true;
       // "import + first count"). The harness's own two modules are loaded before the clock
       // starts (their time, the same for every library, is kept as `harnessMs`), and the time
       // since navigation start is kept too.
-      const body = page('cold start', entryUrl, `<script type="module">
+      const body = page('cold start', `<script type="module">
 const h0 = performance.now();
 const { loadCounter } = await import('/lib/adapters.mjs');
 const { SAMPLE } = await import('/lib/measure.mjs');
