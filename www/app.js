@@ -5,15 +5,18 @@
 // imported from /pkg/ at run time so that a missing or broken build, or a browser without
 // WebAssembly, gets a clear message.
 
+import { renderAges } from './age-view.js';
 import { findAttachments, previewOffsets } from './attachments.js';
 import { renderBreakdown, renderBudget } from './budget-view.js';
 import { createCompaction } from './compaction-view.js';
-import { PageError, guessFormat, parseConversation, rowsOf } from './conversation.js';
+import { PageError, guessFormat, parseConversation } from './conversation.js';
 import { fill, fmt, h, short } from './dom.js';
 import { renderMessages } from './messages-view.js';
 import { createReader } from './reader-view.js';
+import { rowsFor } from './rows-more.js';
 import { sample } from './sample.js';
 import { sampleIn } from './sample-formats.js';
+import { createSession } from './session-view.js';
 import { renderTraces } from './traces-view.js';
 
 document.documentElement.dataset.status = 'booting';
@@ -29,6 +32,8 @@ const EDITOR_LIMIT = 1_000_000;
 const PROGRESS_DELAY_MS = 120;
 /** Source-guard fields of the guard config that take a token count. */
 const GUARD_NUMBERS = ['toolOutputLimit', 'toolOutputTotal', 'attachmentBudget'];
+/** Fields of `clearToolOutputs` (tool outputs by age) the Source guards panel sets; blank: ctxguard's default. */
+const CLEAR_NUMBERS = ['protectTokens', 'clearAtLeast'];
 /**
  * The page starts below ctxguard's defaults so that the built-in sample shows the guards at work:
  * its log and JSON outputs are ~5,000 tokens each (the default limit is 8,000) and its two
@@ -52,7 +57,7 @@ let passes = 0;
 let progressEvents = 0;
 let reader = null;
 let compaction = null;
-/** The last valid input, for the Compaction card: { cfg, conv, usedTokens }. */
+/** The last valid input, for the Compaction and Whole conversation cards: { cfg, conv, usedTokens, source }. */
 let lastValid = null;
 
 function setStatus(text) {
@@ -103,6 +108,7 @@ async function boot() {
     `, below ctxguard's defaults (${fmt(8000)}; min(16,000, usable ÷ 8)), so that the sample's ~5,000-token outputs and its PDF report show the effect. Blank fields use the defaults (greyed).`);
   reader = createReader($('reader-card'), api);
   compaction = createCompaction($('compaction-card'), api, () => lastValid);
+  createSession($('session-card'), api, () => lastValid);
   wire();
   $('app').removeAttribute('aria-busy');
   await update();
@@ -186,11 +192,17 @@ function guardConfig() {
   }
   const tool = $('guard-retrievalTool').value.trim();
   if (tool !== '') cfg.retrievalTool = tool;
+  const clear = {};
+  for (const k of CLEAR_NUMBERS) {
+    const v = $(`guard-${k}`).value.trim();
+    if (v !== '') clear[k] = Number(v);
+  }
+  if (Object.keys(clear).length) cfg.clearToolOutputs = clear;
   return cfg;
 }
 
 function setPageGuards() {
-  for (const k of GUARD_NUMBERS) $(`guard-${k}`).value = PAGE_GUARDS[k] ?? '';
+  for (const k of [...GUARD_NUMBERS, ...CLEAR_NUMBERS]) $(`guard-${k}`).value = PAGE_GUARDS[k] ?? '';
 }
 
 /** Greyed defaults of the source-guard fields, from the usable limit (src/guards/sources.rs). */
@@ -360,9 +372,13 @@ async function pass() {
     renderBudget($('budget'), r.metrics, r.raw);
     renderBreakdown($('breakdown'), r.metrics, guard.model, r.raw);
     renderTraces($('traces-card'), r.traces, r.delivered);
-    renderMessages($('messages-card'), rowsOf(cfg.format, conv), r.counts, { rows: rowsOf(cfg.format, visible), counts: r.vcounts });
+    const rows = rowsFor(cfg.format, conv);
+    const vrows = rowsFor(cfg.format, visible);
+    renderAges($('ages-card'), { rows, counts: r.counts, vrows, vcounts: r.vcounts, traces: r.traces, metrics: r.metrics, protect: cfg.clearToolOutputs?.protectTokens ?? null });
+    renderMessages($('messages-card'), rows, r.counts, { rows: vrows, counts: r.vcounts });
     reader.update(r.attachments, new Map(r.previews), { encoding: guard.model.encoding, format: cfg.format });
-    lastValid = { cfg, conv, usedTokens: r.metrics.usedTokens };
+    // `source`: what the conversation was read from (the editor's text, or the loaded file), to tell a new conversation from the same one read again.
+    lastValid = { cfg, conv, usedTokens: r.metrics.usedTokens, source: loaded ?? $('conversation').value };
     compaction?.update();
     measuredOnce = true;
     performance.mark('ctxguard:pass-drawn');
@@ -424,7 +440,7 @@ function useEditor(text) {
   editor.value = text;
 }
 
-const FORMAT_NAMES = { openai: 'OpenAI Chat Completions', anthropic: 'Anthropic Messages', 'ai-sdk': 'Vercel AI SDK model messages' };
+const FORMAT_NAMES = { openai: 'OpenAI Chat Completions', anthropic: 'Anthropic Messages', 'ai-sdk': 'Vercel AI SDK model messages', 'openai-responses': 'OpenAI Responses input items', gemini: 'Gemini contents' };
 /** The sample in `format` (the selected one; the sample's own at start). */
 function restoreSample(format = sample.format) {
   useEditor(JSON.stringify(sampleIn(format), null, 2));
@@ -515,14 +531,14 @@ function wire() {
   $('custom-model').addEventListener('input', debounce(update, 300));
   $('format').addEventListener('change', formatChanged);
   for (const k of LIMITS) $(`limit-${k}`).addEventListener('input', soon);
-  for (const k of [...GUARD_NUMBERS, 'retrievalTool']) $(`guard-${k}`).addEventListener('input', soon);
+  for (const k of [...GUARD_NUMBERS, ...CLEAR_NUMBERS, 'retrievalTool']) $(`guard-${k}`).addEventListener('input', soon);
   $('guard-emergency').addEventListener('change', update);
   $('page-guards').addEventListener('click', () => {
     setPageGuards();
     update();
   });
   $('default-guards').addEventListener('click', () => {
-    for (const k of GUARD_NUMBERS) $(`guard-${k}`).value = '';
+    for (const k of [...GUARD_NUMBERS, ...CLEAR_NUMBERS]) $(`guard-${k}`).value = '';
     update();
   });
   $('reset-limits').addEventListener('click', () => {

@@ -4,10 +4,10 @@
 // reloads a saved conversation with resolveHistory(). `api` is the page's worker (ctxguard/worker):
 // prepare() runs there, while the summarizer, the heartbeats and the log lines arrive here.
 
-import { rowsOf } from './conversation.js';
 import { fill, fmt, h } from './dom.js';
 import { renderMessages } from './messages-view.js';
-import { builtinSummarizer, endpointSummarizer } from './summarizers.js';
+import { rowsFor } from './rows-more.js';
+import { builtinSummarizer, endpointSummarizer, failingSummarizer, hangingSummarizer } from './summarizers.js';
 
 /** The compaction record's fields in display order (index.d.ts: CompactionRecord). */
 const RECORD_FIELDS = ['status', 'attempts', 'failureReason', 'beforeTokens', 'afterTokens', 'tokensSaved', 'removedItems', 'durationMs'];
@@ -41,10 +41,17 @@ async function messageList(api, title, { messages, system, format, model, tools 
   } catch {
     // Shown without counts.
   }
-  renderMessages(box, rowsOf(format, conv), counts, null);
+  renderMessages(box, rowsFor(format, conv), counts, null);
   box.querySelector('h2')?.replaceChildren(title);
   for (const el of box.querySelectorAll('[id]')) el.removeAttribute('id');
   return box;
+}
+
+/** `cfg` with a `win`-token window (max and reserved output an eighth of it); as it is when `win` is blank. */
+export function withWindow(cfg, win) {
+  if (!(win > 0)) return cfg;
+  const out = Math.floor(win / 8);
+  return { ...cfg, contextWindow: win, maxOutputTokens: out, reservedOutputTokens: out };
 }
 
 function download(name, text) {
@@ -67,6 +74,8 @@ export function createCompaction(root, api, current) {
 
   const kindBuiltin = h('input', { type: 'radio', name: 'summarizer', value: 'builtin', id: 'summarizer-builtin', checked: true });
   const kindEndpoint = h('input', { type: 'radio', name: 'summarizer', value: 'endpoint', id: 'summarizer-endpoint' });
+  const kindFailing = h('input', { type: 'radio', name: 'summarizer', value: 'failing', id: 'summarizer-failing' });
+  const kindHanging = h('input', { type: 'radio', name: 'summarizer', value: 'hanging', id: 'summarizer-hanging' });
   const endpointFields = h('div', { class: 'cmp-endpoint', id: 'endpoint-fields', hidden: true },
     h('label', { class: 'field' }, h('span', {}, 'Endpoint URL (chat completions)'),
       h('input', { type: 'text', id: 'endpoint-url', placeholder: 'https://api.openai.com/v1/chat/completions', autocomplete: 'off', spellcheck: 'false' })),
@@ -85,6 +94,8 @@ export function createCompaction(root, api, current) {
       h('fieldset', { class: 'cmp-kind' },
         h('legend', {}, 'Summarizer'),
         h('label', { class: 'toggle' }, kindBuiltin, h('span', {}, h('strong', {}, 'Built-in'), h('span', { class: 'muted' }, ' — deterministic, no network; answers a SessionState after ~1.5 s'))),
+        h('label', { class: 'toggle' }, kindFailing, h('span', {}, h('strong', {}, 'Failing'), h('span', { class: 'muted' }, ' — an endpoint that is down: every call throws after 200 ms'))),
+        h('label', { class: 'toggle' }, kindHanging, h('span', {}, h('strong', {}, 'Hanging'), h('span', { class: 'muted' }, ' — never answers: each attempt ends at timeoutMs'))),
         h('label', { class: 'toggle' }, kindEndpoint, h('span', {}, h('strong', {}, 'OpenAI-compatible endpoint')))),
       endpointFields,
       h('div', { class: 'cmp-row' },
@@ -127,9 +138,11 @@ export function createCompaction(root, api, current) {
 
   const onKind = () => {
     endpointFields.hidden = !kindEndpoint.checked;
+    // A hanging summarizer waits for the timeout three times: a short one keeps the demo moving.
+    if (kindHanging.checked && Number($('#cmp-timeout').value) > 5000) $('#cmp-timeout').value = '2000';
   };
   kindBuiltin.addEventListener('change', onKind);
-  kindEndpoint.addEventListener('change', onKind);
+  for (const k of [kindEndpoint, kindFailing, kindHanging]) k.addEventListener('change', onKind);
   $('#cmp-window').addEventListener('input', hint);
   $('#run-prepare').addEventListener('click', () => run());
   $('#cancel-prepare').addEventListener('click', () => running?.abort(new Error('cancelled by the user')));
@@ -146,14 +159,13 @@ export function createCompaction(root, api, current) {
   });
 
   function runConfig(cfg) {
-    const win = Number($('#cmp-window').value);
-    if (!(win > 0)) return cfg;
-    const out = Math.floor(win / 8);
-    return { ...cfg, contextWindow: win, maxOutputTokens: out, reservedOutputTokens: out };
+    return withWindow(cfg, Number($('#cmp-window').value));
   }
 
   function summarizer() {
     if (kindBuiltin.checked) return { summarize: builtinSummarizer(), label: 'built-in' };
+    if (kindFailing.checked) return { summarize: failingSummarizer(), label: 'failing' };
+    if (kindHanging.checked) return { summarize: hangingSummarizer(), label: 'hanging' };
     const url = $('#endpoint-url').value.trim();
     const model = $('#endpoint-model').value.trim();
     if (!url) throw new Error('Type the endpoint URL (an OpenAI-compatible /chat/completions URL).');

@@ -14,7 +14,7 @@ const OPEN_COMPARISONS = 12;
  * comparisons open).
  */
 const PAGE_ROWS = 100;
-const KIND_LABEL = { compacted: 'tool output compacted', preview: 'attachment preview' };
+const KIND_LABEL = { compacted: 'tool output compacted', cleared: 'tool output cleared', preview: 'attachment preview' };
 
 function jsonText(m) {
   const text = JSON.stringify(m, null, 2) ?? String(m);

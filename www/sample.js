@@ -64,7 +64,7 @@ export const tools = [
 ];
 
 /** A small deterministic PRNG (mulberry32), so the generated parts never change. */
-function rng(seed) {
+export function rng(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

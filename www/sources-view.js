@@ -4,8 +4,8 @@
 
 import { fmt, h } from './dom.js';
 
-/** What ctxguard writes into the model-visible view (src/guards/tool_output.rs, attachment.rs). */
-const MARKERS = /\[ctxguard:(?:compacted-tool-output|attachment-preview)\]|\[… \d+ items omitted …\]|…\[\+\d+ chars\]/g;
+/** What ctxguard writes into the model-visible view (src/sources/tool_output.rs, stub.rs, found.rs). */
+const MARKERS = /\[ctxguard:(?:compacted-tool-output|cleared-tool-output|attachment-preview)\]|\[… \d+ items omitted …\]|…\[\+\d+ chars\]/g;
 /** Above this many line pairs, the diff keeps only the common head and tail (no LCS). */
 const LCS_CELLS = 4_000_000;
 /** Unchanged lines shown around a change. */
@@ -19,6 +19,7 @@ const MAX_ROWS = 3000;
 export function changeKinds(visibleText) {
   const kinds = [];
   if (visibleText.includes('[ctxguard:compacted-tool-output]')) kinds.push('compacted');
+  if (visibleText.includes('[ctxguard:cleared-tool-output]')) kinds.push('cleared');
   if (visibleText.includes('[ctxguard:attachment-preview]')) kinds.push('preview');
   return kinds;
 }
@@ -33,14 +34,56 @@ function partText(p) {
     case 'document': return `[document: ${p.title ?? p.source?.media_type ?? 'document'}]\n${p.source?.data ?? (typeof p.source?.content === 'string' ? p.source.content : (p.source?.content ?? []).map(partText).join('\n'))}`;
     case 'tool_use': return `→ ${p.name}(${JSON.stringify(p.input ?? {})})`;
     case 'tool_result': return typeof p.content === 'string' ? p.content : (p.content ?? []).map(partText).join('\n');
+    // OpenAI Responses parts.
+    case 'input_text': case 'output_text': return p.text ?? '';
+    case 'input_image': return `[image${p.detail ? ` · ${p.detail}` : ''}]`;
+    case 'input_file': return `[file part: ${p.filename ?? 'file'}]\n${dataText(p.file_data)}`;
+    case undefined: return geminiPartText(p);
     default: return `[${p?.type ?? 'part'}]`;
   }
 }
 
+/** The text of a text data URL (`data:text/plain;base64,...`), or '' for anything else. */
+function dataText(url) {
+  const m = /^data:(?:text\/[^;,]*|application\/json)[^,]*;base64,(.*)$/s.exec(url ?? '');
+  return m ? base64Text(m[1]) : '';
+}
+
+function base64Text(data) {
+  try {
+    return new TextDecoder().decode(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)));
+  } catch {
+    return '';
+  }
+}
+
+/** A Gemini part (no `type`): text, a function call or response, inline data. */
+function geminiPartText(p) {
+  if (typeof p?.text === 'string') return p.text;
+  if (p?.functionCall) return `→ ${p.functionCall.name}(${JSON.stringify(p.functionCall.args ?? {})})`;
+  if (p?.functionResponse) {
+    const r = p.functionResponse.response;
+    const values = r && typeof r === 'object' ? Object.values(r) : [];
+    return values.length === 1 && typeof values[0] === 'string' ? values[0] : JSON.stringify(r ?? null);
+  }
+  if (p?.inlineData) return /^(text\/|application\/json)/.test(p.inlineData.mimeType ?? '') ? `[file part: ${p.inlineData.displayName ?? p.inlineData.mimeType}]\n${base64Text(p.inlineData.data ?? '')}` : `[${p.inlineData.mimeType ?? 'inline data'}]`;
+  if (p?.fileData) return `[file: ${p.fileData.fileUri ?? ''}]`;
+  return '[part]';
+}
+
 /** One message as readable text (the same rendering for both views, so only the guards differ). */
 export function messageText(m) {
-  const parts = typeof m?.content === 'string' ? [m.content] : Array.isArray(m?.content) ? m.content.map(partText) : [];
+  const content = m?.content ?? m?.parts;
+  const parts = typeof content === 'string' ? [content] : Array.isArray(content) ? content.map(partText) : [];
+  // A Gemini functionResponse part (a row of its own).
+  if (m?.functionResponse) parts.push(geminiPartText(m));
   for (const c of m?.tool_calls ?? []) parts.push(`→ ${c.function?.name}(${c.function?.arguments ?? ''})`);
+  // OpenAI Responses call and output items.
+  if (typeof m?.arguments === 'string' && m?.name) parts.push(`→ ${m.name}(${m.arguments})`);
+  if (typeof m?.output === 'string') parts.push(m.output);
+  else if (Array.isArray(m?.output)) parts.push(...m.output.map(partText));
+  // An AI SDK tool-result part (a row of its own).
+  else if (m?.type === 'tool-result') parts.push(typeof m.output?.value === 'string' ? m.output.value : JSON.stringify(m.output?.value ?? m.output ?? null));
   return parts.join('\n');
 }
 

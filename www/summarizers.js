@@ -1,7 +1,10 @@
-// The two summarizers the Compaction card offers to guard.prepare():
+// The summarizers the page offers to guard.prepare():
 //  - builtinSummarizer: deterministic, no network. It answers a SessionState built from the
 //    request's messages (the user's questions, the tools that ran) after an artificial delay, so
 //    that the heartbeats are visible.
+//  - failingSummarizer / hangingSummarizer: an endpoint that is down (every call throws after a
+//    short delay) or that never answers (only the timeout or an abort ends the call), so that the
+//    fallback and the circuit breaker can be seen.
 //  - endpointSummarizer: an OpenAI-compatible /chat/completions endpoint with a URL, key and
 //    model the user typed. The key lives only in the closure; nothing is stored.
 
@@ -73,6 +76,19 @@ export function builtinSummarizer({ delayMs = 1500 } = {}) {
     await delay(delayMs, signal);
     return sessionStateOf(messages);
   };
+}
+
+/** A summarizer that is down: every call throws after `delayMs` (counts as `callback_error`). */
+export function failingSummarizer({ delayMs = 200 } = {}) {
+  return async ({ signal }) => {
+    await delay(delayMs, signal);
+    throw new Error('summarizer unavailable (the page\'s failing summarizer)');
+  };
+}
+
+/** A summarizer that never answers: the call ends only when prepare's timeout (or an abort) aborts its signal. */
+export function hangingSummarizer() {
+  return ({ signal }) => delay(2 ** 31 - 1, signal);
 }
 
 /**

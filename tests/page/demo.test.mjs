@@ -60,6 +60,24 @@ function assertTraces(onPage, expected) {
   });
 }
 
+/**
+ * What ctxguard says of a converted sample `conv` in `format` with the page's source guards (gpt-4o):
+ * the raw and model-visible totals, the rows countMessages counts, the traces.
+ */
+function guardConverted(page, conv, format) {
+  return page.evaluate(async ({ conv, format, cfg }) => {
+    const { ContextGuard, countMessages } = await import('/pkg/index.js');
+    const guard = new ContextGuard({ ...cfg, model: 'gpt-4o', format });
+    const opts = { tools: conv.tools, ...(conv.system === undefined ? {} : { system: conv.system }) };
+    try {
+      const result = guard.guardSources(conv.messages, opts);
+      return { raw: guard.measure(conv.messages, opts).usedTokens, used: result.metrics.usedTokens, rows: countMessages(conv.messages, { model: 'gpt-4o', format, ...opts }).perMessage.length, traces: result.traces };
+    } finally {
+      guard.free();
+    }
+  }, { conv, format, cfg: PAGE_GUARDS });
+}
+
 /** The message row of the raw/model-visible list whose text contains `needle`. */
 const rowWith = (page, needle) => page.locator('#messages li.msg', { hasText: needle });
 
@@ -287,17 +305,7 @@ describe('demo page', () => {
           assert.deepEqual(Object.keys(conv.tools), ['read_file', 'run_tests', 'list_ci_runs']);
           assert.ok(conv.messages.some((m) => m.role === 'tool' && m.content.length === 2 && m.content.every((p) => p.type === 'tool-result')));
         }
-        const expected = await page.evaluate(async ({ conv, format, cfg }) => {
-          const { ContextGuard, countMessages } = await import('/pkg/index.js');
-          const guard = new ContextGuard({ ...cfg, model: 'gpt-4o', format });
-          const opts = { tools: conv.tools, ...(conv.system === undefined ? {} : { system: conv.system }) };
-          try {
-            const result = guard.guardSources(conv.messages, opts);
-            return { raw: guard.measure(conv.messages, opts).usedTokens, used: result.metrics.usedTokens, rows: countMessages(conv.messages, { model: 'gpt-4o', format, ...opts }).perMessage.length };
-          } finally {
-            guard.free();
-          }
-        }, { conv, format, cfg: PAGE_GUARDS });
+        const expected = await guardConverted(page, conv, format);
         assert.equal(digits(await text(page, '#raw-tokens')), expected.raw, format);
         assert.equal(digits(await text(page, '#used-tokens')), expected.used, format);
         assert.ok(expected.used < expected.raw, `the source guards cut the ${format} sample`);
@@ -681,6 +689,300 @@ describe('demo page', () => {
       await page.waitForSelector('#reload-status');
       assert.equal(await page.locator('#reload-status').getAttribute('data-from-checkpoint'), 'true');
       assert.match(await text(page, '#reload-status'), /localStorage/);
+      expectClean(page);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('tool outputs by age: each output\'s age, what it became and its tokens, and the clearing steps, as guardSources gives them', async () => {
+    const page = await openPage();
+    try {
+      await ready(page);
+      /** What ctxguard says of the sample's three tool outputs (messages 3, 4 and 6), newest first. */
+      const expectedAges = (config) => page.evaluate(async (cfg) => {
+        const { ContextGuard, countMessages } = await import('/pkg/index.js');
+        const { sample } = await import('/sample.js');
+        const guard = new ContextGuard({ format: 'openai', ...cfg });
+        try {
+          const r = guard.guardSources(sample.messages, { tools: sample.tools });
+          const raw = countMessages(sample.messages, { model: cfg.model, tools: sample.tools }).perMessage;
+          const vis = countMessages(r.messages, { model: cfg.model, tools: sample.tools }).perMessage;
+          const became = (i) => (r.messages[i].content.includes('[ctxguard:cleared-tool-output]') ? 'cleared' : r.messages[i].content.includes('[ctxguard:compacted-tool-output]') ? 'compacted' : 'verbatim');
+          return { outputs: [6, 4, 3].map((i) => ({ state: became(i), before: raw[i], after: vis[i] })), clearing: r.metrics.clearing, steps: r.traces.filter((t) => t.operation === 'tool_output_clear') };
+        } finally {
+          guard.free();
+        }
+      }, { model: 'gpt-4o', ...PAGE_GUARDS, ...config });
+      const onPage = () => page.locator('#age-table tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+        state: tr.dataset.state, age: Number(tr.dataset.age), ref: tr.querySelector('.age-ref code').textContent,
+        before: Number(tr.children[2].dataset.value), after: Number(tr.children[3].dataset.value), badge: tr.querySelector('.age-badge').textContent,
+      })));
+      const clearingOnPage = () => page.locator('#age-clearing').evaluate((dd) => ({ cleared: Number(dd.dataset.cleared), compacted: Number(dd.dataset.compacted), savedTokens: Number(dd.dataset.saved) }));
+
+      // The page's values: the two ~5,000-token outputs compacted by size, the file read whole.
+      let expected = await expectedAges({});
+      let rows = await onPage();
+      assert.deepEqual(rows.map((r) => r.ref), ['list_ci_runs', 'run_tests', 'read_file'], 'newest first');
+      assert.deepEqual(rows.map((r) => r.age), [1, 1, 1], 'one user turn after them');
+      assert.deepEqual(rows.map(({ state, before, after }) => ({ state, before, after })), expected.outputs);
+      assert.deepEqual(rows.map((r) => r.state), ['compacted', 'compacted', 'verbatim']);
+      assert.deepEqual(await clearingOnPage(), expected.clearing);
+      assert.equal(await page.locator('#age-strip .age-cell').count(), 3);
+      assert.deepEqual(await page.locator('#age-strip .age-cell').evaluateAll((cells) => cells.map((c) => c.dataset.state)), ['verbatim', 'compacted', 'compacted'], 'the strip runs oldest to newest');
+      assert.match(await text(page, '#age-protect'), /default/);
+      assert.ok(await page.locator('#age-steps').isVisible());
+      assert.equal(await page.locator('#age-steps tr[data-cleared]').count(), 0, 'no clearing step at 128k');
+
+      // A 5,000-token window: the oldest output is cleared to a stub and the next compacted by age,
+      // in one step whose invalidated prefix is on screen.
+      assert.equal(await after1(page, () => page.fill('#limit-contextWindow', '5000')), 'ready');
+      expected = await expectedAges({ contextWindow: 5000 });
+      rows = await onPage();
+      assert.deepEqual(rows.map(({ state, before, after }) => ({ state, before, after })), expected.outputs);
+      assert.deepEqual(rows.map((r) => r.state), ['compacted', 'compacted', 'cleared']);
+      assert.equal(rows[2].badge, 'cleared (stub)');
+      assert.match(await page.locator('#age-table tbody tr[data-state="cleared"] .age-stub').getAttribute('title'), /^\[ctxguard:cleared-tool-output\] read_file\(path=src\/billing\/period\.ts\)/);
+      assert.deepEqual(await clearingOnPage(), expected.clearing);
+      assert.deepEqual(expected.clearing.cleared, 1);
+      assert.equal(expected.steps.length, 1);
+      const step = await page.locator('#age-steps tr[data-cleared]').evaluateAll((trs) => trs.map((tr) => ({ cleared: Number(tr.dataset.cleared), prefix: Number(tr.dataset.prefix) })));
+      assert.deepEqual(step, expected.steps.map((t) => ({ cleared: t.messagesCleared, prefix: t.prefixInvalidatedTokens })));
+      // The cleared output is marked in the message list too.
+      assert.equal(await page.locator('#messages li.msg[data-changed="cleared"]').count(), 1);
+      await page.locator('#ages-card').screenshot({ path: join(artifacts, 'ages.png') });
+
+      // The protected budget given in the Source guards panel is the one shown, and is used.
+      assert.equal(await after1(page, () => page.fill('#guard-protectTokens', '400')), 'ready');
+      assert.equal(await page.locator('#age-protect').getAttribute('data-value'), '400');
+      expected = await expectedAges({ contextWindow: 5000, clearToolOutputs: { protectTokens: 400 } });
+      assert.deepEqual((await onPage()).map(({ state, before, after }) => ({ state, before, after })), expected.outputs);
+      await page.setViewportSize({ width: 390, height: 800 });
+      await page.locator('#ages-card').screenshot({ path: join(artifacts, 'ages-390.png') });
+      expectClean(page);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('the format selector converts the sample to OpenAI Responses items and Gemini contents, measured as guardSources measures them', async () => {
+    const page = await openPage();
+    try {
+      await ready(page);
+      const formats = await page.locator('#format option').evaluateAll((os) => os.map((o) => o.value));
+      assert.deepEqual(formats, ['openai', 'anthropic', 'ai-sdk', 'openai-responses', 'gemini']);
+      for (const format of ['openai-responses', 'gemini']) {
+        assert.equal(await after1(page, () => page.selectOption('#format', format)), 'ready', await text(page, '#results'));
+        const conv = JSON.parse(await page.locator('#conversation').inputValue());
+        if (format === 'openai-responses') {
+          assert.equal(typeof conv.system, 'string', 'instructions');
+          assert.deepEqual(conv.messages.filter((m) => m.type === 'function_call_output').map((m) => m.call_id), ['call_rf_01', 'call_rt_02', 'call_ci_03']);
+          assert.deepEqual(conv.tools.map((t) => t.name), ['read_file', 'run_tests', 'list_ci_runs']);
+        } else {
+          assert.deepEqual(Object.keys(conv.system), ['parts'], 'systemInstruction');
+          assert.ok(conv.messages.every((m) => m.role === 'user' || m.role === 'model'));
+          assert.ok(conv.messages.some((m) => m.parts.length === 2 && m.parts.every((p) => p.functionResponse)), 'a turn\'s two responses in one content');
+          assert.deepEqual(conv.tools[0].functionDeclarations.map((d) => d.name), ['read_file', 'run_tests', 'list_ci_runs']);
+        }
+        const expected = await guardConverted(page, conv, format);
+        assert.equal(digits(await text(page, '#raw-tokens')), expected.raw, format);
+        assert.equal(digits(await text(page, '#used-tokens')), expected.used, format);
+        assert.ok(expected.used < expected.raw, `the source guards cut the ${format} sample`);
+        assertTraces(await tracesOnPage(page), expected.traces);
+        // One row per message ctxguard counts, each with its count; the three tool outputs by age.
+        const roles = await page.locator('#messages .msg-line .role').allInnerTexts();
+        assert.equal(roles.length, expected.rows, format);
+        assert.equal(roles.filter((r) => r === 'tool').length, 3, format);
+        assert.equal(await page.locator('#messages .msg-tokens .num').count(), expected.rows, format);
+        assert.equal(await page.locator('#messages-card .notice').count(), 0, format);
+        assert.deepEqual(await page.locator('#messages li.msg.changed .role').allInnerTexts(), ['user', 'tool', 'tool'], format);
+        assert.deepEqual(await page.locator('#age-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.state)), ['compacted', 'compacted', 'verbatim'], format);
+        await shot(page, `sample-${format}`);
+      }
+      expectClean(page);
+    } finally {
+      await page.close();
+    }
+  });
+
+  /** Plays `turns` turns in the Whole conversation card with `settings` (field id → value) and waits until it is done. */
+  async function play(page, turns, settings = {}) {
+    await page.locator('#session-card').scrollIntoViewIfNeeded();
+    await page.fill('#play-turns', String(turns));
+    for (const [id, value] of Object.entries(settings)) {
+      if (id === 'play-summarizer') await page.selectOption('#play-summarizer', value);
+      else if (id === 'play-ahead') await page.setChecked('#play-ahead', value);
+      else await page.fill(`#${id}`, String(value));
+    }
+    const before = Number(await page.locator('#session-card').getAttribute('data-turns') ?? 0);
+    await page.click('#play');
+    await page.waitForFunction((n) => document.querySelector('#session-card').dataset.state === 'done' && Number(document.querySelector('#session-card').dataset.turns) >= n, before + turns, { timeout: 180_000 });
+    return page.locator('#play-rows tr').evaluateAll((trs) => trs.map((tr) => ({ turn: Number(tr.dataset.turn), used: Number(tr.dataset.used), events: tr.dataset.events.split(' ').filter(Boolean), calls: Number(tr.dataset.calls), breaker: tr.dataset.breaker })));
+  }
+
+  /**
+   * The same session replayed with ContextGuard on the page's thread: the sample, an answer to
+   * its last user message, then each turn of session-turns.js, prepare() on the whole history.
+   */
+  function replay(page, turns, { summarizer = 'instant' } = {}) {
+    return page.evaluate(async ({ turns, summarizer, cfg }) => {
+      const { ContextGuard } = await import('/pkg/index.js');
+      const { sample } = await import('/sample.js');
+      const { closingReply, turnMessages } = await import('/session-turns.js');
+      const { builtinSummarizer, failingSummarizer } = await import('/summarizers.js');
+      const guard = new ContextGuard(cfg);
+      const inner = summarizer === 'failing' ? failingSummarizer({ delayMs: 0 }) : builtinSummarizer({ delayMs: 0 });
+      let calls = 0;
+      const summarize = (r) => {
+        calls++;
+        return inner(r);
+      };
+      const history = [...sample.messages, closingReply('openai')];
+      const out = [];
+      try {
+        for (let n = 1; n <= turns; n++) {
+          const { ask, reply } = turnMessages('openai', n, 800);
+          history.push(...ask);
+          const r = await guard.prepare(history, { tools: sample.tools, summarize, timeoutMs: 10_000, retryDelayMs: 0 });
+          history.push(reply);
+          const events = [];
+          if (r.traces.some((t) => t.operation === 'tool_output_clear')) events.push('clear');
+          if (r.degraded) events.push('degraded');
+          else if (r.compaction) events.push('compacted');
+          if (!r.compaction && r.metrics.memory.coveredMessages > 0) events.push('remembered');
+          out.push({ turn: n, used: r.metrics.usedTokens, events, calls, breaker: r.metrics.breaker.state, reason: r.degradedReason });
+        }
+        return out;
+      } finally {
+        guard.free();
+      }
+    }, { turns, summarizer, cfg: { model: 'gpt-4o', format: 'openai', ...PAGE_GUARDS, contextWindow: 16000, maxOutputTokens: 2000, reservedOutputTokens: 2000, breaker: { cooldownCalls: 10 } } });
+  }
+
+  test('a whole conversation, turn by turn: prepare() on the display history every turn, in the worker, as ctxguard gives it', async () => {
+    const page = await openPage();
+    try {
+      await ready(page);
+      assert.equal(await page.locator('#session-card').getAttribute('data-state'), 'idle');
+      assert.equal(await page.locator('#play-summarizer').inputValue(), 'instant');
+      const rows = await play(page, 40);
+      const expected = await replay(page, 40);
+      assert.deepEqual(rows.map((r) => r.turn), expected.map((r) => r.turn));
+      assert.deepEqual(rows.map((r) => r.used), expected.map((r) => r.used), 'model-input tokens per turn');
+      assert.deepEqual(rows.map((r) => r.events.sort()), expected.map((r) => r.events.sort()), 'what happened per turn');
+      assert.deepEqual(rows.map((r) => r.calls), expected.map((r) => r.calls), 'summarizer calls so far');
+      // Clearing comes before summarizing; after the compaction the remembered summary is reused.
+      const first = (kind) => rows.findIndex((r) => r.events.includes(kind));
+      assert.ok(first('clear') >= 0 && first('compacted') > first('clear'), 'clearing steps before the first summary');
+      assert.ok(first('remembered') > first('compacted'));
+      assert.equal(rows.at(-1).calls, rows.filter((r) => r.events.includes('compacted')).length, 'one summarizer call per compaction, none for a remembered summary');
+      const summary = page.locator('#play-summary');
+      assert.equal(await summary.getAttribute('data-turns'), '40');
+      assert.equal(await summary.getAttribute('data-calls'), String(rows.at(-1).calls));
+      assert.equal(await summary.getAttribute('data-clear'), String(rows.filter((r) => r.events.includes('clear')).length));
+      assert.match(await text(page, '#play-summary'), /the last prepare\(\) sent 4 new messages to the worker and referred to the \d+ it already had/);
+      // Tool outputs by age on the last turn: the newest whole, older ones compacted, cleared, summarized.
+      const states = await page.locator('#play-ages #age-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.state));
+      assert.equal(states[0], 'verbatim', 'the newest output reaches the model whole');
+      for (const s of ['compacted', 'cleared', 'summarized']) assert.ok(states.includes(s), `${s} in ${states}`);
+      const order = ['verbatim', 'compacted', 'cleared', 'summarized'];
+      assert.deepEqual(states, [...states].sort((a, b) => order.indexOf(a) - order.indexOf(b)), 'older outputs are never kept in a fuller form than newer ones');
+      assert.ok(await page.locator('#play-ages #age-steps tr[data-cleared]').count() >= 1);
+      await page.locator('#session-card').screenshot({ path: join(artifacts, 'session.png') });
+
+      // More turns continue the same guard and history.
+      const more = await play(page, 5);
+      assert.equal(more.length, 45);
+      assert.deepEqual(more.map((r) => r.turn), [...rows.map((r) => r.turn), 41, 42, 43, 44, 45]);
+      assert.deepEqual(more.slice(0, 40).map((r) => r.used), rows.map((r) => r.used));
+      expectClean(page);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('the circuit breaker: a failing summarizer opens it after 3 failed compactions, it half-opens after its cool-down, resetBreaker closes it', async () => {
+    const page = await openPage();
+    try {
+      await ready(page);
+      const rows = await play(page, 45, { 'play-summarizer': 'failing' });
+      const expected = await replay(page, 45, { summarizer: 'failing' });
+      assert.deepEqual(rows.map((r) => r.breaker), expected.map((r) => r.breaker));
+      assert.deepEqual(rows.map((r) => r.calls), expected.map((r) => r.calls));
+      const opened = rows.findIndex((r) => r.breaker === 'open');
+      assert.ok(opened > 0, 'the breaker opens');
+      assert.equal(rows[opened].calls, 9, 'three failed compactions of three attempts each');
+      assert.equal(await page.locator('#breaker-log li[data-kind="opened"]').getAttribute('data-turn'), String(rows[opened].turn));
+      // While open, no summarizer call: the turns go straight to the fallback.
+      const skipped = expected.filter((r) => r.reason === 'breaker_open').length;
+      assert.ok(skipped >= 5, `${skipped} turns with breaker_open`);
+      assert.equal(await page.locator('#breaker-skipped').getAttribute('data-skipped'), String(skipped));
+      assert.equal(rows[opened + 1].calls, 9);
+      // After 10 calls it half-opens, asks once, fails: open again (one call more).
+      assert.equal(await page.locator('#breaker-log li[data-kind="reopened"]').count() >= 1, true);
+      assert.equal(rows.find((r, i) => i > opened && r.calls > 9)?.calls, 10);
+      const state = page.locator('#breaker-state');
+      assert.equal(await state.getAttribute('data-state'), 'open');
+      assert.match(await text(page, '#breaker-state'), /half-opens after \d+ more prepare calls?/);
+      await page.locator('#session-card').screenshot({ path: join(artifacts, 'breaker-open.png') });
+
+      await page.click('#reset-breaker');
+      await page.waitForFunction(() => document.querySelector('#breaker-state')?.dataset.state === 'closed');
+      assert.equal(await state.getAttribute('data-failures'), '0');
+      assert.ok(await page.locator('#breaker-log li[data-kind="reset"]').isVisible());
+      // Closed: the next compaction asks the summarizer again.
+      const calls = rows.at(-1).calls;
+      const after = await play(page, 3);
+      assert.ok(after.at(-1).calls > calls, 'the summarizer is asked again');
+      expectClean(page);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('the Compaction card offers a failing and a hanging summarizer: three attempts, then the fallback', async () => {
+    const page = await openPage();
+    try {
+      await ready(page);
+      await page.locator('#compaction-card').scrollIntoViewIfNeeded();
+      for (const [kind, reason] of [['failing', 'callback_error'], ['hanging', 'timeout']]) {
+        await page.check(`#summarizer-${kind}`);
+        if (kind === 'hanging') assert.equal(await page.locator('#cmp-timeout').inputValue(), '2000', 'a short timeout for a summarizer that never answers');
+        await page.fill('#cmp-timeout', kind === 'hanging' ? '300' : '30000');
+        await page.click('#run-prepare');
+        await page.waitForFunction(() => document.querySelector('#compaction-card').dataset.state === 'done', null, { timeout: 60_000 });
+        assert.equal(await page.locator('#cmp-degraded').getAttribute('data-degraded'), 'true', kind);
+        assert.equal(await page.locator('#cmp-degraded').getAttribute('data-reason'), reason, kind);
+        assert.equal(await page.locator('#compaction-record dd[data-field="attempts"]').getAttribute('data-value'), '3', kind);
+        assert.equal(await page.locator('#compaction-record dd[data-field="status"]').getAttribute('data-value'), '"fallback"', kind);
+      }
+      expectClean(page);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('ahead: true starts the summary in the background and the turn that crosses the trigger applies it', async () => {
+    const page = await openPage();
+    try {
+      await ready(page);
+      assert.match(await text(page, '#ahead-box'), /ahead: off/);
+      // A 2-second summarizer and a user who pauses between turns: the summary is ready before the trigger.
+      const rows = await play(page, 30, { 'play-summarizer': 'slow', 'play-ahead': true, 'play-pause': 150 });
+      const started = rows.findIndex((r) => r.events.includes('ahead-started'));
+      const applied = rows.findIndex((r) => r.events.includes('ahead-applied'));
+      assert.ok(started >= 0 && applied > started, `started on turn ${rows[started]?.turn}, applied on turn ${rows[applied]?.turn}`);
+      assert.ok(!rows.some((r) => r.events.includes('compacted')), 'no compaction inside a prepare() call');
+      const run = page.locator('#ahead-runs li').first();
+      assert.equal(await run.getAttribute('data-status'), 'applied');
+      assert.equal(await run.getAttribute('data-started'), String(rows[started].turn));
+      assert.equal(await run.getAttribute('data-applied'), String(rows[applied].turn));
+      assert.deepEqual((await run.getAttribute('data-traces')).split(' '), ['in_progress', 'completed', 'applied']);
+      assert.ok(Number(await run.getAttribute('data-beats')) >= 1, 'heartbeats with ahead: true');
+      assert.match(await run.innerText(), /the user did not wait [\d,]+ ms of the summary's [\d,]+ ms/);
+      // The summarizer was called for it once, while the turns went on.
+      assert.equal(rows[applied].calls, 1);
+      await page.locator('#session-card').screenshot({ path: join(artifacts, 'ahead.png') });
       expectClean(page);
     } finally {
       await page.close();
