@@ -349,3 +349,49 @@ fn crossing_the_trigger_while_the_summary_is_running_waits_for_it() {
     }
     panic!("the trigger was never crossed");
 }
+
+/// `user(i)` / `answer(i)` in a format whose system is apart from the messages.
+fn in_format(format: Format, v: &Value) -> Value {
+    let text = v["content"].clone();
+    match (format, v["role"].as_str()) {
+        (Format::Gemini, Some("assistant")) => json!({"role": "model", "parts": [{"text": text}]}),
+        (Format::Gemini, _) => json!({"role": "user", "parts": [{"text": text}]}),
+        _ => v.clone(),
+    }
+}
+
+#[test]
+fn a_restored_checkpoint_does_not_repeat_the_hosts_system_in_anthropic_and_gemini() {
+    // There the checkpoint's system is the host's system prompt and the summary in one string
+    // (Anthropic) or one Content (Gemini): restoring it must remember the summary alone.
+    for (format, name, model) in [(Format::Anthropic, "anthropic", "claude-sonnet-4"), (Format::Gemini, "gemini", "gemini-2.5")] {
+        let config = json!({"model": model, "format": name, "checkpointKey": "app-secret"});
+        let system = json!("You help with a database migration.");
+        let request = |h: &[Value]| parse_request(format, &Value::Array(h.to_vec()), Some(&system), None).unwrap();
+        let (mut a, mut sa) = (guard(config.clone()), Summarizer::ok());
+        let mut history: Vec<Value> = Vec::new();
+        let mut checkpoint = None;
+        for i in 0..45 {
+            history.push(in_format(format, &user(i)));
+            if let Some(cp) = sa.prepare(&mut a, &request(&history), &PrepareOptions::default()).checkpoint {
+                checkpoint = Some(cp);
+            }
+            history.push(in_format(format, &answer(i)));
+        }
+        // Stored as `result.checkpoint` ({ messages, system }), through JSON.
+        let (cp_system, cp_messages) = write_request(format, &Request { messages: checkpoint.expect("compacted"), ..Default::default() });
+        let stored: Value = serde_json::from_str(&json!({"messages": cp_messages, "system": cp_system}).to_string()).unwrap();
+        history.push(in_format(format, &user(45)));
+        let expected = sa.prepare(&mut a, &request(&history), &PrepareOptions::default());
+        let mut b = guard(config);
+        let restored = b.restore(&parse_request(format, &stored["messages"], Some(&stored["system"]), None).unwrap());
+        assert!(restored.restored, "{name}: {restored:?}");
+        let mut sb = Summarizer::ok();
+        let out = sb.prepare(&mut b, &request(&history), &PrepareOptions::default());
+        assert_eq!(sb.calls, 0, "{name}");
+        let visible = |o: &Outcome| write_request(format, &Guard::model_visible(o.request.clone()));
+        let (got, want) = (visible(&out), visible(&expected));
+        assert_eq!(got.0, want.0, "{name}: the same system, the host's prompt once");
+        assert_eq!(got.1, want.1, "{name}: the same messages");
+    }
+}

@@ -228,6 +228,14 @@ fn is_summary(m: &Message, key: Option<&str>) -> bool {
     m.role == Role::System && (m.markers.summary_compacted || crate::checkpoint::is_checkpoint_summary(m, key))
 }
 
+/// The system message of a sealed summary, marked, with an id from its content.
+fn summary_note(sealed: String) -> Message {
+    let mut m = Message::text(Role::System, sealed);
+    m.markers.summary_compacted = true;
+    m.id = Some(format!("ctxguard-summary-{:012x}", content_key(&m.content, 11) & 0xffff_ffff_ffff));
+    m
+}
+
 /// A retained user message: a clone with a new, deterministic id and the retained marker.
 fn retain(m: &Message) -> Message {
     let mut c = m.clone();
@@ -441,11 +449,7 @@ impl Guard {
         // Layer 1 runs over the summary on every later call: attachment markup the summarizer
         // echoed is defused so that no preview ever rewrites (and unseals) it.
         let text = crate::sources::stub::defuse_tags(&render(answer));
-        let sealed = crate::checkpoint::seal(&text, self.checkpoint_key.as_deref(), covers);
-        let mut m = Message::text(Role::System, sealed);
-        m.markers.summary_compacted = true;
-        m.id = Some(format!("ctxguard-summary-{:012x}", content_key(&m.content, 11) & 0xffff_ffff_ffff));
-        m
+        summary_note(crate::checkpoint::seal(&text, self.checkpoint_key.as_deref(), covers))
     }
 
     /// `prepare(messages, { sessionState })` under the `session_state` strategy: the history
@@ -503,16 +507,16 @@ impl Guard {
     /// start of the history it is given (another conversation, or an edited one, does not match).
     pub fn restore(&mut self, chain: &Request) -> Restored {
         let key = self.checkpoint_key.clone();
-        let found = chain.messages.iter().enumerate().find_map(|(i, m)| crate::checkpoint::summary_covers(m, key.as_deref()).map(|c| (i, c)));
-        let Some((at, covers)) = found else {
+        let found = chain.messages.iter().enumerate().find_map(|(i, m)| crate::checkpoint::summary_block(m, key.as_deref()).map(|b| (i, b)));
+        let Some((at, (block, covers))) = found else {
             return Restored { restored: false, covered_messages: 0, reason: Some("no_summary") };
         };
         let Some(covers) = covers else {
             return Restored { restored: false, covered_messages: 0, reason: Some("no_covers") };
         };
-        let Some(summary) = chain.messages.get(at).cloned() else {
-            return Restored { restored: false, covered_messages: 0, reason: Some("no_summary") };
-        };
+        // The summary alone: where the format writes the host's system prompt and the summary as
+        // one string or Content (Anthropic, Gemini), the prompt is the host's, given again.
+        let summary = summary_note(block);
         let retained = chain.messages.iter().skip(at + 1).take_while(|m| m.markers.checkpoint_retained).cloned().collect();
         let covered = covers.messages;
         self.memory.remember(Summary::new(covers, None, summary, retained, false));
