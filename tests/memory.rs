@@ -395,3 +395,32 @@ fn a_restored_checkpoint_does_not_repeat_the_hosts_system_in_anthropic_and_gemin
         assert_eq!(got.1, want.1, "{name}: the same messages");
     }
 }
+
+#[test]
+fn a_compaction_keeps_the_last_exchange_when_the_current_turn_alone_fills_the_target() {
+    // A tool output of ~4,500 tokens arrives and crosses the trigger: the current turn alone is
+    // about the target (6,000), so no retained user message fits under it. The last exchange
+    // still fits under the usable limit: it stays, whole (user message and answer).
+    let mut g = guard(json!({}));
+    let mut s = Summarizer::ok();
+    let output: String = (0..170).map(|l| format!("{l:4} | line {l} of the log: request served in {} ms status=200 path=/api/v1/items\n", l * 3 % 97)).collect();
+    let mut history: Vec<Value> = vec![json!({"role": "system", "content": "You help with a database migration."})];
+    for i in 0..40 {
+        history.push(user(i));
+        let before = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
+        if before.checkpoint.is_none() && before.metrics.used_tokens > 6_000 {
+            history.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "read_log", "arguments": "{}"}}]}));
+            history.push(json!({"role": "tool", "tool_call_id": "call_1", "content": output}));
+            let out = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
+            assert!(out.checkpoint.is_some() && !out.degraded, "turn {i}: the tool output crossed the trigger");
+            let input = wire(&out.request.messages);
+            assert_eq!(input.last().unwrap()["content"], json!(output), "the newest output, whole");
+            let at = input.iter().position(|m| m == &answer(i - 1)).expect("the last answer is kept");
+            assert_eq!(input[at - 1], user(i - 1), "with its question");
+            assert!(out.metrics.used_tokens <= g.budget.usable_limit);
+            return;
+        }
+        history.push(answer(i));
+    }
+    panic!("never over 6,000 tokens");
+}
