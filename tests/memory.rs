@@ -186,6 +186,15 @@ fn a_new_guard_restores_the_checkpoint_and_gives_the_same_model_input_without_a_
     let out = sb.prepare(&mut b, &parse(&other), &PrepareOptions::default());
     assert_eq!(out.metrics.memory.covered_messages, 0);
     assert_eq!(wire(&out.request.messages), other);
+    // Restored, then given another conversation: ignored, with a trace on that first call.
+    let mismatch = |o: &Outcome| o.traces.iter().any(|t| t.failure_reason.as_deref() == Some(ctxguard::pipeline::CHECKPOINT_MISMATCH));
+    assert!(!out.traces.iter().any(|t| t.failure_reason.is_some()), "b applied it before: nothing to report");
+    let mut e = guard(json!({"checkpointKey": "app-secret"}));
+    assert!(e.restore(&parse(stored.as_array().unwrap())).restored);
+    let first = sb.prepare(&mut e, &parse(&other), &PrepareOptions::default());
+    assert!(mismatch(&first), "{:?}", first.traces);
+    assert_eq!((first.metrics.memory.covered_messages, wire(&first.request.messages)), (0, other.clone()));
+    assert!(!mismatch(&sb.prepare(&mut e, &parse(&other), &PrepareOptions::default())), "reported once");
     // A tampered checkpoint (it claims to cover more) does not verify under the key.
     let tampered = stored.to_string().replace(&format!("covers={}:", restored.covered_messages), &format!("covers={}:", restored.covered_messages + 2));
     let mut c = guard(json!({"checkpointKey": "app-secret"}));
