@@ -5,6 +5,12 @@
 // Chromium. Every N turns it records the wasm linear memory (memoryStats) and the JS heap after a
 // full GC, and says whether memory levels off.
 //
+// Which soak proves what: this one is the host that stores checkpoint chains and archives old
+// turns (memory levels off with the live chain, in Node and Chromium, with rich content). The
+// host that passes its whole display history, with a summarizer that is slow, fails in bursts,
+// hangs and recovers (calls bounded, never a rejection, memory no more than the history costs
+// a new guard) is the soak of benches/conversation.mjs (BENCHMARKS.md, "Whole conversations").
+//
 //   node benches/soak.mjs               1,000 turns in both runtimes; writes the section
 //                                       "Long sessions (soak)" of BENCHMARKS.md
 //   node benches/soak.mjs --quick       200 turns, a sample every 10 (checks the harness; no write)

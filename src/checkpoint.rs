@@ -111,6 +111,14 @@ fn tagged(body: &str, covers: &str) -> String {
 /// The first sealed summary block in `text` that verifies (with `key` when given): what it
 /// covers (`None` for a block sealed without covers).
 fn valid_block(text: &str, key: Option<&str>) -> Option<Option<Covers>> {
+    sealed_block(text, key).map(|(_, covers)| covers)
+}
+
+/// The first sealed summary block in `text` that verifies (with `key` when given): the block
+/// itself (from its marker to the end of its closing line) and what it covers. Formats whose
+/// system is one string or one Content (Anthropic, Gemini) write the host's system prompt and the
+/// summary together: the block is the summary alone.
+pub fn sealed_block<'a>(text: &'a str, key: Option<&str>) -> Option<(&'a str, Option<Covers>)> {
     let mut from = 0;
     while let Some(rel) = text.get(from..).and_then(|t| t.find(SUMMARY_MARKER)) {
         let start = from + rel;
@@ -121,7 +129,8 @@ fn valid_block(text: &str, key: Option<&str>) -> Option<Option<Covers>> {
                 let line = text.get(body_end + 1..).and_then(|t| t.lines().next()).unwrap_or("");
                 let body = text.get(start..body_end).unwrap_or("");
                 if let Some(found) = line.strip_prefix(SUMMARY_END).and_then(|rest| verify(body, rest, key)) {
-                    return Some(found);
+                    let block = text.get(start..body_end + 1 + line.len()).unwrap_or(body);
+                    return Some((block, found));
                 }
             }
         }
@@ -174,13 +183,20 @@ pub fn model_visible(text: &str) -> Option<String> {
 /// What the verified summary in `m` (a system message) covers: `Some(None)` for a summary sealed
 /// without covers, `None` when `m` holds no summary that verifies.
 pub fn summary_covers(m: &Message, key: Option<&str>) -> Option<Option<Covers>> {
+    summary_block(m, key).map(|(_, covers)| covers)
+}
+
+/// The sealed summary block in `m` (a system message) that verifies, alone (without the host's
+/// text around it in the same string or Content), and what it covers.
+pub fn summary_block(m: &Message, key: Option<&str>) -> Option<(String, Option<Covers>)> {
     if m.role != Role::System {
         return None;
     }
+    let found = |t: &str| sealed_block(t, key).map(|(block, covers)| (block.to_string(), covers));
     match &m.content {
-        Content::Text(t) => valid_block(t, key),
+        Content::Text(t) => found(t),
         Content::Parts(parts) => parts.iter().find_map(|p| match p {
-            Part::Text { text, .. } => valid_block(text, key),
+            Part::Text { text, .. } => found(text),
             _ => None,
         }),
     }
@@ -334,5 +350,9 @@ mod tests {
             assert_eq!(summary_covers(&m(&format!("{s}\n[/ctxguard:summary {bad}")), None), None, "{bad}");
         }
         assert_eq!(summary_covers(&Message::text(Role::User, plain.as_str()), None), None, "only system messages");
+        // The host's system prompt written in the same string (Anthropic): the block alone.
+        let joined = format!("You are terse.\n\n{keyed}\n\nMore of the host's text.");
+        let keep = Covers { keep: vec![55, 56], ..covers.clone() };
+        assert_eq!(summary_block(&m(&joined), Some("k")), Some((keyed.clone(), Some(keep))));
     }
 }

@@ -186,6 +186,15 @@ fn a_new_guard_restores_the_checkpoint_and_gives_the_same_model_input_without_a_
     let out = sb.prepare(&mut b, &parse(&other), &PrepareOptions::default());
     assert_eq!(out.metrics.memory.covered_messages, 0);
     assert_eq!(wire(&out.request.messages), other);
+    // Restored, then given another conversation: ignored, with a trace on that first call.
+    let mismatch = |o: &Outcome| o.traces.iter().any(|t| t.failure_reason.as_deref() == Some(ctxguard::pipeline::CHECKPOINT_MISMATCH));
+    assert!(!out.traces.iter().any(|t| t.failure_reason.is_some()), "b applied it before: nothing to report");
+    let mut e = guard(json!({"checkpointKey": "app-secret"}));
+    assert!(e.restore(&parse(stored.as_array().unwrap())).restored);
+    let first = sb.prepare(&mut e, &parse(&other), &PrepareOptions::default());
+    assert!(mismatch(&first), "{:?}", first.traces);
+    assert_eq!((first.metrics.memory.covered_messages, wire(&first.request.messages)), (0, other.clone()));
+    assert!(!mismatch(&sb.prepare(&mut e, &parse(&other), &PrepareOptions::default())), "reported once");
     // A tampered checkpoint (it claims to cover more) does not verify under the key.
     let tampered = stored.to_string().replace(&format!("covers={}:", restored.covered_messages), &format!("covers={}:", restored.covered_messages + 2));
     let mut c = guard(json!({"checkpointKey": "app-secret"}));
@@ -348,4 +357,79 @@ fn crossing_the_trigger_while_the_summary_is_running_waits_for_it() {
         history.push(answer(i));
     }
     panic!("the trigger was never crossed");
+}
+
+/// `user(i)` / `answer(i)` in a format whose system is apart from the messages.
+fn in_format(format: Format, v: &Value) -> Value {
+    let text = v["content"].clone();
+    match (format, v["role"].as_str()) {
+        (Format::Gemini, Some("assistant")) => json!({"role": "model", "parts": [{"text": text}]}),
+        (Format::Gemini, _) => json!({"role": "user", "parts": [{"text": text}]}),
+        _ => v.clone(),
+    }
+}
+
+#[test]
+fn a_restored_checkpoint_does_not_repeat_the_hosts_system_in_anthropic_and_gemini() {
+    // There the checkpoint's system is the host's system prompt and the summary in one string
+    // (Anthropic) or one Content (Gemini): restoring it must remember the summary alone.
+    for (format, name, model) in [(Format::Anthropic, "anthropic", "claude-sonnet-4"), (Format::Gemini, "gemini", "gemini-2.5")] {
+        let config = json!({"model": model, "format": name, "checkpointKey": "app-secret"});
+        let system = json!("You help with a database migration.");
+        let request = |h: &[Value]| parse_request(format, &Value::Array(h.to_vec()), Some(&system), None).unwrap();
+        let (mut a, mut sa) = (guard(config.clone()), Summarizer::ok());
+        let mut history: Vec<Value> = Vec::new();
+        let mut checkpoint = None;
+        for i in 0..45 {
+            history.push(in_format(format, &user(i)));
+            if let Some(cp) = sa.prepare(&mut a, &request(&history), &PrepareOptions::default()).checkpoint {
+                checkpoint = Some(cp);
+            }
+            history.push(in_format(format, &answer(i)));
+        }
+        // Stored as `result.checkpoint` ({ messages, system }), through JSON.
+        let (cp_system, cp_messages) = write_request(format, &Request { messages: checkpoint.expect("compacted"), ..Default::default() });
+        let stored: Value = serde_json::from_str(&json!({"messages": cp_messages, "system": cp_system}).to_string()).unwrap();
+        history.push(in_format(format, &user(45)));
+        let expected = sa.prepare(&mut a, &request(&history), &PrepareOptions::default());
+        let mut b = guard(config);
+        let restored = b.restore(&parse_request(format, &stored["messages"], Some(&stored["system"]), None).unwrap());
+        assert!(restored.restored, "{name}: {restored:?}");
+        let mut sb = Summarizer::ok();
+        let out = sb.prepare(&mut b, &request(&history), &PrepareOptions::default());
+        assert_eq!(sb.calls, 0, "{name}");
+        let visible = |o: &Outcome| write_request(format, &Guard::model_visible(o.request.clone()));
+        let (got, want) = (visible(&out), visible(&expected));
+        assert_eq!(got.0, want.0, "{name}: the same system, the host's prompt once");
+        assert_eq!(got.1, want.1, "{name}: the same messages");
+    }
+}
+
+#[test]
+fn a_compaction_keeps_the_last_exchange_when_the_current_turn_alone_fills_the_target() {
+    // A tool output of ~4,500 tokens arrives and crosses the trigger: the current turn alone is
+    // about the target (6,000), so no retained user message fits under it. The last exchange
+    // still fits under the usable limit: it stays, whole (user message and answer).
+    let mut g = guard(json!({}));
+    let mut s = Summarizer::ok();
+    let output: String = (0..170).map(|l| format!("{l:4} | line {l} of the log: request served in {} ms status=200 path=/api/v1/items\n", l * 3 % 97)).collect();
+    let mut history: Vec<Value> = vec![json!({"role": "system", "content": "You help with a database migration."})];
+    for i in 0..40 {
+        history.push(user(i));
+        let before = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
+        if before.checkpoint.is_none() && before.metrics.used_tokens > 6_000 {
+            history.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "read_log", "arguments": "{}"}}]}));
+            history.push(json!({"role": "tool", "tool_call_id": "call_1", "content": output}));
+            let out = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
+            assert!(out.checkpoint.is_some() && !out.degraded, "turn {i}: the tool output crossed the trigger");
+            let input = wire(&out.request.messages);
+            assert_eq!(input.last().unwrap()["content"], json!(output), "the newest output, whole");
+            let at = input.iter().position(|m| m == &answer(i - 1)).expect("the last answer is kept");
+            assert_eq!(input[at - 1], user(i - 1), "with its question");
+            assert!(out.metrics.used_tokens <= g.budget.usable_limit);
+            return;
+        }
+        history.push(answer(i));
+    }
+    panic!("never over 6,000 tokens");
 }

@@ -60,6 +60,9 @@ pub struct Memory {
     pub ahead_runs: u64,
     /// Messages covered by the summary the last call applied (metrics).
     last_covered: u32,
+    /// A checkpoint was restored and no call has applied a summary since: the next call that
+    /// applies none reports it (the checkpoint is another conversation's, or an edited one's).
+    restored_unchecked: bool,
 }
 
 /// Each message's place among the non-system messages of `messages`.
@@ -123,11 +126,24 @@ impl Memory {
         }
     }
 
+    /// Remember a summary restored from a checkpoint (`guard.restore`).
+    pub fn restored(&mut self, s: Summary) {
+        self.remember(s);
+        self.restored_unchecked = true;
+    }
+
+    /// Whether this call, which applied a summary or not (`applied`), is the first since a
+    /// restore and applied none: the restored checkpoint does not match the history it was given.
+    pub fn unmatched_restore(&mut self, applied: bool) -> bool {
+        std::mem::take(&mut self.restored_unchecked) && !applied
+    }
+
     /// Forget every summary (and the one made ahead of time).
     pub fn clear(&mut self) {
         self.summaries.clear();
         self.ahead = AheadState::Idle;
         self.last_covered = 0;
+        self.restored_unchecked = false;
     }
 
     /// The newest remembered summary that matches `history`, applied (summaries made ahead of

@@ -70,6 +70,11 @@ pub fn retry_pause_ms(reason: FailureReason, attempt: u32, delay_ms: f64, unit: 
 
 pub use crate::guard::DEFAULT_AHEAD_RATIO;
 
+/// The `failureReason` of the `summary_compact` `noop` trace of the first call after a restore
+/// whose checkpoint does not match the history (another conversation's, or one edited inside
+/// what the summary replaced): it is not applied.
+pub const CHECKPOINT_MISMATCH: &str = "checkpoint_mismatch";
+
 /// Options of one `prepare` call (the callbacks live in the binding).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -228,6 +233,14 @@ fn is_summary(m: &Message, key: Option<&str>) -> bool {
     m.role == Role::System && (m.markers.summary_compacted || crate::checkpoint::is_checkpoint_summary(m, key))
 }
 
+/// The system message of a sealed summary, marked, with an id from its content.
+fn summary_note(sealed: String) -> Message {
+    let mut m = Message::text(Role::System, sealed);
+    m.markers.summary_compacted = true;
+    m.id = Some(format!("ctxguard-summary-{:012x}", content_key(&m.content, 11) & 0xffff_ffff_ffff));
+    m
+}
+
 /// A retained user message: a clone with a new, deterministic id and the retained marker.
 fn retain(m: &Message) -> Message {
     let mut c = m.clone();
@@ -322,12 +335,20 @@ impl Guard {
         };
         let with_memory = options.session_state.is_none();
         let applied = if with_memory { self.apply_memory(&history.messages, false) } else { None };
+        let unmatched = with_memory && self.memory.unmatched_restore(applied.is_some());
         let (mut current, mut ordinals, mut covered) = match applied {
             Some(a) => (Request { messages: a.messages, ..history.clone() }, a.ordinals, a.covered),
             None => (history.clone(), memory::ordinals(&history.messages), 0),
         };
         let aged = self.aged_snapshot();
         let mut layer1 = self.guard_sources(&current, false, now);
+        if unmatched {
+            // A restored checkpoint that is not this history's: ignored, and said so once.
+            let used = layer1.metrics.used_tokens as usize;
+            let mut t = Trace::new(Operation::SummaryCompact, Status::Noop, 0.0, used, used);
+            t.failure_reason = Some(CHECKPOINT_MISMATCH.to_string());
+            layer1.traces.push(t);
+        }
         let mut over = layer1.metrics.used_tokens > self.budget.trigger_limit;
         let mut ahead_used = None;
         if with_memory && (over || options.force) {
@@ -441,11 +462,7 @@ impl Guard {
         // Layer 1 runs over the summary on every later call: attachment markup the summarizer
         // echoed is defused so that no preview ever rewrites (and unseals) it.
         let text = crate::sources::stub::defuse_tags(&render(answer));
-        let sealed = crate::checkpoint::seal(&text, self.checkpoint_key.as_deref(), covers);
-        let mut m = Message::text(Role::System, sealed);
-        m.markers.summary_compacted = true;
-        m.id = Some(format!("ctxguard-summary-{:012x}", content_key(&m.content, 11) & 0xffff_ffff_ffff));
-        m
+        summary_note(crate::checkpoint::seal(&text, self.checkpoint_key.as_deref(), covers))
     }
 
     /// `prepare(messages, { sessionState })` under the `session_state` strategy: the history
@@ -500,22 +517,23 @@ impl Guard {
     /// `guard.restore(checkpoint)`: remember the summary of a stored checkpoint chain, so that a
     /// new guard given the display history applies it instead of asking the summarizer again.
     /// Nothing is applied here: the next `prepare` applies it when its covered messages are the
-    /// start of the history it is given (another conversation, or an edited one, does not match).
+    /// start of the history it is given (another conversation, or an edited one, does not match:
+    /// the first call that applies no summary after it traces [`CHECKPOINT_MISMATCH`]).
     pub fn restore(&mut self, chain: &Request) -> Restored {
         let key = self.checkpoint_key.clone();
-        let found = chain.messages.iter().enumerate().find_map(|(i, m)| crate::checkpoint::summary_covers(m, key.as_deref()).map(|c| (i, c)));
-        let Some((at, covers)) = found else {
+        let found = chain.messages.iter().enumerate().find_map(|(i, m)| crate::checkpoint::summary_block(m, key.as_deref()).map(|b| (i, b)));
+        let Some((at, (block, covers))) = found else {
             return Restored { restored: false, covered_messages: 0, reason: Some("no_summary") };
         };
         let Some(covers) = covers else {
             return Restored { restored: false, covered_messages: 0, reason: Some("no_covers") };
         };
-        let Some(summary) = chain.messages.get(at).cloned() else {
-            return Restored { restored: false, covered_messages: 0, reason: Some("no_summary") };
-        };
+        // The summary alone: where the format writes the host's system prompt and the summary as
+        // one string or Content (Anthropic, Gemini), the prompt is the host's, given again.
+        let summary = summary_note(block);
         let retained = chain.messages.iter().skip(at + 1).take_while(|m| m.markers.checkpoint_retained).cloned().collect();
         let covered = covers.messages;
-        self.memory.remember(Summary::new(covers, None, summary, retained, false));
+        self.memory.restored(Summary::new(covers, None, summary, retained, false));
         Restored { restored: true, covered_messages: covered, reason: None }
     }
 

@@ -8,7 +8,8 @@
 //!   `recentTailTokens` (default: half the target limit, never more than half of what could be
 //!   summarized) — cut before a user message (whole exchanges), else before an assistant
 //!   message (whole steps), so a tool call is never separated from its results. When not even
-//!   the last exchange fits, the last assistant answer (with its tool results) is kept if it fits;
+//!   the last exchange fits, the last assistant answer (with its tool results) is kept if it fits
+//!   under the usable limit — with its user message when no retained one can precede it;
 //! - the **current turn**: the latest user message and everything after it;
 //! - everything else is the summary's: up to four recent user messages of it are kept verbatim
 //!   as retained clones (`retainUserTokens`, within what the target leaves), the rest is
@@ -79,6 +80,8 @@ impl Guard {
             .unwrap_or(DEFAULT_SUMMARY_MAX_TOKENS)
             .min((self.budget.target_limit / 4).max(256))
             .min(u32::try_from(usable.saturating_sub(fixed).saturating_sub(64)).unwrap_or(u32::MAX));
+        // Room under the usable limit for the last exchange when not even it fits the tail budget.
+        let last_answer_room = usable.saturating_sub(fixed + max_tokens as usize + 64);
         let tail = match self.strategy {
             Strategy::SessionState => split,
             Strategy::Summary => {
@@ -91,7 +94,6 @@ impl Guard {
                     .map_or_else(|| (target as f64 * DEFAULT_TAIL_SHARE) as usize, |t| t as usize)
                     .min(target.saturating_sub(fixed + max_tokens as usize))
                     .min(older / 2);
-                let last_answer_room = usable.saturating_sub(fixed + max_tokens as usize + 64);
                 self.tail_start(msgs, split, budget, last_answer_room, &tokens, key.as_deref())
             }
         };
@@ -127,9 +129,17 @@ impl Guard {
         }
         retained.reverse();
         // Messages after the summary start with a user message (Anthropic-style APIs require
-        // it): a tail that starts with an assistant answer needs a retained user message before it.
+        // it): a tail that starts with an assistant answer needs a retained user message before
+        // it. When none fits under the target (the current turn alone fills it: a large tool
+        // output), the tail starts at the user message of its exchange if that still fits under
+        // the usable limit, else at the next user message.
         if retained.is_empty() && msgs.get(cut.tail).is_some_and(|m| m.role == Role::Assistant) {
-            cut.tail = (cut.tail..cut.split).find(|&i| msgs.get(i).is_some_and(|m| m.role == Role::User)).unwrap_or(cut.split);
+            let exchange = (0..cut.tail)
+                .rev()
+                .take_while(|&i| msgs.get(i).is_some_and(|m| !is_summary(m, key.as_deref())))
+                .find(|&i| msgs.get(i).is_some_and(|m| m.role == Role::User))
+                .filter(|&u| (u..cut.split).filter(|&i| msgs.get(i).is_some_and(|m| m.role != Role::System)).map(tokens).sum::<usize>() <= last_answer_room);
+            cut.tail = exchange.unwrap_or_else(|| (cut.tail..cut.split).find(|&i| msgs.get(i).is_some_and(|m| m.role == Role::User)).unwrap_or(cut.split));
         }
         let removed: Vec<usize> = (0..cut.tail)
             .filter(|&i| msgs.get(i).is_some_and(|m| m.role != Role::System || is_summary(m, key.as_deref())))

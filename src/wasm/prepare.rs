@@ -282,7 +282,8 @@ impl ContextGuard {
     /// summary of a stored checkpoint (after a reload), so that `prepare` on the full display
     /// history applies it instead of asking the summarizer again. A checkpoint that does not
     /// verify under the guard's `checkpointKey` is not restored (`reason`); one that does not
-    /// match the history is never applied (see `guard::memory`).
+    /// match the history is never applied (see `guard::memory`), and the first `prepare` after
+    /// it says so (a `summary_compact` `noop` trace, `failureReason: 'checkpoint_mismatch'`).
     pub fn restore(&self, checkpoint: JsValue) -> std::result::Result<JsValue, JsValue> {
         run(|| {
             let format = self.inner.try_borrow().map(|g| g.format).map_err(|_| busy())?;

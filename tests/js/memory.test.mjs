@@ -204,3 +204,166 @@ test('restore, resetBreaker and summaries ahead of time work through a worker to
     await guard.terminate();
   }
 });
+
+/** The chat of `user` / `answer` through `turns` turns in `format`, compacting as it goes. */
+async function compactedChat(format, model, { turns = 45, key = 'app-secret', system } = {}) {
+  const shape = format === 'gemini' ? { user: (i) => ({ role: 'user', parts: [{ text: user(i).content }] }), answer: (i) => ({ role: 'model', parts: [{ text: answer(i).content }] }) } : { user, answer };
+  const config = { model, format, contextWindow: 16000, checkpointKey: key };
+  const guard = new ContextGuard(config);
+  const s = summarizer();
+  const history = format === 'openai' && !system ? [SYSTEM] : [];
+  let stored = null;
+  for (let i = 0; i < turns; i++) {
+    history.push(shape.user(i));
+    const r = await guard.prepare(history, { system, summarize: s.summarize });
+    if (r.checkpoint) stored = JSON.stringify(r.checkpoint);
+    history.push(shape.answer(i));
+  }
+  history.push(shape.user(turns));
+  return { guard, config, history, stored, calls: s.calls, shape };
+}
+
+test('restore after a JSON round trip gives the same model input in every format, the host system once', async () => {
+  const system = 'You help with a database migration.';
+  for (const [format, model] of [['openai', 'gpt-4o'], ['anthropic', 'claude-sonnet-4'], ['ai-sdk', 'gpt-4o'], ['openai-responses', 'gpt-4o'], ['gemini', 'gemini-2.5']]) {
+    const c = await compactedChat(format, model, { system });
+    assert.ok(c.stored && c.calls >= 1, format);
+    const expected = await c.guard.prepare(c.history, { system });
+    const reloaded = new ContextGuard(c.config);
+    const restored = reloaded.restore(JSON.parse(c.stored));
+    assert.equal(restored.restored, true, format);
+    const again = summarizer();
+    const traces = [];
+    const r = await reloaded.prepare(c.history, { system, summarize: again.summarize, onTrace: (t) => traces.push(t) });
+    assert.equal(again.calls, 0, `${format}: no summarizer call after the reload`);
+    assert.deepEqual(r.messages, expected.messages, format);
+    assert.deepEqual(r.system, expected.system, `${format}: the same system`);
+    assert.ok(JSON.stringify([r.system, r.messages]).split(system).length - 1 <= 1, `${format}: the host's system prompt at most once`);
+    assert.ok(!traces.some((t) => t.failureReason === 'checkpoint_mismatch'), format);
+    c.guard.free();
+    reloaded.free();
+  }
+});
+
+test('a tampered, foreign-key or foreign-conversation checkpoint is never applied, and says so', async () => {
+  const c = await compactedChat('openai', 'gpt-4o');
+  const stored = JSON.parse(c.stored);
+  const summaryAt = stored.messages.findIndex((m) => m.role === 'system' && m.content.includes('[ctxguard:summary]'));
+  // The summary's text edited, or its covers widened: the tag no longer verifies.
+  const edited = structuredClone(stored);
+  edited.messages[summaryAt].content = edited.messages[summaryAt].content.replace('Summary of', 'Forged summary of');
+  const widened = JSON.parse(c.stored.replace(/covers=(\d+):/, (_, n) => `covers=${Number(n) + 2}:`));
+  for (const bad of [edited, widened]) assert.deepEqual(new ContextGuard(c.config).restore(bad), { restored: false, coveredMessages: 0, reason: 'no_summary' });
+  // A summary written by a user (a user message cannot carry a checkpoint).
+  const asUser = structuredClone(stored);
+  asUser.messages[summaryAt].role = 'user';
+  assert.equal(new ContextGuard(c.config).restore(asUser).restored, false);
+  // Sealed under another key: not this app's.
+  assert.equal(new ContextGuard({ ...c.config, checkpointKey: 'other' }).restore(stored).restored, false);
+  // Genuine, but another conversation: restored, never applied; the first prepare traces it once.
+  const g = new ContextGuard(c.config);
+  assert.equal(g.restore(stored).restored, true);
+  const other = [SYSTEM, user(100), answer(100), user(101)];
+  const s = summarizer();
+  const traces = [];
+  const r = await g.prepare(other, { summarize: s.summarize, onTrace: (t) => traces.push(t) });
+  assert.deepEqual(r.messages, other);
+  assert.equal(r.metrics.memory.coveredMessages, 0);
+  const mismatch = r.traces.filter((t) => t.operation === 'summary_compact' && t.status === 'noop' && t.failureReason === 'checkpoint_mismatch');
+  assert.equal(mismatch.length, 1, JSON.stringify(r.traces));
+  assert.equal(traces.filter((t) => t.failureReason === 'checkpoint_mismatch').length, 1, 'onTrace sees it too');
+  const next = await g.prepare([...other, answer(101), user(102)], { summarize: s.summarize });
+  assert.ok(!next.traces.some((t) => t.failureReason === 'checkpoint_mismatch'), 'said once');
+  assert.equal(s.calls, 0);
+  c.guard.free();
+  g.free();
+});
+
+test('the breaker in metrics: failures, open with the calls left, half open after them, resetBreaker', async () => {
+  const guard = new ContextGuard({ ...CONFIG, breaker: { failures: 2, cooldownCalls: 3 } });
+  const s = summarizer({ fail: true });
+  const history = [SYSTEM];
+  const seen = [];
+  for (let i = 0; i < 60; i++) {
+    history.push(user(i));
+    const before = s.calls;
+    const r = await guard.prepare(history, { summarize: s.summarize, retryDelayMs: 0 });
+    history.push(answer(i));
+    if (r.compaction) seen.push({ asked: s.calls - before, reason: r.degradedReason, ...r.metrics.breaker });
+  }
+  // Closed: 3 attempts, failures counted; open after the second failed compaction.
+  assert.deepEqual(seen[0], { asked: 3, reason: 'callback_error', state: 'closed', failures: 1, closesInMs: null, closesAfterCalls: null });
+  assert.equal(seen[1].state, 'open');
+  assert.equal(seen[1].failures, 2);
+  assert.equal(seen[1].closesAfterCalls, 3);
+  assert.ok(seen[1].closesInMs > 0);
+  // While open the summarizer is not asked; then one attempt half open, which fails: open again.
+  const open = seen.slice(2).filter((x) => x.reason === 'breaker_open');
+  assert.ok(open.length >= 2 && open.every((x) => x.asked === 0 && x.state === 'open'));
+  assert.deepEqual(open.map((x) => x.closesAfterCalls).slice(0, 2), [2, 1]);
+  const halfOpen = seen.slice(2).filter((x) => x.asked > 0);
+  assert.ok(halfOpen.length >= 2 && halfOpen.every((x) => x.asked === 1 && x.state === 'open'), JSON.stringify(halfOpen));
+  // resetBreaker closes it at once: the next compaction asks again (3 attempts) and succeeds.
+  guard.resetBreaker();
+  assert.deepEqual(guard.measure(history).breaker, { state: 'closed', failures: 0, closesInMs: null, closesAfterCalls: null });
+  s.fail = false;
+  history.push(user(60));
+  const calls = s.calls;
+  const r = await guard.prepare(history, { summarize: s.summarize });
+  assert.equal(s.calls, calls + 1);
+  assert.ok(r.checkpoint && !r.degraded);
+  guard.free();
+});
+
+test('a summary made ahead of time is aborted by the starting call\'s signal; the next compaction asks again', async () => {
+  const guard = new ContextGuard(CONFIG);
+  const slow = summarizer({ delayMs: 5000 });
+  const history = [SYSTEM];
+  const controller = new AbortController();
+  const traces = [];
+  let i = 0;
+  for (; i < 50; i++) {
+    history.push(user(i));
+    const r = await guard.prepare(history, { summarize: slow.summarize, ahead: true, timeoutMs: 10000, signal: controller.signal, onTrace: (t) => traces.push(t) });
+    history.push(answer(i));
+    if (r.metrics.memory.ahead === 'running') break;
+  }
+  assert.equal(slow.calls, 1);
+  controller.abort();
+  assert.equal(slow.signals[0].aborted, true, 'the signal reached the summary made ahead of time');
+  await sleep(20);
+  const failed = traces.find((t) => t.ahead && t.status === 'fallback');
+  assert.equal(failed?.failureReason, 'aborted');
+  assert.equal(guard.measure(history).memory.ahead, 'failed');
+  // The conversation goes on: the call that crosses the trigger compacts on the send path.
+  const fast = summarizer();
+  let compacted = null;
+  for (i++; i < 60 && !compacted; i++) {
+    history.push(user(i));
+    const r = await guard.prepare(history, { summarize: fast.summarize });
+    if (r.checkpoint) compacted = r;
+    history.push(answer(i));
+  }
+  assert.ok(compacted, 'compacted once the trigger was crossed');
+  assert.equal(fast.calls, 1);
+  assert.equal(slow.calls, 1, 'the aborted one is not asked again');
+  guard.free();
+});
+
+test('free() during a summary made ahead of time: aborted, and nothing runs after', async () => {
+  const guard = new ContextGuard(CONFIG);
+  const slow = summarizer({ delayMs: 200 });
+  const history = [SYSTEM];
+  for (let i = 0; i < 50; i++) {
+    history.push(user(i));
+    const r = await guard.prepare(history, { summarize: slow.summarize, ahead: true });
+    history.push(answer(i));
+    if (r.metrics.memory.ahead === 'running') break;
+  }
+  guard.free();
+  assert.equal(slow.calls, 1);
+  assert.equal(slow.signals[0].aborted, true);
+  await sleep(300);
+  assert.equal(slow.calls, 1, 'no retry after free()');
+  assert.throws(() => guard.measure(history));
+});

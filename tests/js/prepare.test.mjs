@@ -32,15 +32,22 @@ test('a compaction with a SessionState summarizer', async () => {
   const beats = [];
   const traces = [];
   let seen;
+  // The summarizer answers after the second heartbeat (whenever the timers fire).
+  let twoBeats;
+  const beaten = new Promise((resolve) => {
+    twoBeats = resolve;
+  });
   const r = await withFrozen(conversation(), (msgs) =>
     guard.prepare(msgs, {
       summarize: async (req) => {
         seen = req;
-        await new Promise((resolve) => setTimeout(resolve, 120));
+        await beaten;
         return { summary: 'Forty modules fail; each at its own step.', key_facts: ['module i fails at step i'], decisions: [], plan: { status: 'active', steps: [{ description: 'fix module 0', status: 'pending' }] }, open_questions: [] };
       },
       heartbeatMs: 30,
-      onProgress: (e) => beats.push(e),
+      onProgress: (e) => {
+        if (beats.push(e) === 2) twoBeats();
+      },
       onTrace: (t) => traces.push(t),
       logger: (l) => lines.push(l),
     }),
@@ -122,60 +129,66 @@ test('a summarizer that fails twice and then answers completes on attempt 3', as
   assert.equal(r.compaction.attempts, 3);
 });
 
-/** Calls of a summarizer that answers with `answer(call)`, with the time of each call. */
-function timed(answer) {
-  const at = [];
-  return { at, gaps: () => at.slice(1).map((t, i) => t - at[i]), summarize: async () => answer(at.push(performance.now())) };
+/** A summarizer that answers with `answer(call)`, counting its calls. */
+function counted(answer) {
+  const s = { calls: 0, summarize: async () => answer(++s.calls) };
+  return s;
 }
 
+/** The pauses `prepare` announced before each next attempt (ms; `null`: the next one at once). */
+const pauses = (lines) => lines.filter((l) => l.startsWith('[SummaryCompact] attempt')).map((l) => {
+  const m = /next attempt in (\d+) ms/.exec(l);
+  return m ? Number(m[1]) : null;
+});
+
 test('errors and timeouts pause before the next attempt (jittered, doubling); invalid answers are asked again at once', async () => {
-  // Rejects twice, then answers: pauses of 50-100 % of 200 ms, then of 400 ms.
+  // Rejects twice, then answers: pauses of 50-100 % of 200 ms, then of 400 ms (the pauses the
+  // core decides and announces; how long the timers took is a benchmark's business).
   const lines = [];
-  const flaky = timed((n) => (n < 3 ? Promise.reject(new Error('429 rate limited')) : 'Plain text summary.'));
+  const flaky = counted((n) => (n < 3 ? Promise.reject(new Error('429 rate limited')) : 'Plain text summary.'));
   const r = await new ContextGuard(CONFIG).prepare(conversation(), { summarize: flaky.summarize, retryDelayMs: 200, logger: (l) => lines.push(l) });
   assert.equal(r.degraded, false);
   assert.equal(r.compaction.attempts, 3);
-  const [g1, g2] = flaky.gaps();
-  // Lower bounds: the pauses; upper bounds loose (a loaded machine delays timers).
-  assert.ok(g1 >= 95 && g1 < 1500, `first pause ${g1} ms`);
-  assert.ok(g2 >= 195 && g2 < 2000, `second pause ${g2} ms`);
-  const announced = lines.filter((l) => l.startsWith('[SummaryCompact] attempt')).map((l) => Number(/next attempt in (\d+) ms/.exec(l)?.[1]));
+  assert.equal(flaky.calls, 3);
+  const announced = pauses(lines);
   assert.equal(announced.length, 2, lines.join('\n'));
   assert.ok(announced[0] >= 100 && announced[0] <= 200 && announced[1] >= 200 && announced[1] <= 400, String(announced));
-  assert.ok(r.compaction.durationMs >= announced[0] + announced[1] - 5, 'the pauses are part of the compaction');
 
-  // A timeout pauses too (each attempt 30 ms, then 100-200 ms, then 200-400 ms).
-  const hanging = timed(() => new Promise(() => {}));
-  const t = await new ContextGuard(CONFIG).prepare(conversation(), { summarize: hanging.summarize, timeoutMs: 30, retryDelayMs: 200 });
+  // A timeout pauses too (each attempt 30 ms, then 100-200 ms, then 200-400 ms); no pause after the last.
+  const timeouts = [];
+  const hanging = counted(() => new Promise(() => {}));
+  const t = await new ContextGuard(CONFIG).prepare(conversation(), { summarize: hanging.summarize, timeoutMs: 30, retryDelayMs: 200, logger: (l) => timeouts.push(l) });
   assert.equal(t.degradedReason, 'timeout');
-  const [h1, h2] = hanging.gaps();
-  assert.ok(h1 >= 30 + 95 && h2 >= 30 + 195, `${h1} / ${h2} ms between calls`);
+  assert.equal(hanging.calls, 3);
+  const p = pauses(timeouts);
+  assert.ok(p.length === 3 && p[0] >= 100 && p[0] <= 200 && p[1] >= 200 && p[1] <= 400 && p[2] === null, String(p));
 
-  // Answers that fail validation, and retryDelayMs: 0, are asked again at once (a pause here would be >= 1000 ms).
+  // Answers that fail validation, and retryDelayMs: 0, are asked again at once.
   for (const [answer, opts, reason] of [[() => 42, { retryDelayMs: 2000 }, 'invalid_output'], [() => Promise.reject(new Error('x')), { retryDelayMs: 0 }, 'callback_error']]) {
-    const s = timed(answer);
-    const d = await new ContextGuard(CONFIG).prepare(conversation(), { summarize: s.summarize, ...opts });
+    const log = [];
+    const s = counted(answer);
+    const d = await new ContextGuard(CONFIG).prepare(conversation(), { summarize: s.summarize, ...opts, logger: (l) => log.push(l) });
     assert.equal(d.degradedReason, reason);
     assert.equal(d.compaction.attempts, 3);
-    assert.ok(s.gaps().every((g) => g < 900), `${reason}: ${s.gaps()} ms between calls`);
+    assert.equal(s.calls, 3);
+    assert.deepEqual(pauses(log), [null, null, null], `${reason}: ${log.join('\n')}`);
   }
 });
 
 test('heartbeats go on during a pause; an abort during it ends the attempts at once; bad retryDelayMs is INVALID_OPTIONS', async () => {
   const ac = new AbortController();
-  const failing = timed(() => Promise.reject(new Error('503')));
+  const failing = counted(() => Promise.reject(new Error('503')));
   const beats = [];
   const lines = [];
   const onProgress = (e) => {
     beats.push(e);
     if (beats.length === 4) ac.abort();
   };
-  const t0 = performance.now();
   const r = await new ContextGuard(CONFIG).prepare(conversation(), { summarize: failing.summarize, retryDelayMs: 60_000, heartbeatMs: 20, onProgress, signal: ac.signal, logger: (l) => lines.push(l) });
-  assert.ok(performance.now() - t0 < 5000, 'not the 30-60 s pause');
+  // Ended during the 30-60 s pause: no second attempt.
   assert.equal(r.degradedReason, 'aborted');
   assert.equal(r.compaction.attempts, 1);
-  assert.equal(failing.at.length, 1);
+  assert.equal(failing.calls, 1);
   // The beats during the pause carry the attempt it waits for.
   assert.ok(beats.length >= 4 && beats.every((b) => b.operation === 'summary_compact' && b.status === 'in_progress' && b.attempt === 2), JSON.stringify(beats));
   assert.ok(lines.includes('[SummaryCompact] aborted during the pause before attempt 2'), lines.join('\n'));
