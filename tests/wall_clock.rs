@@ -44,16 +44,6 @@ const CLOCK_READS: &[&str] = &[
 /// Exceptions: (file under the repository, text on the line, why it is not a timed assert).
 const ALLOWED: &[(&str, &str, &str)] = &[];
 
-/// Timed asserts in files another change of issue 22 is rewriting (the lead's list): tolerated
-/// until then, and no longer needed once that change is merged. Unlike `ALLOWED`, an entry that
-/// no longer matches is only reported.
-const PENDING: &[(&str, &str)] = &[
-    ("tests/js/prepare.test.mjs", "performance.now("),
-    ("tests/js/prepare.test.mjs", "Date.now("),
-    ("tests/js/prepare.test.mjs", "r.compaction.durationMs >= "),
-    ("tests/page/demo.test.mjs", "record.durationMs >= 1000"),
-];
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -202,7 +192,6 @@ fn no_test_asserts_on_wall_clock_time() {
     let all = findings();
     let excused = |file: &str, line: &str| {
         ALLOWED.iter().any(|(f, needle, _)| *f == file && line.contains(needle))
-            || PENDING.iter().any(|(f, needle)| *f == file && line.contains(needle))
     };
     let bad: Vec<String> = all
         .iter()
@@ -223,11 +212,6 @@ fn no_test_asserts_on_wall_clock_time() {
     }
     for (file, n, what, _) in all.iter().filter(|(file, _, _, line)| excused(file, line)) {
         println!("excused: {file}:{n}: {what}");
-    }
-    for (file, needle) in PENDING {
-        if !all.iter().any(|(f, _, _, line)| f == file && line.contains(needle)) {
-            println!("PENDING entry no longer needed: {file}: {needle:?}");
-        }
     }
 }
 

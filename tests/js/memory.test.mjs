@@ -15,15 +15,39 @@ const user = (i) => ({ role: 'user', content: `Question ${i}: how do I set up st
 const answer = (i) => ({ role: 'assistant', content: `Answer ${i}: for step ${i}, run the script with --step ${i}. ${'It checks the schema and moves the rows. '.repeat(22)}` });
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A summarizer that counts its calls (and may fail or be slow). */
-function summarizer({ fail = false, delayMs = 0 } = {}) {
+/** Waits, one event-loop turn at a time, until `done()` holds (no clock: a bounded number of turns). */
+async function until(done, what) {
+  for (let turn = 0; turn < 100_000; turn++) {
+    if (done()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.fail(`never happened: ${what}`);
+}
+
+/** Whether `promise` is still pending after the microtasks and two event-loop turns have run. */
+async function pending(promise) {
+  let settled = false;
+  promise.then(() => (settled = true), () => (settled = true));
+  await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+  return !settled;
+}
+
+/**
+ * A summarizer that counts its calls (and may fail or be slow). `held`: each call waits until the
+ * test calls `open()`, so a test decides when a summary made ahead of time is done, not the clock.
+ */
+function summarizer({ fail = false, delayMs = 0, held = false } = {}) {
+  let open;
+  const gate = new Promise((resolve) => (open = resolve));
   const s = {
     calls: 0,
     signals: [],
     fail,
+    open: () => open(),
     async summarize({ messages, signal }) {
       s.calls++;
       s.signals.push(signal);
+      if (held) await gate;
       if (delayMs) await sleep(delayMs);
       if (s.fail) throw new Error('summarizer down');
       return `Summary of ${messages.length} messages: the user migrates step by step.`;
@@ -107,7 +131,7 @@ test('a summarizer that is down: three compactions of three attempts, then the b
 
 test('a summary made ahead of time is written while the user reads, and used when the trigger is crossed', async () => {
   const guard = new ContextGuard(CONFIG);
-  const s = summarizer({ delayMs: 40 });
+  const s = summarizer({ held: true });
   const history = [SYSTEM];
   const traces = [];
   let startedAt = -1;
@@ -120,6 +144,10 @@ test('a summary made ahead of time is written while the user reads, and used whe
       startedAt = i;
       assert.equal(r.metrics.memory.ahead, 'running');
       assert.equal(r.checkpoint, null);
+      // The user reads and types while the summary is written; it is done before the next send.
+      await until(() => s.calls === 1, 'the summarizer asked in the background');
+      s.open();
+      await until(() => guard.measure(history).memory.ahead === 'ready', 'the summary made ahead of time ready');
     }
     if (r.checkpoint) {
       usedAt = i;
@@ -128,7 +156,6 @@ test('a summary made ahead of time is written while the user reads, and used whe
       assert.deepEqual(r.messages.at(-1), user(i));
     }
     history.push(answer(i));
-    await sleep(60); // the user reads and types
   }
   assert.ok(startedAt >= 0 && usedAt > startedAt, `${startedAt} ${usedAt}`);
   assert.equal(s.calls, 1);
@@ -138,10 +165,10 @@ test('a summary made ahead of time is written while the user reads, and used whe
 
 test('crossing the trigger while the summary is still running waits for it; free() aborts one', async () => {
   const guard = new ContextGuard(CONFIG);
-  const s = summarizer({ delayMs: 150 });
+  const s = summarizer({ held: true });
   const history = [SYSTEM];
   let i = 0;
-  // Up to the turn that starts it, then straight on without a pause.
+  // Up to the turn that starts it, then on while it is still running (the test holds it).
   for (; i < 50; i++) {
     history.push(user(i));
     const r = await guard.prepare(history, { summarize: s.summarize, ahead: true });
@@ -149,12 +176,20 @@ test('crossing the trigger while the summary is still running waits for it; free
     if (r.metrics.memory.ahead === 'running') break;
   }
   let used = null;
+  let waited = false;
   for (i++; i < 60 && !used; i++) {
     history.push(user(i));
-    const r = await guard.prepare(history, { summarize: s.summarize, ahead: true });
+    const call = guard.prepare(history, { summarize: s.summarize, ahead: true });
+    if (await pending(call)) {
+      // This send crossed the trigger and waits for the running summary: let it finish.
+      waited = true;
+      s.open();
+    }
+    const r = await call;
     if (r.checkpoint) used = r;
     history.push(answer(i));
   }
+  assert.ok(waited, 'a send waited for the running summary');
   assert.ok(used, 'used once the trigger was crossed');
   assert.equal(s.calls, 1, 'waited for the running summary instead of asking again');
   guard.free();
@@ -331,7 +366,7 @@ test('a summary made ahead of time is aborted by the starting call\'s signal; th
   assert.equal(slow.calls, 1);
   controller.abort();
   assert.equal(slow.signals[0].aborted, true, 'the signal reached the summary made ahead of time');
-  await sleep(20);
+  await until(() => traces.some((t) => t.ahead && t.status === 'fallback'), 'the aborted summary traced');
   const failed = traces.find((t) => t.ahead && t.status === 'fallback');
   assert.equal(failed?.failureReason, 'aborted');
   assert.equal(guard.measure(history).memory.ahead, 'failed');

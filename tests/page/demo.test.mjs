@@ -649,7 +649,7 @@ describe('demo page', () => {
       const record = await page.locator('#compaction-record dd[data-field]').evaluateAll((dds) => Object.fromEntries(dds.map((dd) => [dd.dataset.field, JSON.parse(dd.dataset.value)])));
       assert.deepEqual(Object.keys(record).sort(), Object.keys(expected.compaction).sort(), 'every field of the record is shown');
       for (const k of ['status', 'removedItems', 'attempts', 'failureReason', 'beforeTokens', 'afterTokens', 'tokensSaved']) assert.deepEqual(record[k], expected.compaction[k], k);
-      assert.ok(record.durationMs >= 1000, 'the duration includes the summarizer delay');
+      assert.ok(record.durationMs >= beats.at(-1).elapsed, 'the duration includes the summarizer call its heartbeats reported');
       assert.equal(await page.locator('#cmp-degraded').getAttribute('data-degraded'), 'false');
       assert.match(await text(page, '#cmp-log'), /\[SummaryCompact\]/);
       assert.match(await text(page, '#compaction-card'), /\[ctxguard:summary\]/);
