@@ -433,3 +433,36 @@ fn a_compaction_keeps_the_last_exchange_when_the_current_turn_alone_fills_the_ta
     }
     panic!("never over 6,000 tokens");
 }
+
+#[test]
+fn a_summarizer_that_is_down_gives_the_same_kind_of_model_input_every_turn() {
+    // A tool-using session in a 16k window whose summarizer always fails: once over the
+    // trigger, every call falls back (never alternating with the emergency layer's cut of the
+    // whole history), and a clearing step is reported only when an output is newly cleared.
+    let mut g = guard(json!({}));
+    let mut s = Summarizer { calls: 0, fails: true };
+    let file = |i: usize| (0..60).map(|l| format!("{l} | const v_{i}_{l} = f({l}, {i});")).collect::<Vec<_>>().join("\n");
+    let mut history: Vec<Value> = vec![json!({"role": "system", "content": "You are a coding agent."})];
+    let (mut degraded, mut over, mut step_traces, mut cleared_total) = (0, 0, 0, 0);
+    for i in 0..50 {
+        history.push(json!({"role": "user", "content": format!("Task {i}: {}", "please look carefully at this. ".repeat(60))}));
+        history.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{i}"), "type": "function", "function": {"name": "read_file", "arguments": format!("{{\"path\":\"m{i}.ts\"}}")}}]}));
+        history.push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": file(i)}));
+        let out = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
+        let was_over = out.compaction.is_some() || out.degraded;
+        if degraded > 0 {
+            assert!(was_over && out.degraded, "turn {i}: after the first fallback every call falls back");
+        }
+        over += usize::from(was_over);
+        degraded += usize::from(out.degraded);
+        for t in out.traces.iter().filter(|t| t.operation == ctxguard::trace::Operation::ToolOutputClear) {
+            step_traces += 1;
+            cleared_total += t.messages_cleared.unwrap_or(0) as usize;
+        }
+        assert_eq!(wire(&out.request.messages).last().unwrap()["tool_call_id"], json!(format!("c{i}")));
+        history.push(json!({"role": "assistant", "content": format!("Done {i}.")}));
+    }
+    assert!(degraded >= 20, "{degraded} degraded of {over} over the trigger");
+    // Each output is cleared once in the whole session: the steps never repeat.
+    assert!(cleared_total <= 50, "{cleared_total} outputs reported cleared in {step_traces} steps");
+}

@@ -54,7 +54,14 @@ impl Guard {
             .map(|a| a.messages)
             .ok_or_else(|| Error::new(ErrorCode::Internal, "the compaction's range is longer than its history"))?;
         let request = Request { messages: chain.clone(), ..history.clone() };
+        // A fallback is this call's model input only: the next call runs layer 1 on the whole
+        // history again, so the outputs it remembers as cleared stay the whole history's (else
+        // every degraded call reports the same clearing steps again, as new).
+        let aged = failure.is_some().then(|| self.aged_snapshot());
         let layer1 = self.guard_sources(&request, false, now);
+        if let Some(aged) = aged {
+            self.restore_aged(aged);
+        }
         let after = layer1.metrics.used_tokens as usize;
         let record = CompactionRecord {
             before_tokens: crate::trace::u32_of(before_tokens),
@@ -66,9 +73,12 @@ impl Guard {
             failure_reason: failure.map(|r| r.as_str().to_string()),
             attempts,
         };
-        // Refuse to thrash: an ineffective compaction is not repeated on the next call.
+        // Refuse to thrash: an ineffective summary is not asked for again on the next call. A
+        // fallback is not remembered, so skipping the next call's compaction would only make the
+        // model input alternate between the emergency layer's cut and the evidence note.
         let saved = before_tokens.saturating_sub(after) as f64;
-        self.skip_next_compaction = after > self.budget.target_limit as usize || saved < before_tokens as f64 * MIN_SAVED_SHARE;
+        self.skip_next_compaction =
+            failure.is_none() && (after > self.budget.target_limit as usize || saved < before_tokens as f64 * MIN_SAVED_SHARE);
         let mut t = Trace::new(Operation::SummaryCompact, status, record.duration_ms, before_tokens, after);
         t.removed_history_items = Some(record.removed_items);
         t.failure_reason = record.failure_reason.clone();
