@@ -1,6 +1,6 @@
 // Whole conversations through the built package (Node): what the model receives turn by turn,
-// how often the summarizer is asked, and how long each prepare takes — the figures of issues 19
-// and 20 ("Done means"), written into BENCHMARKS.md's "Whole conversations" section.
+// how often the summarizer is asked, and how long each prepare takes (recency, memory, the
+// breaker, summaries ahead of time), written into BENCHMARKS.md's "Whole conversations" section.
 //
 //   node benches/conversation.mjs            all scenarios; writes benches/results/conversation.json
 //   node benches/conversation.mjs --write    also rewrites BENCHMARKS.md's "Whole conversations"
@@ -504,7 +504,7 @@ function render(r) {
   if (r.agent) {
     const a = r.agent;
     const f = a.lastInput.forms;
-    lines.push(`### Issue 19: a 200-turn coding agent (gpt-4o, 64,000-token window, defaults)`, '');
+    lines.push(`### Recency: a 200-turn coding agent (gpt-4o, 64,000-token window, defaults)`, '');
     lines.push(`Each turn a task, a \`read_file\` call and its ${a.outputTokens}-token output; the host passes its whole history every turn. Protected budget ${a.protectedBudget} tokens.`, '');
     lines.push('| figure | value |', '|---|---|');
     lines.push(`| the newest output reaches the model whole | ${a.newestWholeTurns} of ${a.turns} turns |`);
@@ -521,7 +521,7 @@ function render(r) {
   }
   if (r.chat) {
     const c = r.chat;
-    lines.push('### Issue 20: a 60-turn chat, display history against stored chains (gpt-4o, 16,000-token window)', '');
+    lines.push('### Memory: a 60-turn chat, display history against stored chains (gpt-4o, 16,000-token window)', '');
     lines.push('| figure | value |', '|---|---|');
     lines.push(`| summarizer calls, display history / stored chain | ${c.summarizerCalls.displayHistory} / ${c.summarizerCalls.storedChain} |`);
     lines.push(`| turns with the same model input for both hosts | ${c.sameModelInputTurns} of ${c.turns} |`);

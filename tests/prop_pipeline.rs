@@ -1,5 +1,5 @@
 #![cfg(not(target_arch = "wasm32"))] // proptest is a native-only dev-dependency
-//! Property tests of the guard pipeline (SPEC §6, §11) over generated conversations in both wire
+//! Property tests of the guard pipeline (docs/design.md, "Pipeline" and "Bad input") over generated conversations in both wire
 //! formats, driven through `prepare_start` / `prepare_finish` with scripted summarizers: one that
 //! succeeds (plain text or SessionState), one that fails with each `FailureReason`, and the
 //! "no callback" path.

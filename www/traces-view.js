@@ -1,4 +1,4 @@
-// The traces of the last guardSources() pass (SPEC §10): one card per trace, every field listed.
+// The traces of the last guardSources() pass (docs/design.md, "Observability"): one card per trace, every field listed.
 
 import { fill, fmt, h } from './dom.js';
 

@@ -375,7 +375,7 @@ export const pageStarter = (browser, server) => () => PageWorker.start(browser, 
 const brotli = (body) => zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
 
 /**
- * gzip -9 (the figure issue #7's target uses) and brotli 11 of each file the cold-start page
+ * gzip -9 (the figure the download target uses) and brotli 11 of each file the cold-start page
  * fetched of the libraries' bundles and their assets (not the harness).
  */
 export function downloadSizes(coldChromiumResult) {

@@ -349,7 +349,7 @@ export function agreement(results, runtimes, libs, encodings, ids) {
   return { table: table(['input', 'bytes', 'sha256', `reference count, variant 0 (${encodings.map((e) => ENC_SHORT[e]).join(' / ')})`, ...libs], rows), mismatches, lonely };
 }
 
-/** Issue #7's targets against this run's figures (worst case over inputs, encodings and runtimes). */
+/** The performance targets against this run's figures (worst case over inputs, encodings and runtimes). */
 export function targetsTable(results, runtimes, encodings, ids) {
   const rows = [];
   const worst = (xs, pick) => (xs.length ? xs.reduce((a, b) => (pick(a.v, b.v) ? a : b)) : null);
@@ -374,7 +374,7 @@ export function targetsTable(results, runtimes, encodings, ids) {
       if (r != null) xa.push({ v: r, where: `${id}, ${ENC_SHORT[enc]}, ${RT_LABEL[rt]}` });
     }
     const wa = worst(xa, min);
-    rows.push(['(not an issue #7 target) the same ratio on text just counted, gpt-tokenizer\'s cache warm', wa ? `${fmtRatio(wa.v)} (${wa.where})` : '—', wa ? (wa.v >= 1.5 ? '≥ 1.5×' : '< 1.5×') : '—']);
+    rows.push(['(not a target) the same ratio on text just counted, gpt-tokenizer\'s cache warm', wa ? `${fmtRatio(wa.v)} (${wa.where})` : '—', wa ? (wa.v >= 1.5 ? '≥ 1.5×' : '< 1.5×') : '—']);
   }
   // Cold start ≤ 0.5× gpt-tokenizer.
   {
@@ -520,7 +520,7 @@ export function renderMarkdown(results) {
   push('### Headline: ctxguard throughput ÷ gpt-tokenizer\'s on unseen text (> 1: ctxguard faster; in parentheses the same on text just counted, gpt-tokenizer\'s piece cache warm; "> x": gpt-tokenizer over the cap)');
   push(headlineTable(results, runtimes, encodings, ids));
   push(slowAndCapped(results, runtimes, libs, encodings, ids).map((s) => `- ${s}`).join('\n'));
-  push('### Issue #7 targets, as measured in this run');
+  push('### Performance targets, as measured in this run');
   push(targetsTable(results, runtimes, encodings, ids));
   if (main.length && results.throughput) {
     push('### Throughput (median MB/s; in parentheses ÷ gpt-tokenizer)');

@@ -58,7 +58,7 @@ window.harnessReady = true;
       const lib = url.searchParams.get('lib');
       const enc = url.searchParams.get('enc');
       const env = url.searchParams.get('env');
-      // Timed as in Node: from the library's import to after its first count (issue #7's
+      // Timed as in Node: from the library's import to after its first count (the target's
       // "import + first count"). The harness's own two modules are loaded before the clock
       // starts (their time, the same for every library, is kept as `harnessMs`), and the time
       // since navigation start is kept too.

@@ -1,4 +1,4 @@
-// The JS boundary (SPEC §11): every export gets every wrong shape JS can send. Each call either
+// The JS boundary (docs/design.md, "Bad input"): every export gets every wrong shape JS can send. Each call either
 // returns (where the shape is documented as accepted: absent options, classifyProviderError on
 // anything) or throws a real Error named CtxguardError with a stable code from the documented
 // list — the same code every time — and the module keeps working afterwards (no poisoned

@@ -1,6 +1,6 @@
-// The session_state strategy through the package (seed 004): a run starts from the last
+// The session_state strategy through the package: a run starts from the last
 // settlement's SessionState, and a mid-run compression folds the run's earlier steps into the
-// same schema. And the cache-aware decision of issue #9 as a host sees it.
+// same schema. And the cache-aware decision as a host sees it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ContextGuard } from 'ctxguard';
