@@ -228,6 +228,11 @@ pub struct Clearing {
     pub compacted: u32,
     /// Tokens the two saved (the model's tokens; not part of `usedTokens`).
     pub saved_tokens: u32,
+    /// The newest outputs up to this many tokens are protected (the resolved `protectTokens`;
+    /// 0 when clearing is off).
+    pub protect_tokens: u32,
+    /// A clearing step is taken only when it saves this many (the resolved `clearAtLeast`).
+    pub clear_at_least: u32,
 }
 
 /// Where `usedTokens` comes from.

@@ -466,3 +466,22 @@ fn a_summarizer_that_is_down_gives_the_same_kind_of_model_input_every_turn() {
     // Each output is cleared once in the whole session: the steps never repeat.
     assert!(cleared_total <= 50, "{cleared_total} outputs reported cleared in {step_traces} steps");
 }
+
+#[test]
+fn the_settings_in_force_are_reported_and_an_ahead_ratio_must_be_under_the_trigger() {
+    // metrics.clearing gives the resolved protected budget and step: 30 % of a 12,000 usable.
+    let mut g = guard(json!({}));
+    let m = g.measure(&parse(&[user(0)]));
+    assert_eq!(g.budget.usable_limit, 12_000);
+    assert_eq!((m.clearing.protect_tokens, m.clearing.clear_at_least), (3_600, 1_800));
+    let mut off = guard(json!({ "clearToolOutputs": false }));
+    assert_eq!(off.measure(&parse(&[user(0)])).clearing.protect_tokens, 0);
+    // An ahead threshold at or over the trigger would never be ahead of it.
+    let config = |v: Value| serde_json::from_value::<GuardConfig>(json!({ "model": "gpt-4o", "contextWindow": 16_000 }).as_object().unwrap().clone().into_iter().chain(v.as_object().unwrap().clone()).collect::<serde_json::Map<_, _>>().into());
+    for bad in [json!({ "aheadRatio": 0.8 }), json!({ "aheadRatio": 0.9 }), json!({ "triggerRatio": 0.6, "aheadRatio": 0.65 })] {
+        let e = Guard::new(&config(bad.clone()).unwrap()).err().unwrap();
+        assert!(e.message.contains("below triggerRatio"), "{bad}: {}", e.message);
+    }
+    // The default follows a low trigger instead of failing.
+    assert!(Guard::new(&config(json!({ "triggerRatio": 0.6 })).unwrap()).is_ok());
+}

@@ -141,7 +141,7 @@ export function renderAges(root, { rows, counts, vrows, vcounts, traces, metrics
   const outputs = toolOutputs(rows, counts, vrows, vcounts, degraded ? 'replaced' : 'summarized');
   const byState = {};
   for (const o of outputs) byState[o.state] = (byState[o.state] ?? 0) + 1;
-  const c = metrics?.clearing ?? { cleared: 0, compacted: 0, savedTokens: 0 };
+  const c = metrics?.clearing ?? { cleared: 0, compacted: 0, savedTokens: 0, protectTokens: 0, clearAtLeast: 0 };
   const head = h('div', { class: 'card-head' },
     h('h2', {}, title),
     h('p', { class: 'muted small' }, h('code', {}, 'clearToolOutputs'), ' · newest first'));
@@ -154,7 +154,7 @@ export function renderAges(root, { rows, counts, vrows, vcounts, traces, metrics
     h('dl', { class: 'facts age-facts', id: 'age-facts' },
       h('dt', {}, 'Tool outputs'), h('dd', { 'data-value': outputs.length }, fmt(outputs.length)),
       h('dt', {}, 'Protected budget'), h('dd', { id: 'age-protect', 'data-value': protect ?? 'default' },
-        protect === null || protect === undefined ? "ctxguard's default: min(40,000, 30 % of usable) — the package does not report the figure" : `${fmt(protect)} tokens (protectTokens)`),
+        `${fmt(c.protectTokens ?? 0)} tokens (${protect === null || protect === undefined ? "ctxguard's default: min(40,000, 30 % of usable)" : 'protectTokens'}); a step saves at least ${fmt(c.clearAtLeast ?? 0)}`),
       h('dt', {}, 'metrics.clearing'), h('dd', { id: 'age-clearing', 'data-cleared': c.cleared, 'data-compacted': c.compacted, 'data-saved': c.savedTokens },
         `${fmt(c.cleared)} cleared · ${fmt(c.compacted)} compacted by age · ${fmt(c.savedTokens)} tokens saved`)),
     legend(byState),

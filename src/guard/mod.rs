@@ -237,9 +237,14 @@ impl Guard {
         )?;
         let profile = models::profile(&model);
         let salt = content_key(&format!("{:?}", profile), 0);
-        let ahead_ratio = config.ahead_ratio.unwrap_or(DEFAULT_AHEAD_RATIO);
-        if !(ahead_ratio > 0.0 && ahead_ratio <= 1.0) {
-            return Err(crate::error::Error::options(format!("aheadRatio must be in (0, 1], got {ahead_ratio}")));
+        // Summaries start ahead of time below the trigger, or they are never ahead of it: a
+        // given ratio must be under `triggerRatio`; the default stays under a low trigger too.
+        let trigger = budget.trigger_ratio;
+        let ahead_ratio = config.ahead_ratio.unwrap_or(DEFAULT_AHEAD_RATIO.min(trigger * 0.8));
+        if !(ahead_ratio > 0.0 && ahead_ratio < trigger) {
+            return Err(crate::error::Error::options(format!(
+                "aheadRatio must be above 0 and below triggerRatio ({trigger}), got {ahead_ratio}"
+            )));
         }
         Ok(Guard {
             format: config.format.unwrap_or(model.format),
@@ -406,6 +411,7 @@ impl Guard {
         }
         metrics.memory = self.memory.metrics();
         metrics.breaker = self.breaker.metrics();
+        metrics.clearing = self.clearing_settings();
         metrics.calibration = self.calibration_summary();
         metrics.cost = self.pricing.map(|(p, builtin)| {
             let rule = if self.model.provider == crate::models::Provider::Anthropic { CacheRule::Breakpoint } else { CacheRule::Automatic };
@@ -554,6 +560,22 @@ impl Guard {
             cleared: crate::trace::u32_of(c.cleared.len()),
             compacted: crate::trace::u32_of(c.compacted.len()),
             saved_tokens: crate::count_scale(c.saved, self.model.estimate_factor),
+            ..self.clearing_settings()
+        }
+    }
+
+    /// The protected budget and the minimum step of clearing by age in force for this guard, in
+    /// the model's tokens (zeros when clearing is off): the defaults resolved, so a UI can show
+    /// them.
+    fn clearing_settings(&self) -> crate::metrics::Clearing {
+        if self.sources.clearing().is_none() {
+            return crate::metrics::Clearing::default();
+        }
+        let l = sources::pass::Limits::resolve(&self.sources, self.budget.usable_limit, 1.0);
+        crate::metrics::Clearing {
+            protect_tokens: crate::trace::u32_of(l.protect),
+            clear_at_least: crate::trace::u32_of(l.clear_at_least),
+            ..Default::default()
         }
     }
 

@@ -148,7 +148,7 @@ export interface GuardConfig {
   clearToolOutputs?: boolean | ClearToolOutputs;
   /** Make summaries ahead of time, in the background (default for `prepare`'s `ahead`; default false). */
   ahead?: boolean;
-  /** The ahead threshold as a share of the usable limit (default 0.65; the trigger is 0.8). */
+  /** The ahead threshold as a share of the usable limit, below `triggerRatio` (default 0.65, or 0.8 × a trigger under 0.8125; `INVALID_OPTIONS` at or over the trigger). */
   aheadRatio?: number;
   /** The recent tail a compaction keeps verbatim, in tokens (default: half the target limit). */
   recentTailTokens?: number;
@@ -332,7 +332,7 @@ export interface ContextMetrics {
   cost: CostEstimate | null;
   /** The largest `max_tokens` the next request can ask for: min(budget.maxOutputTokens, contextWindow − usedTokens), 0 when over. */
   availableOutputTokens: number;
-  /** Tool outputs cleared or compacted by age in this request (zeros for `measure`). */
+  /** Tool outputs cleared or compacted by age in this request (counts are zeros for `measure`), and the settings in force. */
   clearing: ClearingMetrics;
   /** What the guard remembers: summaries, and the one made ahead of time. */
   memory: MemoryMetrics;
@@ -346,6 +346,10 @@ export interface ClearingMetrics {
   compacted: number;
   /** Tokens the two saved (not part of `usedTokens`). */
   savedTokens: number;
+  /** The protected budget in force (`clearToolOutputs.protectTokens` or its default; 0 when clearing is off). */
+  protectTokens: number;
+  /** The minimum saving of a clearing step in force (`clearAtLeast` or its default). */
+  clearAtLeast: number;
 }
 
 export interface MemoryMetrics {
