@@ -400,6 +400,7 @@ export interface ProtectionTrace {
   ahead: boolean | null;
   /** summary_compact made ahead of time: the summarizer's attempts. */
   attempts: number | null;
+  /** summary_compact: a `DegradedReason`; `'checkpoint_mismatch'` (status `noop`) when a restored checkpoint covers another conversation. */
   failureReason: string | null;
   /** summary_compact: the cache-aware decision when the economic budget triggered it (`noop` = deferred). */
   cacheDecision: CacheDecision | null;
