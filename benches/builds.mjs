@@ -4,7 +4,8 @@
 // (both vocabularies), `ctxguard/o200k`, `ctxguard/cl100k` and the counting-only
 // `ctxguard/o200k/count`, `ctxguard/cl100k/count`. Each build goes through the same harness as
 // `make bench` (benches/run.mjs --pkg DIR --inputs prose --libs ctxguard,gpt-tokenizer), one run
-// per build and encoding; benches/results/latest.json is restored afterwards.
+// per build and encoding, its raw results in benches/results/builds/ (latest.json, the last full
+// run's, is left alone).
 //
 //   node benches/builds.mjs [--quick] [--write]
 //
@@ -20,7 +21,7 @@ import { heldRss } from './lib/report.mjs';
 import { writeSection } from './lib/section.mjs';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const latest = path.join(ROOT, 'benches', 'results', 'latest.json');
+const scratch = path.join(ROOT, 'benches', 'results', 'builds');
 const quick = process.argv.includes('--quick');
 const write = process.argv.includes('--write');
 const builds = [
@@ -36,17 +37,18 @@ const median = (xs) => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
-const saved = fs.existsSync(latest) ? fs.readFileSync(latest) : null;
+fs.mkdirSync(scratch, { recursive: true });
 const rows = [];
 const load = [os.loadavg()[0]];
 try {
   for (const [name, dir, enc] of builds) {
     if (!fs.existsSync(path.join(ROOT, dir, 'node.js'))) throw new Error(`${dir}/node.js is missing: build the package first (scripts/build-pkg.sh)`);
     process.stderr.write(`[builds] ${name}, ${enc}\n`);
-    const args = ['benches/run.mjs', '--pkg', dir, '--encodings', enc, '--inputs', 'prose', '--libs', 'ctxguard,gpt-tokenizer', '--no-write'];
+    const out = path.join(scratch, `${name.replace(/\//g, '-')}-${enc}.json`);
+    const args = ['benches/run.mjs', '--pkg', dir, '--encodings', enc, '--inputs', 'prose', '--libs', 'ctxguard,gpt-tokenizer', '--no-write', '--results', out];
     if (quick) args.push('--quick');
     execFileSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-    const r = JSON.parse(fs.readFileSync(quick ? path.join(ROOT, 'benches', 'results', 'quick.json') : latest, 'utf8'));
+    const r = JSON.parse(fs.readFileSync(out, 'utf8'));
     const cold = (rt, lib) => median(r.cold[rt][lib][enc].samples);
     const rss = (lib) => heldRss(r.memory.node[lib][enc].samples) / 1e6;
     // ctxguard's median MB/s on unseen prose, and the median of its per-round ratios to
@@ -74,7 +76,6 @@ try {
     });
   }
 } finally {
-  if (saved) fs.writeFileSync(latest, saved);
   load.push(os.loadavg()[0]);
 }
 const x = (a, b) => `${(a / b).toFixed(2)}×`;

@@ -4,12 +4,14 @@
 // Chromium loads every library, ctxguard included, bundled and minified by rolldown as a production
 // page ships it (lib/bundle.mjs, into benches/.bundles/); Node loads the packages as published.
 //
-//   node benches/run.mjs            full run (~10–15 min on 2 cores), writes BENCHMARKS.md
+//   node benches/run.mjs            full run (~20-40 min on 2 cores), writes BENCHMARKS.md
 //   node benches/run.mjs --quick    short run to check the harness (small inputs, few samples);
 //                                   writes benches/results/quick.json, not BENCHMARKS.md
 // Options: --runtimes node,chromium  --libs ctxguard,gpt-tokenizer,...  --encodings o200k_base,...
 //          --inputs prose,code,...  --cap SECONDS  --extras-samples N  --pkg DIR  --no-write  --write (quick run too)
 //          --out FILE (default: BENCHMARKS.md at the repository root)
+//          --rerender  write the report of benches/results/latest.json again (no measuring)
+//          --results FILE  where the raw results go (default results/latest.json, quick.json for --quick)
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -67,6 +69,25 @@ if (!selection.libs.includes('gpt-tokenizer')) selection.libs.push('gpt-tokenize
 const pkgDir = path.resolve(opt('pkg', path.join(ROOT, 'pkg')));
 const outFile = path.resolve(opt('out', path.join(ROOT, 'BENCHMARKS.md')));
 const write = flag('write') || (!quick && !flag('no-write'));
+
+/** BENCHMARKS.md's generated section replaced by `md` (appended when the markers are missing). */
+function writeReport(md) {
+  let doc = fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '';
+  const section = `${BEGIN}\n\n${md}\n${END}\n`;
+  const a = doc.indexOf(BEGIN);
+  const b = doc.indexOf(END);
+  if (a >= 0 && b > a) doc = doc.slice(0, a) + section + doc.slice(b + END.length).replace(/^\n/, '');
+  else doc = (doc || '# Benchmarks\n\n') + (doc.endsWith('\n\n') || !doc ? '' : '\n') + section;
+  fs.writeFileSync(outFile, doc);
+}
+
+// --rerender: the report of the last full run (results/latest.json) written again, after a change
+// of the report's wording; nothing is measured.
+if (flag('rerender')) {
+  writeReport(renderMarkdown(JSON.parse(fs.readFileSync(path.join(BENCH_DIR, 'results', 'latest.json'), 'utf8'))));
+  process.stderr.write(`benches/run.mjs: ${path.relative(ROOT, outFile)} re-rendered from results/latest.json\n`);
+  process.exit(0);
+}
 
 // ------------------------------------------------------------------ environment
 
@@ -211,18 +232,12 @@ const md = renderMarkdown(results);
 process.stdout.write(`\n${md}\n`);
 const resultsDir = path.join(BENCH_DIR, 'results');
 fs.mkdirSync(resultsDir, { recursive: true });
-const jsonFile = path.join(resultsDir, quick ? 'quick.json' : 'latest.json');
+const jsonFile = opt('results', null) ? path.resolve(opt('results')) : path.join(resultsDir, quick ? 'quick.json' : 'latest.json');
 fs.writeFileSync(jsonFile, JSON.stringify(results, null, 1));
 P.progress(`raw results: ${path.relative(ROOT, jsonFile)}`);
 
 if (write) {
-  let doc = fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '';
-  const section = `${BEGIN}\n\n${md}\n${END}\n`;
-  const a = doc.indexOf(BEGIN);
-  const b = doc.indexOf(END);
-  if (a >= 0 && b > a) doc = doc.slice(0, a) + section + doc.slice(b + END.length).replace(/^\n/, '');
-  else doc = (doc || '# Benchmarks\n\n') + (doc.endsWith('\n\n') || !doc ? '' : '\n') + section;
-  fs.writeFileSync(outFile, doc);
+  writeReport(md);
   P.progress(`wrote ${path.relative(ROOT, outFile)}`);
 } else {
   P.progress(`${path.relative(ROOT, outFile)} not written (${quick ? 'quick run; pass --write to write it anyway' : '--no-write'})`);
