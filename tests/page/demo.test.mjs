@@ -718,7 +718,7 @@ describe('demo page', () => {
         state: tr.dataset.state, age: Number(tr.dataset.age), ref: tr.querySelector('.age-ref code').textContent,
         before: Number(tr.children[2].dataset.value), after: Number(tr.children[3].dataset.value), badge: tr.querySelector('.age-badge').textContent,
       })));
-      const clearingOnPage = () => page.locator('#age-clearing').evaluate((dd) => ({ cleared: Number(dd.dataset.cleared), compacted: Number(dd.dataset.compacted), savedTokens: Number(dd.dataset.saved) }));
+      const clearingOnPage = () => page.locator('#age-clearing').evaluate((dd) => ({ cleared: Number(dd.dataset.cleared), compacted: Number(dd.dataset.compacted), savedTokens: Number(dd.dataset.saved), protectTokens: Number(dd.dataset.protect), clearAtLeast: Number(dd.dataset.clearAtLeast) }));
 
       // The page's values: the two ~5,000-token outputs compacted by size, the file read whole.
       let expected = await expectedAges({});
