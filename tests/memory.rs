@@ -343,20 +343,53 @@ fn crossing_the_trigger_while_the_summary_is_running_waits_for_it() {
             }
             Step::AwaitAhead => {
                 assert!(pending.is_some(), "only while one runs");
-                // It fails: the call falls back as today (the summarizer is asked again).
                 let p = pending.take().unwrap();
                 g.ahead_finish(*p, Err(FailureReason::Timeout), 3, &clock);
                 assert_eq!(g.memory.ahead, AheadState::Failed);
-                match g.prepare_start(&parse(&history), &PrepareOptions::default(), &clock).unwrap() {
-                    Step::Summarize(_) => return,
-                    _ => panic!("turn {i}: expected a compaction after the failed summary"),
-                }
+                return;
             }
             Step::Summarize(_) => panic!("turn {i}: over the trigger while one runs: wait for it"),
         }
         history.push(answer(i));
     }
     panic!("the trigger was never crossed");
+}
+
+#[test]
+fn a_failed_summary_made_ahead_of_time_falls_back_at_once_and_the_breaker_ends_the_retries() {
+    let mut g = guard(json!({"ahead": true}));
+    let mut history: Vec<Value> = vec![json!({"role": "system", "content": "S"})];
+    let (mut background, mut fallbacks, mut reasons) = (0, 0, Vec::new());
+    for i in 0..60 {
+        history.push(user(i));
+        let o = match g.prepare_start(&parse(&history), &PrepareOptions::default(), &clock).unwrap() {
+            Step::Done(o) => *o,
+            // The summarizer is down: each summary started ahead of time fails (3 attempts)
+            // before the user's next message.
+            Step::AwaitAhead => panic!("turn {i}: every summary ends before the next call here"),
+            Step::Summarize(_) => panic!("turn {i}: the summarizer is asked on the send path"),
+        };
+        assert_eq!(wire(&o.request.messages).last().unwrap(), &user(i), "turn {i}: the latest message last");
+        assert!(o.metrics.used_tokens <= g.budget.usable_limit);
+        if o.degraded {
+            fallbacks += 1;
+            reasons.push(o.degraded_reason.unwrap().as_str());
+        }
+        if let Some(p) = o.ahead {
+            background += 1;
+            g.ahead_finish(*p, Err(FailureReason::CallbackError), 3, &clock);
+        }
+        history.push(answer(i));
+    }
+    // Three failed compactions open the breaker (each one a background summary); every call
+    // over the trigger falls back at once, first with the summarizer's failure, then the
+    // breaker's, and no fourth summary is started during the cool-down.
+    assert_eq!(background, 3, "{reasons:?}");
+    assert!(fallbacks > 3, "{fallbacks}");
+    assert_eq!(&reasons[..2], ["callback_error", "callback_error"]);
+    assert!(reasons[2..].iter().all(|r| *r == "breaker_open" || *r == "callback_error"), "{reasons:?}");
+    assert!(reasons.contains(&"breaker_open"));
+    assert_eq!(g.breaker.metrics().state, ctxguard::metrics::BreakerState::Open);
 }
 
 /// `user(i)` / `answer(i)` in a format whose system is apart from the messages.

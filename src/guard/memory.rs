@@ -56,6 +56,9 @@ pub struct Applied {
 pub struct Memory {
     summaries: Vec<Summary>,
     pub ahead: AheadState,
+    /// Why the last summary made ahead of time failed, when the summarizer failed it (the
+    /// next call over the trigger falls back with it instead of asking on the send path).
+    pub ahead_failure: Option<&'static str>,
     /// Background summaries started (the running one's number).
     pub ahead_runs: u64,
     /// Messages covered by the summary the last call applied (metrics).

@@ -19,10 +19,12 @@ impl Guard {
     /// written; a fallback is the model input of this call only), then layer 1 on the chain
     /// (what the next call will compute too, so the prompt's prefix stays the same), layer 3.
     pub fn prepare_finish(&mut self, pending: Pending, result: std::result::Result<Answer, FailureReason>, attempts: u32, now: &dyn Fn() -> f64) -> Result<Outcome> {
-        self.scoped(|g| g.prepare_finish_in(pending, result, attempts, now))
+        self.scoped(|g| g.prepare_finish_in(pending, result, attempts, true, now))
     }
 
-    fn prepare_finish_in(&mut self, pending: Pending, result: std::result::Result<Answer, FailureReason>, attempts: u32, now: &dyn Fn() -> f64) -> Result<Outcome> {
+    /// `count_failure`: a failure is the breaker's (false when the breaker already counted it:
+    /// the summary made ahead of time that failed).
+    pub(super) fn prepare_finish_in(&mut self, pending: Pending, result: std::result::Result<Answer, FailureReason>, attempts: u32, count_failure: bool, now: &dyn Fn() -> f64) -> Result<Outcome> {
         let Pending { started_ms, before_tokens, history, removed, covers, keys, retained, options, cache_decision, kept_tokens, traces, .. } = pending;
         let mut traces = traces;
         let key = self.checkpoint_key.clone();
@@ -36,7 +38,7 @@ impl Guard {
                 (Some(note), Status::Completed, None, Some(state))
             }
             Err(reason) => {
-                if reason.is_summarizer_failure() {
+                if count_failure && reason.is_summarizer_failure() {
                     self.breaker.failure();
                 }
                 // The note gets at most EVIDENCE_TOKENS, and never more than the room the kept
@@ -116,6 +118,7 @@ impl Guard {
                 let tokens = self.count_text(&note.content.text());
                 self.memory.remember(Summary::new(covers, Some(keys), note, retained, true));
                 self.memory.ahead = AheadState::Ready;
+                self.memory.ahead_failure = None;
                 self.breaker.success();
                 Trace::new(Operation::SummaryCompact, Status::Completed, duration, before_tokens, tokens)
             }
@@ -124,6 +127,7 @@ impl Guard {
                     self.breaker.failure();
                 }
                 self.memory.ahead = AheadState::Failed;
+                self.memory.ahead_failure = reason.is_summarizer_failure().then(|| reason.as_str());
                 let mut t = Trace::new(Operation::SummaryCompact, Status::Fallback, duration, before_tokens, before_tokens);
                 t.failure_reason = Some(reason.as_str().to_string());
                 t

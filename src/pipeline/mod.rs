@@ -126,6 +126,12 @@ impl FailureReason {
         }
     }
 
+    /// The reason named `s` (`as_str`'s inverse).
+    pub fn parse(s: &str) -> Option<FailureReason> {
+        use FailureReason::*;
+        [NoCallback, Timeout, CallbackError, InvalidOutput, EmptyOutput, OverBudget, Aborted, BreakerOpen].into_iter().find(|r| r.as_str() == s)
+    }
+
     /// Whether the summarizer itself failed (what the circuit breaker counts): not a missing
     /// callback, an abort, an open breaker, or no room for a summary.
     pub fn is_summarizer_failure(self) -> bool {
@@ -351,6 +357,7 @@ impl Guard {
         }
         let mut over = layer1.metrics.used_tokens > self.budget.trigger_limit;
         let mut ahead_used = None;
+        let mut ahead_failed = None;
         if with_memory && (over || options.force) {
             if self.memory.ahead == AheadState::Running {
                 // Its layer-1 pass is done again after the wait: as if this one did not happen.
@@ -374,6 +381,8 @@ impl Guard {
             }
             if self.memory.ahead == AheadState::Failed {
                 self.memory.ahead = AheadState::Idle;
+                let failure = self.memory.ahead_failure.take().and_then(FailureReason::parse);
+                ahead_failed = failure.filter(|_| options.ahead.unwrap_or(self.ahead));
             }
         }
         let skip = std::mem::take(&mut self.skip_next_compaction);
@@ -383,17 +392,8 @@ impl Guard {
             if let Some(chain) = ahead_used {
                 self.memory.commit_ahead();
                 self.used_ahead(&mut out, chain, started, now);
-            } else if with_memory && self.wants_ahead(options, &layer1) {
-                out.ahead = self.plan_compaction(history, &current, &ordinals, covered, &layer1, options, started, true)?.map(Box::new);
-                if out.ahead.is_some() {
-                    self.memory.ahead = AheadState::Running;
-                    self.memory.ahead_runs += 1;
-                    let used = layer1.metrics.used_tokens as usize;
-                    let mut t = Trace::new(Operation::SummaryCompact, Status::InProgress, now() - started, used, used);
-                    t.ahead = Some(true);
-                    out.traces.push(t);
-                    out.metrics.memory = self.memory.metrics();
-                }
+            } else if with_memory {
+                self.start_ahead(&mut out, history, &current, &ordinals, covered, &layer1, options, started, now)?;
             }
             return Ok(Step::Done(Box::new(out)));
         }
@@ -420,7 +420,38 @@ impl Guard {
         if pending.request.max_tokens < MIN_SUMMARY_TOKENS {
             return self.prepare_finish(pending, Err(FailureReason::OverBudget), 0, now).map(|o| Step::Done(Box::new(o)));
         }
+        // The summary made ahead of time failed: the summarizer is not asked on the send path.
+        // This call falls back at once (the breaker counted that failure already) and starts
+        // another one in the background while the breaker allows.
+        if let Some(reason) = ahead_failed {
+            let mut out = self.scoped(|g| g.prepare_finish_in(pending, Err(reason), 0, false, now))?;
+            if let Some(t) = out.traces.iter_mut().rev().find(|t| t.operation == Operation::SummaryCompact) {
+                t.ahead = Some(true);
+            }
+            self.start_ahead(&mut out, history, &current, &ordinals, covered, &layer1, options, started, now)?;
+            return Ok(Step::Done(Box::new(out)));
+        }
         Ok(Step::Summarize(Box::new(pending)))
+    }
+
+    /// Start a summary ahead of time from this call when `wants_ahead`: the binding runs it in
+    /// the background (`out.ahead`), the trace says so.
+    #[allow(clippy::too_many_arguments)]
+    fn start_ahead(&mut self, out: &mut Outcome, history: &Request, current: &Request, ordinals: &[Option<u32>], covered: u32, layer1: &SourcesOutcome, options: &PrepareOptions, started: f64, now: &dyn Fn() -> f64) -> Result<()> {
+        if !self.wants_ahead(options, layer1) {
+            return Ok(());
+        }
+        out.ahead = self.plan_compaction(history, current, ordinals, covered, layer1, options, started, true)?.map(Box::new);
+        if out.ahead.is_some() {
+            self.memory.ahead = AheadState::Running;
+            self.memory.ahead_runs += 1;
+            let used = layer1.metrics.used_tokens as usize;
+            let mut t = Trace::new(Operation::SummaryCompact, Status::InProgress, now() - started, used, used);
+            t.ahead = Some(true);
+            out.traces.push(t);
+            out.metrics.memory = self.memory.metrics();
+        }
+        Ok(())
     }
 
     /// Whether this call starts a summary ahead of time: asked for, over the ahead threshold,
