@@ -494,6 +494,36 @@ export interface AttachmentPage {
   totalTokens: number;
 }
 
+export interface ListAttachmentsOptions<F extends Format = Format> {
+  /** Default: as for `countMessages`. */
+  format?: F;
+  /** The request's system (`SystemIn`): its attachments come first, with `message: null`. */
+  system?: SystemIn<F>;
+  /** The encoding `tokens` is counted in (or the model's). */
+  model?: string;
+  encoding?: Encoding;
+}
+
+/** One attachment of a request, as the source guards find it (`listAttachments`). */
+export interface ListedAttachment {
+  /** The id `readAttachment` and the model's `read_attachment` take; for a preview, the one its footer names. */
+  id: string;
+  name: string | null;
+  mediaType: string | null;
+  /** The text as the request carries it: the whole text, or the preview. */
+  text: string;
+  /** Tokens of `text` in the counting encoding. */
+  tokens: number;
+  chars: number;
+  /** Index in `messages`; `null` for the `system` option. */
+  message: number | null;
+  /** Index of the part (or of the tool result holding it) in the message's content; `null` for string content. */
+  part: number | null;
+  form: 'attachment block' | 'file part' | 'document block';
+  /** For a preview ctxguard wrote: the token offset its footer tells the model to read on from. */
+  offset: number | null;
+}
+
 /** The structured summary (seed "SessionState"): the same schema serves compaction and settlement. */
 export interface SessionState {
   summary: string;
@@ -776,6 +806,21 @@ export function readAttachment(
   source: string | { [id: string]: string } | Map<string, string>,
   options: ReadAttachmentOptions,
 ): AttachmentPage;
+/**
+ * Every attachment the source guards recognize in `messages` (and `options.system`), with the
+ * full text the reader serves and where it sits; `readAttachment(new Map(list.map((a) => [a.id,
+ * a.text])), { id })` reads them.
+ */
+export function listAttachments<M extends AnyMessage, F extends Format = Format>(
+  messages: Messages<F, M>,
+  options?: ListAttachmentsOptions<F>,
+): ListedAttachment[];
+/**
+ * The wire format of a messages array or a request object (`{ messages, system?, tools? }`,
+ * `{ input, instructions? }`, `{ contents, systemInstruction? }`); `null` when it is none of
+ * them. Messages that every format takes (plain text) are `'openai'`.
+ */
+export function detectFormat(messagesOrRequest: unknown): Format | null;
 /**
  * What a failed provider call means: context overflow (compact and retry), payload too large,
  * rate limit, or other. Takes anything — a `ProviderErrorInput`, an SDK error, a raw body string —
