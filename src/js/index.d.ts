@@ -494,6 +494,17 @@ export interface AttachmentPage {
   totalTokens: number;
 }
 
+/** `guard.sourceLimits`: what each source-guard limit is for this guard (docs/sources.md). */
+export interface SourceLimits {
+  toolOutputLimit: number;
+  toolOutputTotal: number;
+  attachmentBudget: number;
+  /** 0 when clearing by age is off. */
+  protectTokens: number;
+  /** 0 when clearing by age is off. */
+  clearAtLeast: number;
+}
+
 export interface ListAttachmentsOptions<F extends Format = Format> {
   /** Default: as for `countMessages`. */
   format?: F;
@@ -733,6 +744,8 @@ export class ContextGuard<F extends Format = Format> {
   constructor(config?: GuardConfig & { format?: F });
   readonly budget: Budget;
   readonly model: ModelInfo;
+  /** The source guards' limits in force, in the model's tokens: the config's, and the defaults resolved for the others. */
+  readonly sourceLimits: SourceLimits;
   /** Counts the messages (cached per message content) and returns the metrics snapshot. Never modifies `messages`. */
   measure<M extends AnyMessage>(messages: Messages<F, M>, options?: MeasureOptions<F>): ContextMetrics;
   readonly cacheStats: CacheStats;

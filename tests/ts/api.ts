@@ -11,6 +11,7 @@ import {
   detectFormat,
   listAttachments,
   type ListedAttachment,
+  type SourceLimits,
   knownModels,
   modelInfo,
   previewAttachment,
@@ -175,7 +176,8 @@ const fromList: AttachmentPage = readAttachment(new Map(listed.map((a) => [a.id,
 const detected: 'openai' | 'anthropic' | 'ai-sdk' | 'openai-responses' | 'gemini' | null = detectFormat({ contents: [] });
 // @ts-expect-error a listed attachment's form is one of three
 const badForm: ListedAttachment['form'] = 'image';
-void [listedPart, fromList, detected, badForm];
+const limits: SourceLimits = guard.sourceLimits;
+void [listedPart, fromList, detected, badForm, limits.attachmentBudget];
 const prepared: Promise<PrepareResult> = guard.prepare(messages, {
   summarize: async (req: SummarizeRequest): Promise<SessionState> => ({ summary: `${req.messages.length} messages`, key_facts: [], decisions: [], plan: null, open_questions: [] }),
   onProgress: (e: ProgressEvent) => void e.elapsedMs,
