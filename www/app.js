@@ -6,10 +6,9 @@
 // WebAssembly, gets a clear message.
 
 import { renderAges } from './age-view.js';
-import { findAttachments, previewOffsets } from './attachments.js';
 import { renderBreakdown, renderBudget } from './budget-view.js';
 import { createCompaction } from './compaction-view.js';
-import { PageError, guessFormat, parseConversation } from './conversation.js';
+import { PageError, parseConversation } from './conversation.js';
 import { fill, fmt, h, short } from './dom.js';
 import { renderMessages } from './messages-view.js';
 import { createReader } from './reader-view.js';
@@ -205,11 +204,9 @@ function setPageGuards() {
   for (const k of [...GUARD_NUMBERS, ...CLEAR_NUMBERS]) $(`guard-${k}`).value = PAGE_GUARDS[k] ?? '';
 }
 
-/** Greyed defaults of the source-guard fields, from the usable limit (src/guards/sources.rs). */
-function showGuardDefaults(usable) {
-  $('guard-toolOutputLimit').placeholder = '8000';
-  $('guard-toolOutputTotal').placeholder = String(Math.floor(usable * 0.5));
-  $('guard-attachmentBudget').placeholder = String(Math.min(16000, Math.floor(usable * 0.125)));
+/** Greyed placeholders of the source-guard fields: what a blank one resolves to (`guard.sourceLimits`). */
+function showGuardDefaults(limits) {
+  for (const k of GUARD_NUMBERS) $(`guard-${k}`).placeholder = String(limits[k]);
 }
 
 /**
@@ -346,7 +343,6 @@ async function pass() {
       guard = await makeGuard(cfg);
       guardKey = key;
     }
-    showGuardDefaults(guard.budget.usableLimit);
     const conv = currentConversation();
     const opts = {};
     if (conv.tools !== undefined) opts.tools = conv.tools;
@@ -369,6 +365,7 @@ async function pass() {
     const visibleMessages = r.visible ?? conv.messages.map((m, i) => r.changed[i] ?? m);
     const visible = { messages: visibleMessages, tools: conv.tools, system: cfg.format === 'openai' ? conv.system : r.system ?? undefined };
     clearError();
+    showGuardDefaults(r.sourceLimits);
     renderBudget($('budget'), r.metrics, r.raw);
     renderBreakdown($('breakdown'), r.metrics, guard.model, r.raw);
     renderTraces($('traces-card'), r.traces, r.delivered);
@@ -456,6 +453,18 @@ function formatChanged() {
   update();
 }
 
+/** Selects the format ctxguard recognizes in the text (detectFormat, in the worker); a text that does not parse or has no format leaves the selection. */
+async function pickFormat(text) {
+  let conv;
+  try {
+    conv = parseConversation(text);
+  } catch {
+    return; // update() reports the parse error.
+  }
+  const format = await api.call('detect', { conv });
+  if (format) $('format').value = format;
+}
+
 async function loadFile(file) {
   if (file.size > EDITOR_LIMIT) {
     await loadLarge(file);
@@ -471,12 +480,7 @@ async function loadFile(file) {
     }
     useEditor(text);
     $('source-note').textContent = `Loaded ${file.name} (${fmt(file.size)} bytes).`;
-    try {
-      const format = guessFormat(parseConversation(text));
-      if (format) $('format').value = format;
-    } catch {
-      // update() reports the parse error.
-    }
+    await pickFormat(text);
   } catch (e) {
     showError(new PageError('FILE_READ', `Could not read ${file.name}: ${e?.message ?? e}`));
     return;
@@ -517,8 +521,7 @@ async function loadLarge(file) {
     'file, to edit a conversation here.',
   ].join('\n');
   $('source-note').textContent = `Loaded ${file.name} (${fmt(file.size)} bytes, ${fmt(n)} messages) — not shown in the editor.`;
-  const format = guessFormat(parsed.conv);
-  if (format) $('format').value = format;
+  if (parsed.format) $('format').value = parsed.format;
   update();
 }
 
@@ -550,17 +553,12 @@ function wire() {
   $('conversation').addEventListener('paste', () => {
     pasted = true;
   });
-  $('conversation').addEventListener('input', debounce(() => {
+  $('conversation').addEventListener('input', debounce(async () => {
     $('source-note').textContent = 'Your conversation (edited in the page).';
     sampleFormat = null;
     if (pasted) {
       pasted = false;
-      try {
-        const format = guessFormat(parseConversation($('conversation').value));
-        if (format) $('format').value = format;
-      } catch {
-        // update() reports the parse error.
-      }
+      await pickFormat($('conversation').value);
     }
     update();
   }, 300));

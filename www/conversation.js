@@ -32,24 +32,6 @@ export function parseConversation(text) {
   throw new PageError('UNRECOGNIZED_SHAPE', 'Expected a JSON array of messages, or an object with a "messages" array (and optional "tools", "system", "model").');
 }
 
-/** Parts only Vercel AI SDK model messages have. */
-const AI_SDK_PARTS = ['tool-call', 'tool-result', 'reasoning', 'tool-approval-request', 'tool-approval-response'];
-const isAiSdkPart = (b) => AI_SDK_PARTS.includes(b?.type) || (b?.type === 'image' && 'image' in b) || (b?.type === 'file' && ('data' in b || 'mediaType' in b));
-
-/** Guess the wire format of a parsed conversation (for files and pastes). */
-export function guessFormat({ messages, system, tools }) {
-  const aiSdkTools = tools !== null && typeof tools === 'object' && !Array.isArray(tools);
-  const aiSdkSystem = [system].flat().some((s) => s?.role === 'system');
-  if (aiSdkTools || aiSdkSystem || (Array.isArray(messages) && messages.some((m) => Array.isArray(m?.content) && m.content.some(isAiSdkPart)))) return 'ai-sdk';
-  if (system !== undefined) return 'anthropic';
-  if (!Array.isArray(messages)) return null;
-  for (const m of messages) {
-    if (m?.role === 'system' || m?.role === 'tool' || m?.role === 'developer' || m?.tool_calls) return 'openai';
-    if (Array.isArray(m?.content) && m.content.some((b) => ['tool_use', 'tool_result', 'image', 'document'].includes(b?.type))) return 'anthropic';
-  }
-  return null;
-}
-
 const refOf = (id, names) => (id === undefined || id === null ? null : names.get(id) ? `${names.get(id)} · ${id}` : String(id));
 const clip = (s, n) => (s.length > n ? `${s.slice(0, n)}…` : s);
 const oneLine = (s) => s.replace(/\s+/g, ' ').trim();

@@ -4,10 +4,25 @@
 // Import maps do not reach workers: the package is imported by URL.
 
 import { serveGuard } from '/pkg/worker-serve.js';
-import { findAttachments, previewOffsets } from './attachments.js';
 import { aiSdkInPlace, parseConversation } from './conversation.js';
 
 const now = () => performance.now();
+
+/**
+ * The format ctxguard recognizes in a parsed conversation `{ messages, tools, system }`
+ * (`detectFormat` on it as a request), or null — also when it cannot be read: the pass that
+ * follows reports why.
+ */
+function formatOf(api, { messages, tools, system }) {
+  try {
+    return api.detectFormat({ messages, ...(tools === undefined ? {} : { tools }), ...(system === undefined ? {} : { system }) });
+  } catch {
+    return null;
+  }
+}
+
+/** `[id, offset]` of each preview in a listAttachments() result: where its footer says to read on. */
+const previewOffsets = (listed) => listed.filter((a) => a.offset !== null).map((a) => [a.id, a.offset]);
 
 serveGuard({
   methods: {
@@ -28,12 +43,21 @@ serveGuard({
       return { info, known, ratios: known ?? budget({ model: info.model, contextWindow: 1_000_000 }) };
     },
 
-    /** A loaded file (or a long text) read and parsed here; the page gets the parsed conversation. */
-    async parse({ file, text }, { progress }) {
+    /**
+     * A loaded file (or a long text) read and parsed here; the page gets the parsed conversation
+     * and the format ctxguard recognizes in it (`detectFormat`, null when none).
+     */
+    async parse({ file, text }, { api, progress }) {
       progress({ step: 'read', label: `Reading ${file?.name ?? 'the text'}` });
       const source = file ? await file.text() : text;
       progress({ step: 'parse', label: `Parsing ${(source.length / 1e6).toFixed(1)} MB of JSON` });
-      return { conv: parseConversation(source), chars: source.length };
+      const conv = parseConversation(source);
+      return { conv, chars: source.length, format: formatOf(api, conv) };
+    },
+
+    /** The format ctxguard recognizes in a parsed conversation (`detectFormat`), or null. */
+    detect({ conv }, { api }) {
+      return formatOf(api, conv);
     },
 
     /**
@@ -89,6 +113,7 @@ serveGuard({
       }
       return {
         raw,
+        sourceLimits: g.sourceLimits,
         metrics: result.metrics,
         traces: result.traces,
         system: placed ? placed.system ?? null : result.system,
@@ -97,8 +122,8 @@ serveGuard({
         vcounts,
         changed,
         visible: aligned ? null : list,
-        attachments: findAttachments({ messages, system: arg.system }),
-        previews: [...previewOffsets(result.messages)],
+        attachments: api.listAttachments(messages, { format: arg.format, model: arg.model, ...(arg.system === undefined ? {} : { system: arg.system }) }),
+        previews: previewOffsets(api.listAttachments(list, { format: arg.format, model: arg.model, ...(system === undefined ? {} : { system }) })),
         ms: { measure: t1 - t0, guard: t2 - t1 },
       };
     },

@@ -122,8 +122,9 @@ export function createReader(root, api) {
 
   return {
     /**
-     * @param list     findAttachments() of the raw conversation
-     * @param previews previewOffsets() of the model-visible messages (id -> offset)
+     * @param list     listAttachments() of the raw conversation (ctxguard's, in the worker)
+     * @param previews id -> offset of each preview in the model-visible messages (from their
+     *                 listAttachments(): the offset the preview's footer points at)
      */
     update(list, previews, options) {
       const before = attachments.find((a) => a.id === state.id);
@@ -133,7 +134,7 @@ export function createReader(root, api) {
       encoding = options.encoding;
       format = options.format;
       fill(select, list.map((a) => h('option', { value: a.id },
-        `${a.name ?? a.id}${a.type ? ` (${a.type})` : ''} · ${a.where} · ${previews.has(a.id) ? 'previewed' : 'sent whole'}`)));
+        `${a.name ?? a.id}${a.mediaType ? ` (${a.mediaType})` : ''} · ${a.message === null ? 'system' : `#${a.message}`} · ${previews.has(a.id) ? 'previewed' : 'sent whole'}`)));
       select.disabled = list.length === 0;
       if (!list.some((a) => a.id === state.id)) {
         // A new conversation: start with the first previewed attachment.

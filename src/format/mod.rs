@@ -2,11 +2,13 @@
 
 pub mod ai_sdk;
 pub mod anthropic;
+pub mod detect;
 pub mod gemini;
 mod gemini_parts;
 pub mod image_header;
 pub mod openai;
 mod openai_exact;
+pub mod place;
 pub mod responses;
 mod responses_parts;
 mod wire;

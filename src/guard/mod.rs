@@ -568,15 +568,14 @@ impl Guard {
     /// the model's tokens (zeros when clearing is off): the defaults resolved, so a UI can show
     /// them.
     fn clearing_settings(&self) -> crate::metrics::Clearing {
-        if self.sources.clearing().is_none() {
-            return crate::metrics::Clearing::default();
-        }
-        let l = sources::pass::Limits::resolve(&self.sources, self.budget.usable_limit, 1.0);
-        crate::metrics::Clearing {
-            protect_tokens: crate::trace::u32_of(l.protect),
-            clear_at_least: crate::trace::u32_of(l.clear_at_least),
-            ..Default::default()
-        }
+        let l = self.source_limits();
+        crate::metrics::Clearing { protect_tokens: l.protect_tokens, clear_at_least: l.clear_at_least, ..Default::default() }
+    }
+
+    /// The source guards' limits in force for this guard, in the model's tokens, the defaults
+    /// resolved (`guard.sourceLimits`).
+    pub fn source_limits(&self) -> sources::pass::SourceLimits {
+        sources::pass::SourceLimits::of(&self.sources, self.budget.usable_limit)
     }
 
     /// The clearing state a layer-1 pass leaves (a pass that is to be done again restores it).

@@ -494,6 +494,47 @@ export interface AttachmentPage {
   totalTokens: number;
 }
 
+/** `guard.sourceLimits`: what each source-guard limit is for this guard (docs/sources.md). */
+export interface SourceLimits {
+  toolOutputLimit: number;
+  toolOutputTotal: number;
+  attachmentBudget: number;
+  /** 0 when clearing by age is off. */
+  protectTokens: number;
+  /** 0 when clearing by age is off. */
+  clearAtLeast: number;
+}
+
+export interface ListAttachmentsOptions<F extends Format = Format> {
+  /** Default: as for `countMessages`. */
+  format?: F;
+  /** The request's system (`SystemIn`): its attachments come first, with `message: null`. */
+  system?: SystemIn<F>;
+  /** The encoding `tokens` is counted in (or the model's). */
+  model?: string;
+  encoding?: Encoding;
+}
+
+/** One attachment of a request, as the source guards find it (`listAttachments`). */
+export interface ListedAttachment {
+  /** The id `readAttachment` and the model's `read_attachment` take; for a preview, the one its footer names. */
+  id: string;
+  name: string | null;
+  mediaType: string | null;
+  /** The text as the request carries it: the whole text, or the preview. */
+  text: string;
+  /** Tokens of `text` in the counting encoding. */
+  tokens: number;
+  chars: number;
+  /** Index in `messages`; `null` for the `system` option. */
+  message: number | null;
+  /** Index of the part (or of the tool result holding it) in the message's content; `null` for string content. */
+  part: number | null;
+  form: 'attachment block' | 'file part' | 'document block';
+  /** For a preview ctxguard wrote: the token offset its footer tells the model to read on from. */
+  offset: number | null;
+}
+
 /** The structured summary (seed "SessionState"): the same schema serves compaction and settlement. */
 export interface SessionState {
   summary: string;
@@ -703,6 +744,8 @@ export class ContextGuard<F extends Format = Format> {
   constructor(config?: GuardConfig & { format?: F });
   readonly budget: Budget;
   readonly model: ModelInfo;
+  /** The source guards' limits in force, in the model's tokens: the config's, and the defaults resolved for the others. */
+  readonly sourceLimits: SourceLimits;
   /** Counts the messages (cached per message content) and returns the metrics snapshot. Never modifies `messages`. */
   measure<M extends AnyMessage>(messages: Messages<F, M>, options?: MeasureOptions<F>): ContextMetrics;
   readonly cacheStats: CacheStats;
@@ -776,6 +819,21 @@ export function readAttachment(
   source: string | { [id: string]: string } | Map<string, string>,
   options: ReadAttachmentOptions,
 ): AttachmentPage;
+/**
+ * Every attachment the source guards recognize in `messages` (and `options.system`), with the
+ * full text the reader serves and where it sits; `readAttachment(new Map(list.map((a) => [a.id,
+ * a.text])), { id })` reads them.
+ */
+export function listAttachments<M extends AnyMessage, F extends Format = Format>(
+  messages: Messages<F, M>,
+  options?: ListAttachmentsOptions<F>,
+): ListedAttachment[];
+/**
+ * The wire format of a messages array or a request object (`{ messages, system?, tools? }`,
+ * `{ input, instructions? }`, `{ contents, systemInstruction? }`); `null` when it is none of
+ * them. Messages that every format takes (plain text) are `'openai'`.
+ */
+export function detectFormat(messagesOrRequest: unknown): Format | null;
 /**
  * What a failed provider call means: context overflow (compact and retry), payload too large,
  * rate limit, or other. Takes anything — a `ProviderErrorInput`, an SDK error, a raw body string —

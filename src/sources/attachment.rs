@@ -109,6 +109,21 @@ pub fn footer(f: &Found, shown_tokens: usize) -> String {
     )
 }
 
+/// The attachment id and token offset the last footer in `text` points the reader at (what
+/// [`footer`] wrote: `read_attachment({"id": …, "offset": n})`), if there is one.
+pub fn footer_call(text: &str) -> Option<(String, usize)> {
+    let head = format!("{READ_TOOL}({{\"id\": ");
+    crate::scan::find(text, MARKER)?;
+    let at = text.rfind(&head)?;
+    let rest = text.get(at + head.len()..)?;
+    let mut ids = serde_json::Deserializer::from_str(rest).into_iter::<String>();
+    let id = ids.next()?.ok()?;
+    let digits = rest.get(ids.byte_offset()..)?.strip_prefix(", \"offset\": ")?;
+    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+    let offset = digits.get(..end)?.parse().ok()?;
+    digits.get(end..)?.starts_with("})").then_some((id, offset))
+}
+
 /// The preview text of an attachment within `share` tokens (footer included).
 pub fn preview(enc: Encoding, text: &str, f: &Found, share: usize) -> String {
     let keep = share.saturating_sub(FOOTER_RESERVE);
@@ -238,6 +253,17 @@ mod tests {
         // A real preview, within twice its share, is left alone on the next pass.
         let again = apply(&mut msgs, Encoding::O200kBase, 500, &mut Remembered::default(), &crate::sources::remembered::Unknown);
         assert_eq!(again.truncated, 0);
+    }
+
+    #[test]
+    fn a_footer_names_the_call_to_read_on() {
+        let f = Found::standalone("att_\"ü\\".into(), Some("n.md".into()), None, 900, 3000);
+        let text = format!("head\n{}", footer(&f, 147));
+        assert_eq!(footer_call(&text), Some(("att_\"ü\\".to_string(), 147)));
+        let binary = Found::standalone("r".into(), Some("r.pdf".into()), Some("application/pdf".into()), 9, 9);
+        assert_eq!(footer_call(&footer(&binary, 3)), Some(("r".to_string(), 3)));
+        assert_eq!(footer_call("read_attachment({\"id\": \"x\", \"offset\": 5})"), None, "no marker");
+        assert_eq!(footer_call(&format!("{MARKER} read_attachment({{\"id\": \"x\", \"offset\": 5")), None);
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod attachment;
 pub mod clearing;
 mod cut;
 pub mod found;
+pub mod listed;
 pub mod pass;
 pub mod reader;
 pub mod remembered;

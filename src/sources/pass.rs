@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::message::{Content, Made, Message, Part, Role};
 use crate::tokens::Encoding;
@@ -180,6 +180,33 @@ impl Limits {
     /// The limit of one output of `tool`: its own, never more than all tool outputs together.
     fn cap(&self, tool: Option<&str>) -> usize {
         tool.and_then(|n| self.per_tool.get(n)).map_or(self.tool_output, |&v| v as usize).min(self.tool_output_total.max(1))
+    }
+}
+
+/// The limits of the source guards in the model's tokens (`guard.sourceLimits`): those given in
+/// the options, the defaults above for the others, resolved against the usable limit (what a
+/// blank field of a settings form stands for). Clearing's two are 0 when clearing is off.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceLimits {
+    pub tool_output_limit: u32,
+    pub tool_output_total: u32,
+    pub attachment_budget: u32,
+    pub protect_tokens: u32,
+    pub clear_at_least: u32,
+}
+
+impl SourceLimits {
+    pub fn of(o: &SourceOptions, usable_limit: u32) -> SourceLimits {
+        let l = Limits::resolve(&SourceOptions { emergency: false, ..o.clone() }, usable_limit, 1.0);
+        let clearing = o.clearing().is_some();
+        SourceLimits {
+            tool_output_limit: u32_of(l.tool_output),
+            tool_output_total: u32_of(l.tool_output_total),
+            attachment_budget: u32_of(l.attachments),
+            protect_tokens: if clearing { u32_of(l.protect) } else { 0 },
+            clear_at_least: if clearing { u32_of(l.clear_at_least) } else { 0 },
+        }
     }
 }
 
@@ -555,6 +582,16 @@ mod tests {
 
     fn read(json: &str) -> std::result::Result<SourceOptions, String> {
         serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn source_limits_are_the_options_or_the_defaults_resolved() {
+        let of = |json: &str, usable| SourceLimits::of(&read(json).unwrap(), usable);
+        let d = |a, b, c, p, q| SourceLimits { tool_output_limit: a, tool_output_total: b, attachment_budget: c, protect_tokens: p, clear_at_least: q };
+        assert_eq!(of("{}", 100_000), d(8_000, 50_000, 12_500, 30_000, 15_000));
+        assert_eq!(of("{}", 1_000_000), d(8_000, 500_000, 16_000, 40_000, 20_000));
+        assert_eq!(of(r#"{"clearToolOutputs":false,"emergency":true}"#, 100_000), d(8_000, 50_000, 12_500, 0, 0));
+        assert_eq!(of(r#"{"toolOutputLimit":1000,"attachmentBudget":400,"toolOutputTotal":9000}"#, 100_000), d(1_000, 9_000, 400, 9_000, 4_500));
     }
 
     #[test]

@@ -149,6 +149,12 @@ impl ContextGuard {
         run(|| self.with(|g| encode(&g.model)))
     }
 
+    /// `guard.sourceLimits`.
+    #[wasm_bindgen(getter, js_name = sourceLimits)]
+    pub fn source_limits(&self) -> std::result::Result<JsValue, JsValue> {
+        run(|| self.with(|g| encode(&g.source_limits())))
+    }
+
     /// `guard.cacheStats`.
     #[wasm_bindgen(getter, js_name = cacheStats)]
     pub fn cache_stats(&self) -> std::result::Result<JsValue, JsValue> {

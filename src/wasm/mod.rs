@@ -10,6 +10,8 @@ mod calibration;
 mod convert;
 mod count;
 #[cfg(feature = "pipeline")]
+mod inspect;
+#[cfg(feature = "pipeline")]
 mod json_input;
 #[cfg(feature = "pipeline")]
 mod guard;
@@ -33,6 +35,8 @@ pub use checkpoint::resolve_history;
 pub use count::{count_tokens, known_models, model_info};
 #[cfg(feature = "pipeline")]
 pub use guard::{count_messages, ContextGuard};
+#[cfg(feature = "pipeline")]
+pub use inspect::{detect_format, list_attachments};
 #[cfg(feature = "pipeline")]
 pub use overflow::classify_provider_error;
 #[cfg(feature = "pipeline")]

@@ -8,6 +8,10 @@ import {
   compactToolOutput,
   countMessages,
   countTokens,
+  detectFormat,
+  listAttachments,
+  type ListedAttachment,
+  type SourceLimits,
   knownModels,
   modelInfo,
   previewAttachment,
@@ -166,6 +170,14 @@ const previewOut: CompactResult = previewAttachment('text', { limit: 100, name: 
 const readTool: WireTool = readAttachmentTool({ format: 'anthropic' });
 const page: AttachmentPage = readAttachment(new Map([['a', 'text']]), { id: 'a', offset: 0, limit: 10 });
 const nextOffset: number | null = page.nextOffset;
+const listed: ListedAttachment[] = listAttachments(messages, { format: 'openai', system: 'Be brief.' });
+const listedPart: number | null = listed[0]?.part ?? null;
+const fromList: AttachmentPage = readAttachment(new Map(listed.map((a) => [a.id, a.text])), { id: listed[0]?.id ?? 'x', offset: listed[0]?.offset ?? 0 });
+const detected: 'openai' | 'anthropic' | 'ai-sdk' | 'openai-responses' | 'gemini' | null = detectFormat({ contents: [] });
+// @ts-expect-error a listed attachment's form is one of three
+const badForm: ListedAttachment['form'] = 'image';
+const limits: SourceLimits = guard.sourceLimits;
+void [listedPart, fromList, detected, badForm, limits.attachmentBudget];
 const prepared: Promise<PrepareResult> = guard.prepare(messages, {
   summarize: async (req: SummarizeRequest): Promise<SessionState> => ({ summary: `${req.messages.length} messages`, key_facts: [], decisions: [], plan: null, open_questions: [] }),
   onProgress: (e: ProgressEvent) => void e.elapsedMs,
