@@ -311,10 +311,34 @@ async function deadRun(summarize) {
   return { times, states, degraded };
 }
 
+// The same summarizer with `ahead: true`, from the first turn, the user pausing 3 s between
+// turns (slept only while a summary runs in the background: nothing else happens in a pause).
+async function deadAhead(summarize) {
+  const guard = new ContextGuard({ model: 'gpt-4o', contextWindow: 16_000 });
+  const history = [SYSTEM];
+  const times = [];
+  let degraded = 0;
+  let openOn = null;
+  for (let i = 0; i < 64; i++) {
+    history.push(user(i));
+    const t0 = now();
+    const r = await guard.prepare(history, { summarize, retryDelayMs: 500, ahead: true });
+    if (i >= 34) times.push(now() - t0);
+    degraded += r.degraded ? 1 : 0;
+    if (openOn === null && r.metrics.breaker.state === 'open') openOn = i;
+    history.push(answer(i));
+    if (r.metrics.memory.ahead === 'running') await sleep(3000 * SCALE);
+  }
+  guard.free();
+  return { times, degraded, openOn };
+}
+
 async function dead() {
   const s = summarizer({ delayMs: 200, fail: () => true });
   const down = await deadRun(s.summarize);
   const none = await deadRun(undefined);
+  const a = summarizer({ delayMs: 200, fail: () => true });
+  const ahead = await deadAhead(a.summarize);
   // The turn whose compaction opened it still waited for its attempts.
   const openAt = down.states.indexOf('open');
   return {
@@ -325,6 +349,7 @@ async function dead() {
     prepareMsUntilOpen: stats(down.times.slice(0, openAt + 1)),
     prepareMsAfterOpen: stats(down.times.slice(openAt + 1)),
     prepareMsNoSummarizer: stats(none.times.slice(openAt + 1)),
+    ahead: { summarizerCalls: a.calls, degradedTurns: ahead.degraded, breakerOpensOnTurn: ahead.openOn, prepareMs: stats(ahead.times) },
   };
 }
 
@@ -540,6 +565,7 @@ function render(r) {
     const d = r.dead;
     lines.push('### A summarizer that is down (200 ms, then an error; 30 turns past the trigger)', '');
     lines.push(`${d.summarizerCalls} summarizer calls (3 compactions of 3 attempts), ${d.degradedTurns} of ${d.turns} turns degraded, never rejected; the breaker opened on turn ${d.breakerOpensOnTurn}. prepare until then ${ms(d.prepareMsUntilOpen)} ms; after ${ms(d.prepareMsAfterOpen)} ms; the same turns with no summarizer at all ${ms(d.prepareMsNoSummarizer)} ms.`, '');
+    if (d.ahead) lines.push(`With \`ahead: true\` from the first turn (the user pausing 3 s between turns): ${d.ahead.summarizerCalls} summarizer calls, all in the background; the breaker opened on turn ${d.ahead.breakerOpensOnTurn + 1} of 64; prepare over the last 30 turns ${ms(d.ahead.prepareMs)} ms; ${d.ahead.degradedTurns} turns degraded.`, '');
   }
   if (r.ahead) {
     const h = r.ahead;
