@@ -86,6 +86,7 @@ copyFileSync(join(js, 'api.js'), join(pkg, 'api.js'));
 copyFileSync(join(js, 'hooks.js'), join(pkg, 'hooks.js'));
 copyFileSync(join(js, 'memo.js'), join(pkg, 'memo.js'));
 copyFileSync(join(js, 'freed.js'), join(pkg, 'freed.js'));
+copyFileSync(join(js, 'errors.js'), join(pkg, 'errors.js'));
 copyFileSync(join(js, 'node.js'), join(pkg, 'node.js'));
 bundleWebEntry(pkg);
 // The package's types: index.d.ts re-exports the formats' types from formats.d.ts.
@@ -94,14 +95,14 @@ for (const file of typeFiles) copyFileSync(join(js, file), join(pkg, file));
 const workerFiles = ['worker.js', 'worker-wire.js', 'worker-host.js', 'worker-serve.js', 'worker-serve-node.js', 'worker.d.ts', 'worker-serve.d.ts'];
 for (const file of workerFiles) copyFileSync(join(js, file), join(pkg, file));
 
-const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'freed.js', ...typeFiles, ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
+const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'freed.js', 'errors.js', ...typeFiles, ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
 
 // Single-encoding builds (scripts/build-pkg.sh): the same entries next to their own wasm.
 // `gemini` is one of them: the pipeline with the gemma3 vocabulary instead of OpenAI's.
 const variants = ['o200k', 'cl100k', 'gemini'].filter((enc) => existsSync(join(pkg, enc, 'ctxguard_wasm.js')));
 // Each also serves in a worker (`ctxguard/<encoding>/worker/serve`): the serve modules import
 // their api, glue and .wasm relatively, so a copy next to the build serves that build.
-const serveFiles = ['worker-serve.js', 'worker-serve-node.js', 'worker-host.js', 'worker-wire.js'];
+const serveFiles = ['worker-serve.js', 'worker-serve-node.js', 'worker-host.js', 'worker-wire.js', 'errors.js'];
 // One variant build's directory: its own copies of the entries (`[source in src/js, name in
 // dir]`), the bundled browser entry, and without wasm-pack's own manifest and readme (not part of
 // the package).

@@ -14,6 +14,8 @@
 //                         toJSON throws the same message, so ctxguard reports the same error there
 //   { f: 1 } / { s: d }   a function / a symbol (an option ctxguard must reject as it is)
 
+import { errorWith } from './errors.js';
+
 export const PROTOCOL = 1;
 
 const OBJECT = Object.prototype;
@@ -215,20 +217,6 @@ export function errorData(error) {
   return { name: 'Error', message: printable(error), thrown: true };
 }
 
-/** The Error an error's data stands for: a real Error with the same name, message, code, index. */
-export function errorFrom(data) {
-  const e = new Error(data?.message ?? 'unknown error');
-  e.name = data?.name ?? 'Error';
-  if (data?.code !== undefined) e.code = data.code;
-  if (data?.index !== undefined) e.index = data.index;
-  return e;
-}
-
-/** A ctxguard error raised by the worker helper itself (WORKER_FAILED, WORKER_TERMINATED, GUARD_FREED...). */
-export function ctxguardError(code, message) {
-  return errorFrom({ name: 'CtxguardError', message, code });
-}
-
 /** What `String(value)` prints, or the summarizer runtime's words for a value that cannot be printed. */
 export function printable(value) {
   try {
@@ -248,7 +236,7 @@ export function thrownData(error) {
 
 /** The value to reject with on the worker side, described there exactly as `error` was. */
 export function thrownValue(data) {
-  return data?.error ? errorFrom(data.error) : data?.text;
+  return data?.error ? errorWith(data.error) : data?.text;
 }
 
 /** An abort reason as data: Errors (and DOMExceptions) by name and message, plain data as is. */
@@ -260,6 +248,6 @@ export function reasonData(reason) {
 }
 
 export function reasonFrom(data) {
-  if (data?.error) return errorFrom(data.error);
+  if (data?.error) return errorWith(data.error);
   return 'value' in (data ?? {}) ? data.value : data?.text;
 }

@@ -13,10 +13,9 @@
 // messages and refer to the others by id. The worker keeps what the main side tells it to keep
 // (the messages of the latest call, plus older ones up to `cacheChars`).
 
+import { ctxguardError, errorWith } from './errors.js';
 import {
   PROTOCOL,
-  ctxguardError,
-  errorFrom,
   jsonPayload,
   payloadOf,
   reasonData,
@@ -139,7 +138,7 @@ export class GuardWorker {
       state.onReady = (message) => {
         clearTimeout(timer);
         if (message.error) {
-          const cause = errorFrom(message.error);
+          const cause = errorWith(message.error);
           const e = ctxguardError('WORKER_FAILED', `ctxguard could not start in the worker: ${cause.name}: ${cause.message}`);
           e.cause = cause;
           self[INTERNAL].fail(e);
@@ -480,7 +479,7 @@ export class GuardWorker {
           for (const sid of call.summaries) s.summaries.delete(sid);
         }
         if (message.ok) call.resolve(message.value);
-        else call.reject(errorFrom(message.error));
+        else call.reject(errorWith(message.error));
         return;
       }
       case 'ev': {
