@@ -78,12 +78,12 @@ function workerOf(target) {
 
 /**
  * A connection to a worker serving ctxguard. Reused for the same Worker object.
- * @param {Worker | URL | string | GuardWorker} target
+ * @param {Worker | URL | string | WorkerConnection} target
  * @param {{ readyTimeoutMs?: number, cacheChars?: number }} [options]
- * @returns {Promise<GuardWorker>}
+ * @returns {Promise<WorkerConnection>}
  */
 export function connectGuardWorker(target, options = {}) {
-  if (target instanceof GuardWorker) return target[INTERNAL].ready.then(() => target);
+  if (target instanceof WorkerConnection) return target[INTERNAL].ready.then(() => target);
   let worker;
   let owns;
   try {
@@ -93,7 +93,7 @@ export function connectGuardWorker(target, options = {}) {
   }
   let connection = connections.get(worker);
   if (!connection) {
-    connection = new GuardWorker(worker, owns, options);
+    connection = new WorkerConnection(worker, owns, options);
     connections.set(worker, connection);
   }
   return connection[INTERNAL].ready.then(() => connection);
@@ -108,7 +108,8 @@ export async function createWorkerGuard(target, config, options) {
   return connection.createGuard(config);
 }
 
-export class GuardWorker {
+/** A connection to a worker serving ctxguard: its guards, the free functions, custom methods. */
+export class WorkerConnection {
   constructor(worker, owns, { readyTimeoutMs = DEFAULT_READY_TIMEOUT_MS, cacheChars = DEFAULT_CACHE_CHARS } = {}) {
     const state = {
       worker,
@@ -538,6 +539,9 @@ export class GuardWorker {
   }
 }
 
+/** @deprecated The former name of {@link WorkerConnection} (the same class). */
+export const GuardWorker = WorkerConnection;
+
 /** Whether a prepare result started a summary ahead of time (its trace says so). */
 function startedAhead(result) {
   return Array.isArray(result?.traces) && result.traces.some((t) => t?.operation === 'summary_compact' && t.ahead === true && t.status === 'in_progress');
@@ -584,7 +588,7 @@ export class WorkerGuard {
     return this.#gid;
   }
 
-  /** The connection to the worker (GuardWorker): free functions, custom methods, transfer stats. */
+  /** The connection to the worker (WorkerConnection): free functions, custom methods, transfer stats. */
   get worker() {
     return this.#connection;
   }

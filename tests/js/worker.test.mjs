@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { ContextGuard, countMessages } from 'ctxguard';
-import { connectGuardWorker, createWorkerGuard } from 'ctxguard/worker';
+import { GuardWorker, WorkerConnection, WorkerGuard, connectGuardWorker, createWorkerGuard } from 'ctxguard/worker';
 import { generateInputs } from '../../benches/lib/inputs.mjs';
 import { buildConversation as conversation } from './helpers.mjs';
 
@@ -470,6 +470,14 @@ describe('single-encoding builds', () => {
 });
 
 describe('lifecycle', () => {
+  test('the connection is a WorkerConnection (GuardWorker is its former name), reused for its Worker', async () => {
+    assert.equal(GuardWorker, WorkerConnection);
+    assert.ok(globalGuard instanceof WorkerGuard);
+    assert.ok(globalGuard.worker instanceof WorkerConnection);
+    assert.equal(await connectGuardWorker(globalGuard.worker), globalGuard.worker);
+    assert.equal(await connectGuardWorker(globalGuard.worker.worker), globalGuard.worker);
+  });
+
   test('terminate rejects pending and later calls with WORKER_TERMINATED; free with GUARD_FREED', async () => {
     const g = await createWorkerGuard(new Worker(WORKER), CONFIG);
     let asked;
