@@ -5,7 +5,7 @@
 //     (src/wasm/convert.rs calls it);
 //   - `snapshot` and `matches`: the structural snapshot of a message the stored path and the
 //     worker transfer remember, and the check that a message still holds it
-//     (src/js/sent-messages.js);
+//     (src/js/sent-messages.js; docs/stored-calls.md);
 //   - `inheritedToJSON`: a `toJSON` every object inherits (the packed transfer and the
 //     remembered messages are then not used).
 // This file imports nothing: wasm-bindgen copies it alone into the package as a snippet of the

@@ -1,26 +1,9 @@
-// The fast path of `guard.measure` (docs/performance-notes.md): a chat client measures the same conversation,
-// grown by a message, before every turn and on every keystroke. Passing all of it into wasm as
-// JSON costs time in proportion to its text (~100 ms for 2,000 messages / 5 MB), so each guard
-// remembers which message objects it already holds (by identity, in a WeakMap) together with a
-// snapshot of their JSON leaves (sent-messages.js), and sends only the messages that are new or
-// were changed in place (a streaming reply appended to `content`, an edit). The wasm side keeps
-// the parsed messages and their counts by id (src/store.rs); an entry unused for two calls is
-// dropped there, and is never referred to again from here. A message holding anything JSON would transform (a Date, a Map,
-// a toJSON method, a class instance) is never remembered: it takes the plain path every time.
-// Strings are compared with ===, so an unchanged message costs a few property reads, not a scan
-// of its text.
-//
-// `prepare` and `guardSources` take the same path when every message is plain JSON data (else
-// the plain path, which reports or reads it exactly as before), and their output comes back the
-// same way: wasm names each output message that is a caller's message unchanged (`sameAs[i] =
-// k`) instead of writing it, and this module puts a structural copy of `messages[k]` there
-// (new objects and arrays, the same immutable strings: O(nodes), not O(text)), so a result never
-// shares an object with the input or with another result. Tool outputs that layer 1 compacted
-// come back the same way: wasm names each one it remembers (`keptAs[i]`), writes it the first
-// time, and afterwards leaves it `null` while this module still holds a pristine copy of it
-// (`outputs`, by name; the names it holds go in with each call); the result gets a copy of that
-// copy. The copies kept are those of the latest result (of every result that ended while
-// another call was pending), so memory follows the live conversation.
+// The stored path of `guard.measure`, `guard.prepare` and `guard.guardSources`: each guard sends
+// wasm only the message objects that are new or were changed in place since it last sent them
+// (sent-messages.js), names the others by id, and rebuilds what wasm names instead of writing it
+// (`sameAs`, `keptAs`). The protocol, what the guard's store keeps and why the results never share
+// an object with the input: docs/stored-calls.md. Anything that is not plain JSON data takes the
+// plain path, which reports or reads it exactly as before.
 
 import { inheritedToJSON } from './json.js';
 import { SentMessages } from './sent-messages.js';
@@ -87,7 +70,8 @@ const states = new WeakMap();
 function stateOf(guard) {
   let s = states.get(guard);
   if (!s) {
-    s = { call: 0, nextId: 1, sent: new SentMessages(), outputs: new Map(), pending: 0 };
+    // `generation`: how many times everything sent was forgotten (`forget`).
+    s = { call: 0, nextId: 1, sent: new SentMessages(), generation: 0, outputs: new Map(), pending: 0 };
     states.set(guard, s);
   }
   return s;
@@ -165,16 +149,25 @@ function plan(guard, messages, whole) {
   }
 }
 
-/** The store refused the call (AI SDK format, or an id it no longer holds): forget everything. */
-function refused(p, n) {
-  p.s.sent.forgetAll();
-  // For good when even a call with every message in full was refused.
-  if (p.fresh.length === n) p.s.disabled = true;
+/**
+ * The store refused a call: it no longer holds an id the call named (the store decides what it
+ * keeps: docs/stored-calls.md), a message's entry is lent to a `prepare` that has not read it
+ * yet, or it cannot hold these messages (AI SDK format). Nothing sent is named again, and calls
+ * planned before do not teach what they sent.
+ */
+function forget(s) {
+  s.sent.forgetAll();
+  s.generation++;
 }
 
+/** What a call sent, learned once it is read; the latest call's record of a message wins. */
 function learn(p) {
-  for (const rec of p.reused) rec.lastUsed = p.call;
-  for (const [m, rec] of p.learned) p.s.sent.remember(m, rec);
+  const { s } = p;
+  if (p.generation !== s.generation) return;
+  for (const [m, rec] of p.learned) {
+    const known = s.sent.get(m);
+    if (known === undefined || known.call < rec.call) s.sent.remember(m, rec);
+  }
 }
 
 function stored(guard, method, p, options, withOutput) {
@@ -187,6 +180,24 @@ function stored(guard, method, p, options, withOutput) {
   const runs = [];
   for (const name of p.s.outputs.keys()) (typeof name === 'number' ? tags : runs).push(name);
   return guard[method](ids, fresh, freshIds, freshAt, call, Float64Array.from(tags), runs, options);
+}
+
+/**
+ * A stored call, sent again in full when the store refused it for an id it no longer holds:
+ * `{ result, plan }`, or `result` undefined when the store refused every message in full too
+ * (then for good: the guard takes the plain path from now on).
+ */
+function storedCall(guard, method, p, options, withOutput, messages) {
+  const result = stored(guard, method, p, options, withOutput);
+  if (result !== undefined) return { result, plan: p };
+  forget(p.s);
+  if (p.fresh.length < messages.length) {
+    const again = plan(guard, messages, withOutput);
+    if (again !== null) return storedCall(guard, method, again, options, withOutput, messages);
+  } else {
+    p.s.disabled = true;
+  }
+  return { result: undefined, plan: p };
 }
 
 /**
@@ -230,34 +241,35 @@ function route(proto, name, storedName, withOutput, finish) {
   if (typeof plainMethod !== 'function' || typeof proto[storedName] !== 'function') return;
   proto[name] = {
     [name](messages, options) {
-      const p = plan(this, messages, withOutput);
-      if (p === null) return plainMethod.call(this, messages, options);
+      const first = plan(this, messages, withOutput);
+      if (first === null) return plainMethod.call(this, messages, options);
+      const { s } = first;
       // Counted while the call may still refer to kept outputs (`rebuild`); `finish` counts a
       // call that returns out again.
-      if (withOutput) p.s.pending++;
-      let result;
+      if (withOutput) s.pending++;
+      let call;
       try {
-        result = stored(this, storedName, p, options, withOutput);
+        call = storedCall(this, storedName, first, options, withOutput, messages);
       } catch (e) {
-        if (withOutput) p.s.pending--;
+        if (withOutput) s.pending--;
         throw e;
       }
-      if (result === undefined) {
-        if (withOutput) p.s.pending--;
-        refused(p, messages.length);
+      if (call.result === undefined) {
+        if (withOutput) s.pending--;
         return plainMethod.call(this, messages, options);
       }
-      return finish(result, p, messages);
+      return finish(call.result, call.plan, messages);
     },
   }[name];
 }
 
 /** Which messages the guard already holds (their ids) and which go over in full. */
 function planCall(s, messages) {
+  // Ids are 32-bit: past the last one, start again (the store holds nothing under the new ids
+  // that a call does not send in full first).
   if (s.nextId + messages.length >= 0xffffffff) {
     s.nextId = 1;
-    s.sent.forgetAll();
-    s.call += 2; // every id handed out so far is now out of date on both sides
+    forget(s);
   }
   const call = ++s.call;
   const n = messages.length;
@@ -265,16 +277,14 @@ function planCall(s, messages) {
   const fresh = [];
   const freshIds = [];
   const freshAt = [];
-  const reused = [];
   const learned = [];
   let plain = true;
   for (let i = 0; i < n; i++) {
     const m = messages[i];
     const isObject = m !== null && typeof m === 'object';
-    const rec = isObject ? s.sent.get(m) : undefined;
-    if (rec !== undefined && rec.lastUsed >= call - 2 && s.sent.unchanged(m) === rec) {
+    const rec = isObject ? s.sent.unchanged(m) : undefined;
+    if (rec !== undefined) {
       ids[i] = rec.id;
-      reused.push(rec);
       continue;
     }
     const id = s.nextId++;
@@ -287,8 +297,8 @@ function planCall(s, messages) {
       plain = false;
       continue;
     }
-    sent.lastUsed = call;
+    sent.call = call;
     learned.push([m, sent]);
   }
-  return { s, call, ids, fresh, freshIds, freshAt, reused, learned, plain };
+  return { s, call, generation: s.generation, ids, fresh, freshIds, freshAt, learned, plain };
 }

@@ -1,8 +1,9 @@
 // The send-only-what-changed cache, on the sending side: which message objects a receiver already
 // holds, so that a call sends only the new or changed ones and names the others by id. Two
-// senders use it, each for its own receiver:
+// senders use it, each for its own receiver (docs/stored-calls.md):
 //   - memo.js, per guard: the receiver is the guard's store in wasm (src/guard/store.rs), which
-//     drops an entry unused for two calls;
+//     decides itself what it keeps; a call naming an id it dropped is refused, and the sender
+//     forgets everything (`forgetAll`) and sends the call again in full;
 //   - worker.js, per connection: the receiver is the worker's store, which keeps what it is told;
 //     `KeptByBudget` here decides what it keeps, and the sender tells it what to drop.
 // Pure JS, no wasm: the main-thread worker module uses it.

@@ -10,7 +10,7 @@
 //
 // Transfer: a conversation is sent once; later calls send only new or changed messages and name
 // the others by id, and the worker keeps what this side tells it to keep (the messages of the
-// latest call, plus older ones up to `cacheChars`): sent-messages.js.
+// latest call, plus older ones up to `cacheChars`): sent-messages.js, docs/stored-calls.md.
 
 import { ctxguardError, errorWith } from './errors.js';
 import { inheritedToJSON } from './json.js';
