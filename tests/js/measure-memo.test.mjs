@@ -1,4 +1,4 @@
-// guard.measure sends only new or changed messages into wasm (src/js/memo.js + src/store.rs).
+// guard.measure sends only new or changed messages into wasm (src/js/memo.js + src/guard/store.rs: docs/stored-calls.md).
 // Whatever the host does to its message objects between calls, the metrics must be those of
 // the conversation as it is now: countMessages (which always reads everything) is the reference.
 import assert from 'node:assert/strict';
