@@ -13,7 +13,7 @@
 //   - package.json with `exports` conditions (types / node / browser / default).
 // Run by scripts/build-pkg.sh after `wasm-pack build`.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -86,6 +86,18 @@ copyFileSync(join(js, 'api.js'), join(pkg, 'api.js'));
 copyFileSync(join(js, 'hooks.js'), join(pkg, 'hooks.js'));
 copyFileSync(join(js, 'memo.js'), join(pkg, 'memo.js'));
 copyFileSync(join(js, 'freed.js'), join(pkg, 'freed.js'));
+// Modules the entries, memo.js and the worker side share, in `dir` (pkg/ or a variant's). json.js
+// is also the binding's snippet, which wasm-bindgen copied alone under snippets/ when it built
+// this .wasm: json.js re-exports that copy, so every module there and a bundle of them hold one.
+const shared = ['errors.js', 'json.js', 'sent-messages.js'];
+function shipShared(dir) {
+  copyFileSync(join(js, 'errors.js'), join(dir, 'errors.js'));
+  copyFileSync(join(js, 'sent-messages.js'), join(dir, 'sent-messages.js'));
+  const snippets = existsSync(join(dir, 'snippets')) ? readdirSync(join(dir, 'snippets')).filter((d) => existsSync(join(dir, 'snippets', d, 'src', 'js', 'json.js'))) : [];
+  if (snippets.length !== 1) fail(`${dir}/snippets/ should hold one copy of src/js/json.js, not ${snippets.length}`);
+  writeFileSync(join(dir, 'json.js'), `// src/js/json.js, as the binding's snippet (scripts/finish-pkg.mjs).\nexport * from './snippets/${snippets[0]}/src/js/json.js';\n`);
+}
+shipShared(pkg);
 copyFileSync(join(js, 'node.js'), join(pkg, 'node.js'));
 bundleWebEntry(pkg);
 // The package's types: index.d.ts re-exports the formats' types from formats.d.ts.
@@ -94,7 +106,7 @@ for (const file of typeFiles) copyFileSync(join(js, file), join(pkg, file));
 const workerFiles = ['worker.js', 'worker-wire.js', 'worker-host.js', 'worker-serve.js', 'worker-serve-node.js', 'worker.d.ts', 'worker-serve.d.ts'];
 for (const file of workerFiles) copyFileSync(join(js, file), join(pkg, file));
 
-const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'freed.js', ...typeFiles, ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
+const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'freed.js', ...shared, ...typeFiles, ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
 
 // Single-encoding builds (scripts/build-pkg.sh): the same entries next to their own wasm.
 // `gemini` is one of them: the pipeline with the gemma3 vocabulary instead of OpenAI's.
@@ -107,6 +119,7 @@ const serveFiles = ['worker-serve.js', 'worker-serve-node.js', 'worker-host.js',
 // the package).
 function finishVariant(dir, copies) {
   for (const [from, to] of copies) copyFileSync(join(js, from), join(dir, to));
+  if (copies.some(([from]) => from === 'memo.js')) shipShared(dir);
   bundleWebEntry(dir);
   for (const f of ['package.json', 'README.md', '.gitignore']) rmSync(join(dir, f), { force: true });
 }

@@ -79,12 +79,16 @@ fn edits_unknown_ids_errors_and_eviction() {
     let (ids, fresh) = all_fresh(&msgs, 1);
     g.measure_ids(&ids, &fresh, 1, None, None).unwrap().unwrap();
     assert_eq!(g.store.len(), msgs.len());
-    // An id the store never saw: None (the binding falls back to the plain path).
+    // An id the store never saw: None (the binding sends the call again in full).
     assert!(g.measure_ids(&[1, 2, 999], &[], 2, None, None).unwrap().is_none());
     // A bad new message is an error naming its index, and the store is unchanged.
     let bad = [Fresh { id: 50, index: 3, value: json!({"role": "wizard", "content": "x"}) }];
     let err = g.measure_ids(&[1, 2, 3, 50], &bad, 3, None, None).unwrap_err();
     assert_eq!((err.code, err.index), (ErrorCode::InvalidRole, Some(3)));
+    assert_eq!(g.store.len(), msgs.len());
+    // With an unknown id too, the answer is None before any fresh message is parsed (the call
+    // sent again in full then reports the bad one).
+    assert!(g.measure_ids(&[1, 999, 50], &bad, 3, None, None).unwrap().is_none());
     assert_eq!(g.store.len(), msgs.len());
     // A message edited in place comes back under a new id: the old entry is dropped once unused.
     g.measure_ids(&ids, &[], 4, None, None).unwrap().unwrap();

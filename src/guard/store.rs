@@ -1,14 +1,8 @@
 //! Messages a host already handed over, kept by id, so that measuring a conversation that grew by
 //! one message transfers, parses and hashes only that message (docs/performance-notes.md: ≤ 5 ms per turn on a
-//! 2,000-message conversation).
-//!
-//! The binding gives every message object it sends an id and remembers, on the JS side, which
-//! object had which id (with a snapshot of its JSON leaves, so a message edited in place is sent
-//! again). A call names the conversation as a list of ids, with the messages the store has not
-//! seen (or that changed) given in full. Entries live while they are used: an entry not used by
-//! the call numbered `call` or the one before is dropped at the end of `call`, so memory follows
-//! the live conversation. The JS side never reuses an id older than that, and an unknown id makes
-//! the call answer `None` (the binding then takes the plain path), so the two sides cannot drift.
+//! 2,000-message conversation). The protocol with the binding — ids, fresh messages, the call
+//! number — is docs/stored-calls.md. This store alone decides what it keeps ([`KEPT_FOR_CALLS`]);
+//! a call naming an id it does not hold is answered `None`, and the binding sends it again in full.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
@@ -18,6 +12,10 @@ use crate::format::{parse_message_at, parse_request, same_tree, Format, Request,
 use crate::guard::{Facts, Guard, ToolsFacts};
 use crate::message::{Message, Origin, Role};
 use crate::metrics::ContextMetrics;
+
+/// How many calls an entry outlives its last use by: one not used by the call numbered `call` or
+/// the one before is dropped at the end of `call`, so memory follows the live conversation.
+pub const KEPT_FOR_CALLS: u64 = 2;
 
 /// One wire message: its internal pieces and their facts.
 #[derive(Debug)]
@@ -165,11 +163,13 @@ impl Guard {
         if !self.format.is_context_free() {
             return Ok(None);
         }
-        let (head, parsed) = self.parse_stored_call(fresh, system, tools)?;
-        let new_ids: FxHashSet<u32> = parsed.iter().map(|(id, _, _)| *id).collect();
+        // An id the store no longer holds is answered before anything is parsed: the binding
+        // sends the call again with every message in full.
+        let new_ids: FxHashSet<u32> = fresh.iter().map(|f| f.id).collect();
         if ids.iter().any(|id| !new_ids.contains(id) && !self.store.entries.contains_key(id)) {
             return Ok(None);
         }
+        let (head, parsed) = self.parse_stored_call(fresh, system, tools)?;
         let format = self.format;
         for ((id, index, (messages, exact)), f) in parsed.into_iter().zip(fresh) {
             // Kept on the pieces too: a call assembled from them hashes none of them again.
@@ -181,17 +181,17 @@ impl Guard {
         Ok(Some((head, new_ids)))
     }
 
-    /// Drop the entries neither this call nor the one before used.
+    /// Drop the entries none of the last [`KEPT_FOR_CALLS`] calls (this one included) used.
     fn end_stored_call(&mut self, ids: &[u32], call: u64) {
         for id in ids {
             if let Some(e) = self.store.entries.get_mut(id) {
                 e.last_used = call;
             }
         }
-        self.store.entries.retain(|_, e| e.last_used.saturating_add(1) >= call);
+        self.store.entries.retain(|_, e| e.last_used.saturating_add(KEPT_FOR_CALLS) > call);
     }
 
-    /// `measure` over a conversation named by ids (see the module doc). `system` and `tools` are
+    /// `measure` over a conversation named by ids (docs/stored-calls.md). `system` and `tools` are
     /// the call's options, read as in `parse_request`. `Ok(None)`: an id is unknown to the store.
     /// A bad message is an error naming its index, and leaves the store as it was. Always `None`
     /// for a format whose messages parse in context (AI SDK): the binding takes the plain path.

@@ -3,14 +3,11 @@
 // the guard is alive and otherwise throws (or, for the async methods, rejects with) a
 // CtxguardError with the stable code GUARD_FREED. `free()` itself may be called again.
 
+import { ctxguardError } from './errors.js';
+
 const ASYNC = new Set(['prepare', 'settle']);
 
-function freedError() {
-  const e = new Error('this ContextGuard was freed (guard.free()); create a new one');
-  e.name = 'CtxguardError';
-  e.code = 'GUARD_FREED';
-  return e;
-}
+const freedError = () => ctxguardError('GUARD_FREED', 'this ContextGuard was freed (guard.free()); create a new one');
 
 /** Wrap every method and accessor of `Guard.prototype`; `free` becomes a no-op on a freed guard. */
 export function checkFreed(Guard) {

@@ -2,12 +2,7 @@
 // input (so a user's guidance and an attempt's guidance stack instead of overriding each
 // other). Pure JS: model inputs are plain objects, nothing here needs the wasm module.
 
-function ctxguardError(code, message) {
-  const e = new Error(message);
-  e.name = 'CtxguardError';
-  e.code = code;
-  return e;
-}
+import { ctxguardError } from './errors.js';
 
 const badReturn = () => ctxguardError('INVALID_OPTIONS', 'a pre-model hook must return a model input ({ messages, ... }) or nothing');
 

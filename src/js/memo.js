@@ -1,99 +1,22 @@
-// The fast path of `guard.measure` (docs/performance-notes.md): a chat client measures the same conversation,
-// grown by a message, before every turn and on every keystroke. Passing all of it into wasm as
-// JSON costs time in proportion to its text (~100 ms for 2,000 messages / 5 MB), so each guard
-// remembers which message objects it already holds (by identity, in a WeakMap) together with a
-// snapshot of their JSON leaves, and sends only the messages that are new or were changed in place
-// (a streaming reply appended to `content`, an edit). The wasm side keeps the parsed messages and
-// their counts by id (src/store.rs); an entry unused for two calls is dropped there, and is never
-// referred to again from here. A message holding anything JSON would transform (a Date, a Map,
-// a toJSON method, a class instance) is never remembered: it takes the plain path every time.
-// Strings are compared with ===, so an unchanged message costs a few property reads, not a scan
-// of its text.
-//
-// `prepare` and `guardSources` take the same path when every message is plain JSON data (else
-// the plain path, which reports or reads it exactly as before), and their output comes back the
-// same way: wasm names each output message that is a caller's message unchanged (`sameAs[i] =
-// k`) instead of writing it, and this module puts a structural copy of `messages[k]` there
-// (new objects and arrays, the same immutable strings: O(nodes), not O(text)), so a result never
-// shares an object with the input or with another result. Tool outputs that layer 1 compacted
-// come back the same way: wasm names each one it remembers (`keptAs[i]`), writes it the first
-// time, and afterwards leaves it `null` while this module still holds a pristine copy of it
-// (`outputs`, by name; the names it holds go in with each call); the result gets a copy of that
-// copy. The copies kept are those of the latest result (of every result that ended while
-// another call was pending), so memory follows the live conversation.
+// The stored path of `guard.measure`, `guard.prepare` and `guard.guardSources`: each guard sends
+// wasm only the message objects that are new or were changed in place since it last sent them
+// (sent-messages.js), names the others by id, and rebuilds what wasm names instead of writing it
+// (`sameAs`, `keptAs`). The protocol, what the guard's store keeps and why the results never share
+// an object with the input: docs/stored-calls.md. Anything that is not plain JSON data takes the
+// plain path, which reports or reads it exactly as before.
+
+import { inheritedToJSON } from './json.js';
+import { SentMessages } from './sent-messages.js';
 
 const hasOwn = Object.prototype.hasOwnProperty;
-const OBJECT = Symbol('object');
-const ARRAY = Symbol('array');
-const MAX_DEPTH = 64;
 /** Longer arrays (and array-like proxies claiming a huge length) take the plain path. */
 const MAX_MESSAGES = 1_000_000;
-
-const wellFormed =
-  typeof String.prototype.isWellFormed === 'function' ? (s) => s.isWellFormed() : (s) => !/[\uD800-\uDFFF]/.test(s);
-
-/**
- * Append the JSON leaves of `v` to `out`; false when `v` is not plain JSON data that reads back
- * as itself (a lone surrogate is repaired on the way in, so a string or key holding one is not).
- */
-function leaves(v, out, depth) {
-  if (v === null || typeof v !== 'object') {
-    const t = typeof v;
-    if (t === 'function' || t === 'symbol' || t === 'bigint') return false;
-    if (t === 'string' && !wellFormed(v)) return false;
-    out.push(v);
-    return true;
-  }
-  if (depth > MAX_DEPTH) return false;
-  const proto = Object.getPrototypeOf(v);
-  if (Array.isArray(v)) {
-    if (proto !== Array.prototype) return false;
-    out.push(ARRAY, v.length);
-    for (let i = 0; i < v.length; i++) if (!leaves(v[i], out, depth + 1)) return false;
-    return true;
-  }
-  if (proto !== Object.prototype && proto !== null) return false;
-  const keys = Object.keys(v);
-  out.push(OBJECT, keys.length);
-  for (const k of keys) {
-    // JSON.stringify would escape a lone surrogate in a key, and wasm repair it.
-    if (!wellFormed(k)) return false;
-    out.push(k);
-    if (!leaves(v[k], out, depth + 1)) return false;
-  }
-  return true;
-}
-
-/** Does `v` still have the leaves `snap` recorded (from position `at`)? Returns the next position, or -1. */
-function same(v, snap, at) {
-  if (v === null || typeof v !== 'object') return Object.is(v, snap[at]) ? at + 1 : -1;
-  const proto = Object.getPrototypeOf(v);
-  if (Array.isArray(v)) {
-    if (proto !== Array.prototype || snap[at] !== ARRAY || snap[at + 1] !== v.length) return -1;
-    let p = at + 2;
-    for (let i = 0; i < v.length && p >= 0; i++) p = same(v[i], snap, p);
-    return p;
-  }
-  if (proto !== Object.prototype && proto !== null) return -1;
-  if (snap[at] !== OBJECT) return -1;
-  // for-in over own keys (the order of Object.keys) without allocating the key list.
-  let p = at + 2;
-  let n = 0;
-  for (const k in v) {
-    if (!hasOwn.call(v, k)) continue;
-    if (snap[p] !== k) return -1;
-    p = same(v[k], snap, p + 1);
-    if (p < 0) return -1;
-    n++;
-  }
-  return n === snap[at + 1] ? p : -1;
-}
 
 // The packed transfer of the fresh messages (src/packed.rs): instead of one JSON text of them
 // (JSON.stringify escaping every string, then a parse of every string in wasm), a small JSON
 // skeleton in which each long string value (and each starting with U+0000) is the placeholder
 // "\u0000", followed by those strings UTF-8-encoded one after the other; `lens[0]` is the
-// skeleton's length in bytes, `lens[1..]` the strings'. Only messages `leaves` found to be plain
+// skeleton's length in bytes, `lens[1..]` the strings'. Only messages found to be plain
 // JSON data are packed; anything else JSON.stringify would not read back as itself (a non-finite
 // number, `undefined` in an array) gives `null`: the call then sends the messages as they are,
 // and wasm reads (or rejects) them as before.
@@ -102,13 +25,11 @@ function same(v, snap, at) {
 const LONG = 24;
 const encoder = typeof TextEncoder === 'function' ? new TextEncoder() : null;
 
-/** `{ bytes, lens }` for the fresh messages (all plain JSON data: see `leaves`), or null. */
+/** `{ bytes, lens }` for the fresh messages (all plain JSON data: json.js `snapshot`), or null. */
 function pack(fresh) {
   if (encoder === null || typeof encoder.encodeInto !== 'function') return null;
   // A `toJSON` inherited by every object would make JSON.stringify read something else.
-  for (const proto of [Object.prototype, Array.prototype, String.prototype, Number.prototype, Boolean.prototype]) {
-    if (typeof proto.toJSON === 'function') return null;
-  }
+  if (inheritedToJSON()) return null;
   const strings = [];
   let chars = 0;
   let ok = true;
@@ -149,7 +70,8 @@ const states = new WeakMap();
 function stateOf(guard) {
   let s = states.get(guard);
   if (!s) {
-    s = { call: 0, nextId: 1, memo: new WeakMap(), outputs: new Map(), pending: 0 };
+    // `generation`: how many times everything sent was forgotten (`forget`).
+    s = { call: 0, nextId: 1, sent: new SentMessages(), generation: 0, outputs: new Map(), pending: 0 };
     states.set(guard, s);
   }
   return s;
@@ -227,16 +149,25 @@ function plan(guard, messages, whole) {
   }
 }
 
-/** The store refused the call (AI SDK format, or an id it no longer holds): forget everything. */
-function refused(p, n) {
-  p.s.memo = new WeakMap();
-  // For good when even a call with every message in full was refused.
-  if (p.fresh.length === n) p.s.disabled = true;
+/**
+ * The store refused a call: it no longer holds an id the call named (the store decides what it
+ * keeps: docs/stored-calls.md), a message's entry is lent to a `prepare` that has not read it
+ * yet, or it cannot hold these messages (AI SDK format). Nothing sent is named again, and calls
+ * planned before do not teach what they sent.
+ */
+function forget(s) {
+  s.sent.forgetAll();
+  s.generation++;
 }
 
+/** What a call sent, learned once it is read; the latest call's record of a message wins. */
 function learn(p) {
-  for (const rec of p.reused) rec.lastUsed = p.call;
-  for (const [m, rec] of p.learned) p.s.memo.set(m, rec);
+  const { s } = p;
+  if (p.generation !== s.generation) return;
+  for (const [m, rec] of p.learned) {
+    const known = s.sent.get(m);
+    if (known === undefined || known.call < rec.call) s.sent.remember(m, rec);
+  }
 }
 
 function stored(guard, method, p, options, withOutput) {
@@ -249,6 +180,24 @@ function stored(guard, method, p, options, withOutput) {
   const runs = [];
   for (const name of p.s.outputs.keys()) (typeof name === 'number' ? tags : runs).push(name);
   return guard[method](ids, fresh, freshIds, freshAt, call, Float64Array.from(tags), runs, options);
+}
+
+/**
+ * A stored call, sent again in full when the store refused it for an id it no longer holds:
+ * `{ result, plan }`, or `result` undefined when the store refused every message in full too
+ * (then for good: the guard takes the plain path from now on).
+ */
+function storedCall(guard, method, p, options, withOutput, messages) {
+  const result = stored(guard, method, p, options, withOutput);
+  if (result !== undefined) return { result, plan: p };
+  forget(p.s);
+  if (p.fresh.length < messages.length) {
+    const again = plan(guard, messages, withOutput);
+    if (again !== null) return storedCall(guard, method, again, options, withOutput, messages);
+  } else {
+    p.s.disabled = true;
+  }
+  return { result: undefined, plan: p };
 }
 
 /**
@@ -292,34 +241,35 @@ function route(proto, name, storedName, withOutput, finish) {
   if (typeof plainMethod !== 'function' || typeof proto[storedName] !== 'function') return;
   proto[name] = {
     [name](messages, options) {
-      const p = plan(this, messages, withOutput);
-      if (p === null) return plainMethod.call(this, messages, options);
+      const first = plan(this, messages, withOutput);
+      if (first === null) return plainMethod.call(this, messages, options);
+      const { s } = first;
       // Counted while the call may still refer to kept outputs (`rebuild`); `finish` counts a
       // call that returns out again.
-      if (withOutput) p.s.pending++;
-      let result;
+      if (withOutput) s.pending++;
+      let call;
       try {
-        result = stored(this, storedName, p, options, withOutput);
+        call = storedCall(this, storedName, first, options, withOutput, messages);
       } catch (e) {
-        if (withOutput) p.s.pending--;
+        if (withOutput) s.pending--;
         throw e;
       }
-      if (result === undefined) {
-        if (withOutput) p.s.pending--;
-        refused(p, messages.length);
+      if (call.result === undefined) {
+        if (withOutput) s.pending--;
         return plainMethod.call(this, messages, options);
       }
-      return finish(result, p, messages);
+      return finish(call.result, call.plan, messages);
     },
   }[name];
 }
 
 /** Which messages the guard already holds (their ids) and which go over in full. */
 function planCall(s, messages) {
+  // Ids are 32-bit: past the last one, start again (the store holds nothing under the new ids
+  // that a call does not send in full first).
   if (s.nextId + messages.length >= 0xffffffff) {
     s.nextId = 1;
-    s.memo = new WeakMap();
-    s.call += 2; // every id handed out so far is now out of date on both sides
+    forget(s);
   }
   const call = ++s.call;
   const n = messages.length;
@@ -327,16 +277,14 @@ function planCall(s, messages) {
   const fresh = [];
   const freshIds = [];
   const freshAt = [];
-  const reused = [];
   const learned = [];
   let plain = true;
   for (let i = 0; i < n; i++) {
     const m = messages[i];
     const isObject = m !== null && typeof m === 'object';
-    const rec = isObject ? s.memo.get(m) : undefined;
-    if (rec !== undefined && rec.lastUsed >= call - 2 && same(m, rec.snap, 0) === rec.snap.length) {
+    const rec = isObject ? s.sent.unchanged(m) : undefined;
+    if (rec !== undefined) {
       ids[i] = rec.id;
-      reused.push(rec);
       continue;
     }
     const id = s.nextId++;
@@ -344,13 +292,13 @@ function planCall(s, messages) {
     fresh.push(m);
     freshIds.push(id);
     freshAt.push(i);
-    if (isObject) {
-      const snap = [];
-      if (leaves(m, snap, 0)) learned.push([m, { id, lastUsed: call, snap }]);
-      else plain = false;
-    } else {
+    const sent = isObject ? SentMessages.record(m, id) : null;
+    if (sent === null) {
       plain = false;
+      continue;
     }
+    sent.call = call;
+    learned.push([m, sent]);
   }
-  return { s, call, ids, fresh, freshIds, freshAt, reused, learned, plain };
+  return { s, call, generation: s.generation, ids, fresh, freshIds, freshAt, learned, plain };
 }

@@ -6,6 +6,7 @@
 // the main-thread API: the summarizer it calls is a proxy that asks the main thread and whose
 // signal, when the pipeline aborts it (timeout, caller abort), aborts the main thread's call.
 
+import { ctxguardError } from './errors.js';
 import { PROTOCOL, errorData, reasonData, reasonFrom, thrownValue, valueOf } from './worker-wire.js';
 
 /** Free functions of the package the main thread may call (the rest of the surface is the guard). */
@@ -96,7 +97,7 @@ export function createHost(api, endpoint) {
 
   function guardOf(gid) {
     const entry = guards.get(gid);
-    if (!entry || entry.freeing) throw Object.assign(new Error('this guard was freed'), { name: 'CtxguardError', code: 'GUARD_FREED' });
+    if (!entry || entry.freeing) throw ctxguardError('GUARD_FREED', 'this guard was freed');
     return entry;
   }
 

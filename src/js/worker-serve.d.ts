@@ -22,7 +22,7 @@ export type WorkerMethod = (arg: never, ctx: MethodContext) => unknown;
 
 /**
  * Starts serving (it already does when the module is loaded in a worker) and adds `methods`
- * the main thread can call with `GuardWorker.call(name, arg, options)`. Resolves once ctxguard is
+ * the main thread can call with `WorkerConnection.call(name, arg, options)`. Resolves once ctxguard is
  * loaded in the worker; rejects with the reason it could not be.
  */
 export function serveGuard(options?: { methods?: { [name: string]: WorkerMethod } }): Promise<void>;

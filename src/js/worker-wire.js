@@ -1,5 +1,5 @@
 // What crosses the boundary between the main thread (worker.js) and the worker (worker-host.js):
-// values, errors and message snapshots. Pure JS, no wasm, no DOM: shared by both sides.
+// values and errors. Pure JS, no wasm, no DOM: shared by both sides.
 //
 // A value is sent as one of these "payloads", so that ctxguard in the worker reads exactly what
 // ctxguard on the main thread would have read — the same JSON, the same errors:
@@ -14,80 +14,21 @@
 //                         toJSON throws the same message, so ctxguard reports the same error there
 //   { f: 1 } / { s: d }   a function / a symbol (an option ctxguard must reject as it is)
 
+import { errorWith } from './errors.js';
+import { snapshot } from './json.js';
+
 export const PROTOCOL = 1;
 
-const OBJECT = Object.prototype;
-const ARRAY = Array.prototype;
-/** Deeper structures are sent as JSON text (JSON.stringify reports their cycles, if any). */
-const MAX_DEPTH = 64;
-const ARRAY_MARK = Symbol('array');
-const OBJECT_MARK = Symbol('object');
-
 /**
- * Appends a structural snapshot of `value` to `out` (keys, lengths and leaf values in order;
- * strings by reference, so no text is copied) and returns the number of string characters, or
- * -1 when the value is not plain data that structured clone gives back as JSON.stringify reads it.
+ * Whether `value` is plain data (json.js `snapshot`: structured clone gives it back as
+ * JSON.stringify reads it); a throwing getter or Proxy trap is not (the faithful copy reports it).
  */
-export function snapshot(value, out) {
+function isPlain(value) {
   try {
-    return walk(value, out, 0);
+    return snapshot(value, []) >= 0;
   } catch {
-    // A throwing getter or Proxy trap: not plain data (the faithful copy reports it).
-    return -1;
+    return false;
   }
-}
-
-function walk(value, out, depth) {
-  switch (typeof value) {
-    case 'string':
-      out.push(value);
-      return value.length;
-    case 'number':
-    case 'boolean':
-    case 'undefined':
-    case 'bigint':
-      out.push(value);
-      return 0;
-    case 'object': {
-      if (value === null) {
-        out.push(null);
-        return 0;
-      }
-      if (depth >= MAX_DEPTH) return -1;
-      const proto = Object.getPrototypeOf(value);
-      let chars = 0;
-      if (Array.isArray(value)) {
-        if (proto !== ARRAY) return -1;
-        out.push(ARRAY_MARK, value.length);
-        for (let i = 0; i < value.length; i++) {
-          const n = walk(value[i], out, depth + 1);
-          if (n < 0) return -1;
-          chars += n;
-        }
-        return chars;
-      }
-      if ((proto !== OBJECT && proto !== null) || typeof value.toJSON === 'function') return -1;
-      const keys = Object.keys(value);
-      out.push(OBJECT_MARK, keys.length);
-      for (const key of keys) {
-        out.push(key);
-        const n = walk(value[key], out, depth + 1);
-        if (n < 0) return -1;
-        chars += n + key.length;
-      }
-      return chars;
-    }
-    default:
-      // function, symbol
-      return -1;
-  }
-}
-
-/** Whether two snapshots are equal (Object.is on every entry: NaN equals NaN). */
-export function sameSnapshot(a, b) {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
-  return true;
 }
 
 /** The payload of a value that is not plain data: its JSON text, or the error JSON.stringify threw. */
@@ -104,7 +45,7 @@ export function jsonPayload(value) {
 export function payloadOf(value) {
   if (typeof value === 'function') return { f: 1 };
   if (typeof value === 'symbol') return { s: value.description ?? '' };
-  return snapshot(value, []) < 0 ? faithfulPayload(value) : { o: value };
+  return isPlain(value) ? { o: value } : faithfulPayload(value);
 }
 
 const tagOf = (v) => Object.prototype.toString.call(v).slice(8, -1);
@@ -215,20 +156,6 @@ export function errorData(error) {
   return { name: 'Error', message: printable(error), thrown: true };
 }
 
-/** The Error an error's data stands for: a real Error with the same name, message, code, index. */
-export function errorFrom(data) {
-  const e = new Error(data?.message ?? 'unknown error');
-  e.name = data?.name ?? 'Error';
-  if (data?.code !== undefined) e.code = data.code;
-  if (data?.index !== undefined) e.index = data.index;
-  return e;
-}
-
-/** A ctxguard error raised by the worker helper itself (WORKER_FAILED, WORKER_TERMINATED, GUARD_FREED...). */
-export function ctxguardError(code, message) {
-  return errorFrom({ name: 'CtxguardError', message, code });
-}
-
 /** What `String(value)` prints, or the summarizer runtime's words for a value that cannot be printed. */
 export function printable(value) {
   try {
@@ -248,7 +175,7 @@ export function thrownData(error) {
 
 /** The value to reject with on the worker side, described there exactly as `error` was. */
 export function thrownValue(data) {
-  return data?.error ? errorFrom(data.error) : data?.text;
+  return data?.error ? errorWith(data.error) : data?.text;
 }
 
 /** An abort reason as data: Errors (and DOMExceptions) by name and message, plain data as is. */
@@ -256,10 +183,10 @@ export function reasonData(reason) {
   if (reason instanceof Error || (reason && typeof reason === 'object' && typeof reason.name === 'string' && typeof reason.message === 'string')) {
     return { error: errorData(reason) };
   }
-  return snapshot(reason, []) < 0 ? { text: printable(reason) } : { value: reason };
+  return isPlain(reason) ? { value: reason } : { text: printable(reason) };
 }
 
 export function reasonFrom(data) {
-  if (data?.error) return errorFrom(data.error);
+  if (data?.error) return errorWith(data.error);
   return 'value' in (data ?? {}) ? data.value : data?.text;
 }

@@ -98,7 +98,7 @@ export interface CallOptions {
 }
 
 /** A connection to a worker serving ctxguard: guards, the free functions, custom methods. */
-export declare class GuardWorker {
+export declare class WorkerConnection {
   private constructor();
   /** The ctxguard version the worker runs. */
   readonly version: string | null;
@@ -128,6 +128,11 @@ export declare class GuardWorker {
   terminate(): unknown;
 }
 
+/** @deprecated Renamed {@link WorkerConnection} (the same class). */
+export declare const GuardWorker: typeof WorkerConnection;
+/** @deprecated Renamed {@link WorkerConnection}. */
+export type GuardWorker = WorkerConnection;
+
 /** A ContextGuard living in a worker: the same methods, types and options, asynchronous. */
 export declare class WorkerGuard<F extends Format = Format> {
   private constructor();
@@ -135,7 +140,7 @@ export declare class WorkerGuard<F extends Format = Format> {
   readonly model: ModelInfo;
   /** The guard's id in its worker (for custom methods: `ctx.guard(id)`). */
   readonly id: number;
-  readonly worker: GuardWorker;
+  readonly worker: WorkerConnection;
   measure<M extends AnyMessage>(messages: Messages<F, M>, options?: MeasureOptions<F>): Promise<ContextMetrics>;
   guardSources<M extends AnyMessage>(
     messages: Messages<F, M>,
@@ -169,11 +174,11 @@ export declare class WorkerGuard<F extends Format = Format> {
 }
 
 /** Connects to a worker that imports `ctxguard/worker/serve` (a URL starts a module worker). Reused for the same Worker. */
-export function connectGuardWorker(worker: WorkerLike | URL | string | GuardWorker, options?: WorkerOptions): Promise<GuardWorker>;
+export function connectGuardWorker(worker: WorkerLike | URL | string | WorkerConnection, options?: WorkerOptions): Promise<WorkerConnection>;
 
 /** `connectGuardWorker(worker).then((w) => w.createGuard(config))`. */
 export function createWorkerGuard<F extends Format = Format>(
-  worker: WorkerLike | URL | string | GuardWorker,
+  worker: WorkerLike | URL | string | WorkerConnection,
   config?: GuardConfig & { format?: F },
   options?: WorkerOptions,
 ): Promise<WorkerGuard<F>>;

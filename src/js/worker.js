@@ -8,23 +8,14 @@
 //   const metrics = await guard.measure(messages);
 //   const result = await guard.prepare(messages, { summarize, onProgress, signal });
 //
-// Transfer: a conversation is sent once. The connection remembers each message object it sent
-// (WeakMap) with a structural snapshot of its content; later calls send only new or changed
-// messages and refer to the others by id. The worker keeps what the main side tells it to keep
-// (the messages of the latest call, plus older ones up to `cacheChars`).
+// Transfer: a conversation is sent once; later calls send only new or changed messages and name
+// the others by id, and the worker keeps what this side tells it to keep (the messages of the
+// latest call, plus older ones up to `cacheChars`): sent-messages.js, docs/stored-calls.md.
 
-import {
-  PROTOCOL,
-  ctxguardError,
-  errorFrom,
-  jsonPayload,
-  payloadOf,
-  reasonData,
-  reasonFrom,
-  sameSnapshot,
-  snapshot,
-  thrownData,
-} from './worker-wire.js';
+import { ctxguardError, errorWith } from './errors.js';
+import { inheritedToJSON } from './json.js';
+import { KeptByBudget, SentMessages } from './sent-messages.js';
+import { PROTOCOL, jsonPayload, payloadOf, reasonData, reasonFrom, thrownData } from './worker-wire.js';
 
 const CALLBACKS = { summarize: 'summarize', onProgress: 'progress', onTrace: 'trace', logger: 'log' };
 const EVENT_CALLBACK = { progress: 'onProgress', trace: 'onTrace', log: 'logger' };
@@ -79,12 +70,12 @@ function workerOf(target) {
 
 /**
  * A connection to a worker serving ctxguard. Reused for the same Worker object.
- * @param {Worker | URL | string | GuardWorker} target
+ * @param {Worker | URL | string | WorkerConnection} target
  * @param {{ readyTimeoutMs?: number, cacheChars?: number }} [options]
- * @returns {Promise<GuardWorker>}
+ * @returns {Promise<WorkerConnection>}
  */
 export function connectGuardWorker(target, options = {}) {
-  if (target instanceof GuardWorker) return target[INTERNAL].ready.then(() => target);
+  if (target instanceof WorkerConnection) return target[INTERNAL].ready.then(() => target);
   let worker;
   let owns;
   try {
@@ -94,7 +85,7 @@ export function connectGuardWorker(target, options = {}) {
   }
   let connection = connections.get(worker);
   if (!connection) {
-    connection = new GuardWorker(worker, owns, options);
+    connection = new WorkerConnection(worker, owns, options);
     connections.set(worker, connection);
   }
   return connection[INTERNAL].ready.then(() => connection);
@@ -109,23 +100,21 @@ export async function createWorkerGuard(target, config, options) {
   return connection.createGuard(config);
 }
 
-export class GuardWorker {
+/** A connection to a worker serving ctxguard: its guards, the free functions, custom methods. */
+export class WorkerConnection {
   constructor(worker, owns, { readyTimeoutMs = DEFAULT_READY_TIMEOUT_MS, cacheChars = DEFAULT_CACHE_CHARS } = {}) {
     const state = {
       worker,
       owns,
-      cacheChars,
       closed: null, // the error every call gets once the worker is gone
       pending: new Map(), // call id -> { resolve, reject, callbacks, signal, onAbort, summaries }
       // Calls whose result started a summary ahead of time, which goes on in the worker: their
       // callbacks stay reachable (summarize, heartbeats, its trace) until its trace says it ended.
       background: new Map(),
       summaries: new Map(), // summary id -> { controller, call }
-      known: new WeakMap(), // message object -> { id, snap }
-      live: new Map(), // message id -> { chars, use }
-      liveChars: 0,
+      sent: new SentMessages(), // message object -> { id, snap, chars }
+      kept: new KeptByBudget(cacheChars), // what the worker keeps
       ids: { call: 0, message: 0, guard: 0 },
-      use: 0,
       stats: { calls: 0, messagesSent: 0, messagesReused: 0, charsSent: 0, lastCall: null },
       version: null,
       detach: () => {},
@@ -139,7 +128,7 @@ export class GuardWorker {
       state.onReady = (message) => {
         clearTimeout(timer);
         if (message.error) {
-          const cause = errorFrom(message.error);
+          const cause = errorWith(message.error);
           const e = ctxguardError('WORKER_FAILED', `ctxguard could not start in the worker: ${cause.name}: ${cause.message}`);
           e.cause = cause;
           self[INTERNAL].fail(e);
@@ -213,7 +202,7 @@ export class GuardWorker {
   /** What the transfers cost so far, and what the worker keeps. */
   get transferStats() {
     const s = this[INTERNAL];
-    return { ...s.stats, storedMessages: s.live.size, storedChars: s.liveChars };
+    return { ...s.stats, storedMessages: s.kept.size, storedChars: s.kept.chars };
   }
 
   /** A ContextGuard in the worker. Rejects with ctxguard's error for an invalid config. */
@@ -381,7 +370,10 @@ export class GuardWorker {
       if ('o' in whole || 'c' in whole) slots.push([whole, messages]);
       return { wire: { whole }, count: 0, sent: 1, reused: 0, chars: 0, undo: () => {} };
     }
-    const use = ++s.use;
+    const { sent: known, kept } = s;
+    kept.begin();
+    // A toJSON every object inherits makes no message plain data: none is named by id.
+    const reuse = !inheritedToJSON();
     const items = new Array(messages.length);
     const fresh = [];
     const drop = [];
@@ -395,64 +387,51 @@ export class GuardWorker {
         items[i] = payloadOf(m);
         continue;
       }
-      const snap = [];
-      const n = snapshot(m, snap);
-      if (n < 0) {
+      const previous = known.get(m);
+      let rec;
+      try {
+        const same = reuse && previous !== undefined && kept.holds(previous.id) ? known.unchanged(m) : undefined;
+        rec = same ?? SentMessages.record(m, s.ids.message + 1);
+      } catch {
+        // A throwing getter or Proxy trap: not plain data (the faithful copy reports it).
+        rec = null;
+      }
+      if (rec === null) {
         // Not plain data: a faithful copy, every time (not remembered).
         items[i] = payloadOf(m);
         slots.push([items[i], m]);
         sent++;
         continue;
       }
-      callChars += n;
-      const known = s.known.get(m);
-      const entry = known && s.live.get(known.id);
-      if (entry && sameSnapshot(known.snap, snap)) {
-        entry.use = use;
-        items[i] = known.id;
+      callChars += rec.chars;
+      if (rec === previous) {
+        kept.touch(rec.id);
+        items[i] = rec.id;
         reused++;
         continue;
       }
-      if (entry) {
-        // Changed since it was sent: the worker forgets the old version.
-        s.live.delete(known.id);
-        s.liveChars -= entry.chars;
-        drop.push(known.id);
-      }
-      const id = ++s.ids.message;
-      s.known.set(m, { id, snap });
-      s.live.set(id, { chars: n, use });
-      s.liveChars += n;
-      fresh.push([m, known]);
-      items[i] = { id, o: m };
+      // Changed since it was sent: the worker forgets the old version.
+      if (previous !== undefined && kept.remove(previous.id)) drop.push(previous.id);
+      s.ids.message = rec.id;
+      known.remember(m, rec);
+      kept.add(rec.id, rec.chars);
+      fresh.push([m, previous]);
+      items[i] = { id: rec.id, o: m };
       slots.push([items[i], m]);
       sent++;
-      chars += n;
+      chars += rec.chars;
     }
-    // Keep the latest call's messages, and older ones while they fit in cacheChars.
-    const budget = Math.max(s.cacheChars, callChars);
-    if (s.liveChars > budget) {
-      const old = [...s.live].filter(([, e]) => e.use !== use).sort((a, b) => a[1].use - b[1].use);
-      for (const [id, e] of old) {
-        if (s.liveChars <= budget) break;
-        s.live.delete(id);
-        s.liveChars -= e.chars;
-        drop.push(id);
-      }
-    }
+    kept.evict(callChars, drop);
     s.stats.messagesSent += sent;
     s.stats.messagesReused += reused;
     s.stats.charsSent += chars;
     const undo = () => {
       // The worker never got this call: forget what it would have stored.
       for (const [m, previous] of fresh) {
-        const k = s.known.get(m);
-        if (k && s.live.has(k.id)) {
-          s.liveChars -= s.live.get(k.id).chars;
-          s.live.delete(k.id);
-        }
-        if (previous) s.known.set(m, previous);
-        else s.known.delete(m);
+        const rec = known.get(m);
+        if (rec) kept.remove(rec.id);
+        if (previous) known.remember(m, previous);
+        else known.forget(m);
       }
     };
     return { wire: { items, drop }, count: messages.length, sent, reused, chars, undo };
@@ -480,7 +459,7 @@ export class GuardWorker {
           for (const sid of call.summaries) s.summaries.delete(sid);
         }
         if (message.ok) call.resolve(message.value);
-        else call.reject(errorFrom(message.error));
+        else call.reject(errorWith(message.error));
         return;
       }
       case 'ev': {
@@ -539,6 +518,9 @@ export class GuardWorker {
   }
 }
 
+/** @deprecated The former name of {@link WorkerConnection} (the same class). */
+export const GuardWorker = WorkerConnection;
+
 /** Whether a prepare result started a summary ahead of time (its trace says so). */
 function startedAhead(result) {
   return Array.isArray(result?.traces) && result.traces.some((t) => t?.operation === 'summary_compact' && t.ahead === true && t.status === 'in_progress');
@@ -585,7 +567,7 @@ export class WorkerGuard {
     return this.#gid;
   }
 
-  /** The connection to the worker (GuardWorker): free functions, custom methods, transfer stats. */
+  /** The connection to the worker (WorkerConnection): free functions, custom methods, transfer stats. */
   get worker() {
     return this.#connection;
   }

@@ -1,11 +1,7 @@
-//! The stored-call protocol between `src/js/memo.js` and the guard's store (`guard/store.rs`),
-//! binding side. A call names the conversation as ids: messages the store already holds cross as
-//! their id only, new or changed ones in full (`fresh`, as JSON or packed: `crate::packed`), with
-//! the call's number (entries unused by this call and the one before are dropped at its end).
-//! The result names what JS already holds instead of sending it back: `sameAs[i] = k` (the
-//! caller's `messages[k]`, unchanged) and `keptAs[i]` (a layer-1 output the binding kept from an
-//! earlier result, or is to keep from this one). An unknown id makes the call answer `undefined`
-//! and the binding takes the plain path, so the two sides cannot drift.
+//! The binding side of the stored calls of `src/js/memo.js` (docs/stored-calls.md): the fresh
+//! messages read (as JSON or packed: `crate::packed`), the call number, the names of the layer-1
+//! outputs the binding kept, and the result's `sameAs` / `keptAs` / `keptRuns`. What the guard's
+//! store keeps is `guard/store.rs`'s alone: a call naming an id it dropped answers `undefined`.
 
 use rustc_hash::FxHashSet;
 use serde::Serialize;

@@ -1,4 +1,4 @@
-// guard.measure sends only new or changed messages into wasm (src/js/memo.js + src/store.rs).
+// guard.measure sends only new or changed messages into wasm (src/js/memo.js + src/guard/store.rs: docs/stored-calls.md).
 // Whatever the host does to its message objects between calls, the metrics must be those of
 // the conversation as it is now: countMessages (which always reads everything) is the reference.
 import assert from 'node:assert/strict';
@@ -116,6 +116,34 @@ test('only new or changed messages cross into wasm', () => {
     guard.measure(msgs);
     guard.measure(msgs);
     assert.deepEqual(sent, [msgs.length - 1, 1, 1, 0]);
+  } finally {
+    proto.measureStored = inner;
+  }
+});
+
+test('the store decides what it keeps: a conversation unused for two calls is refused once, then sent in full', () => {
+  const proto = ContextGuard.prototype;
+  const inner = proto.measureStored;
+  const calls = [];
+  proto.measureStored = function (ids, fresh, freshIds, ...rest) {
+    const r = inner.call(this, ids, fresh, freshIds, ...rest);
+    calls.push([freshIds.length, r === undefined ? 'refused' : 'ok']);
+    return r;
+  };
+  try {
+    const guard = new ContextGuard({ model: 'gpt-4o' });
+    const a = chat(5);
+    const b = chat(4);
+    guard.measure(a);
+    guard.measure(b);
+    // unused by one call: still held
+    assert.equal(guard.measure(a).usedTokens, total(a));
+    guard.measure(b);
+    guard.measure(b);
+    // unused by two calls: the store dropped it; the call is refused, then sent in full
+    assert.equal(guard.measure(a).usedTokens, total(a));
+    assert.equal(guard.measure(a).usedTokens, total(a));
+    assert.deepEqual(calls, [[a.length, 'ok'], [b.length, 'ok'], [0, 'ok'], [0, 'ok'], [0, 'ok'], [0, 'refused'], [a.length, 'ok'], [0, 'ok']]);
   } finally {
     proto.measureStored = inner;
   }

@@ -1,6 +1,6 @@
 // guard.prepare and guard.guardSources send only new or changed messages into wasm, and get
 // back, for each output message that is a caller's message unchanged, its index instead of its
-// JSON (src/js/memo.js + src/store.rs). Whatever the host does between calls, the result must be
+// JSON (src/js/memo.js + src/guard/store.rs). Whatever the host does between calls, the result must be
 // exactly the plain path's: the same messages (key order included), metrics, traces, checkpoint
 // and errors. The reference is a guard whose messages are class instances: JSON reads them the
 // same, but the memo leaves them to the plain path.

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { ContextGuard, countMessages } from 'ctxguard';
-import { connectGuardWorker, createWorkerGuard } from 'ctxguard/worker';
+import { GuardWorker, WorkerConnection, WorkerGuard, connectGuardWorker, createWorkerGuard } from 'ctxguard/worker';
 import { generateInputs } from '../../benches/lib/inputs.mjs';
 import { buildConversation as conversation } from './helpers.mjs';
 
@@ -409,6 +409,29 @@ describe('transfer: only what the worker has not seen', () => {
     }
   });
 
+  test('what is not plain data (src/js/json.js) is sent every call, the rest once; results as on this thread', async () => {
+    const w = await connectGuardWorker(new Worker(WORKER));
+    try {
+      const g = await w.createGuard(CONFIG);
+      const local = new ContextGuard(CONFIG);
+      class Note {
+        constructor(content) {
+          this.role = 'user';
+          this.content = content;
+        }
+      }
+      const msgs = [...conversation(2), { role: 'user', content: 'a lone \uD800 surrogate' }, new Note('a class instance')];
+      for (let i = 0; i < 2; i++) {
+        assert.deepEqual(await g.measure(msgs), local.measure(msgs));
+        const { sent, reused } = w.transferStats.lastCall;
+        assert.deepEqual([sent, reused], i === 0 ? [msgs.length, 0] : [2, msgs.length - 2]);
+      }
+      local.free();
+    } finally {
+      await w.terminate();
+    }
+  });
+
   test('older conversations are forgotten beyond cacheChars; the latest call is always kept', async () => {
     const w = await connectGuardWorker(new Worker(WORKER), { cacheChars: 1000 });
     try {
@@ -470,6 +493,14 @@ describe('single-encoding builds', () => {
 });
 
 describe('lifecycle', () => {
+  test('the connection is a WorkerConnection (GuardWorker is its former name), reused for its Worker', async () => {
+    assert.equal(GuardWorker, WorkerConnection);
+    assert.ok(globalGuard instanceof WorkerGuard);
+    assert.ok(globalGuard.worker instanceof WorkerConnection);
+    assert.equal(await connectGuardWorker(globalGuard.worker), globalGuard.worker);
+    assert.equal(await connectGuardWorker(globalGuard.worker.worker), globalGuard.worker);
+  });
+
   test('terminate rejects pending and later calls with WORKER_TERMINATED; free with GUARD_FREED', async () => {
     const g = await createWorkerGuard(new Worker(WORKER), CONFIG);
     let asked;
