@@ -210,6 +210,10 @@ fn older_outputs_change_only_at_clearing_steps_and_newer_ones_are_never_shorter(
         wire.extend(turn(i));
         let after = g.guard_sources(&parse_request(Format::Openai, &Value::Array(wire.clone()), None, None).unwrap(), false, &clock);
         let step = after.traces.iter().any(|t| t.operation == Operation::ToolOutputClear);
+        for t in after.traces.iter().filter(|t| t.operation == Operation::ToolOutputClear) {
+            // Before and after: the aged outputs' tokens.
+            assert!(t.after_tokens > 0 && t.before_tokens == t.after_tokens + t.tokens_saved, "turn {i}: {t:?}");
+        }
         if let Some(b) = &before {
             let same = b.request.messages.iter().zip(&after.request.messages).filter(|(x, y)| x.content == y.content && x.tool_calls == y.tool_calls).count();
             if same < b.request.messages.len() {

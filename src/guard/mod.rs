@@ -608,7 +608,10 @@ impl Guard {
         self.aged = now_aged;
         let first = first_new?;
         let invalidated: usize = output.get(first..).unwrap_or(&[]).iter().map(|m| self.facts(m).raw.total).sum();
-        let mut t = Trace::new(crate::trace::Operation::ToolOutputClear, crate::trace::Status::Applied, duration_ms, 0, 0);
+        // Before and after: the tokens of the outputs aged (cleared or compacted by age).
+        let aged: usize = c.cleared.iter().chain(&c.compacted).filter_map(|&i| output.get(i)).map(|m| self.facts(m).raw.total).sum();
+        let scale = |n: usize| crate::count_scale(n, self.model.estimate_factor) as usize;
+        let mut t = Trace::new(crate::trace::Operation::ToolOutputClear, crate::trace::Status::Applied, duration_ms, scale(aged + c.saved), scale(aged));
         t.messages_cleared = Some(crate::trace::u32_of(newly_cleared));
         t.tokens_saved = crate::count_scale(c.saved, self.model.estimate_factor);
         t.prefix_invalidated_tokens = Some(crate::count_scale(invalidated, self.model.estimate_factor));

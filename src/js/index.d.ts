@@ -384,6 +384,7 @@ export interface ProtectionTrace {
   operation: 'tool_output' | 'tool_output_clear' | 'attachment_preview' | 'summary_compact';
   status: 'applied' | 'noop' | 'in_progress' | 'completed' | 'fallback';
   durationMs: number;
+  /** tool_output_clear: the tokens of the outputs cleared or compacted by age, before and after. */
   beforeTokens: number;
   afterTokens: number;
   tokensSaved: number;
