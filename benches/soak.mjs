@@ -157,12 +157,14 @@ function slope(points) {
 
 /**
  * Levels off when, in the last quarter of the run, the peaks of the wasm memory and of the heap
- * stay within 10 % of their peaks in the middle half (turns 25–75 %), and the heap's trend over
- * the second half would add less than 10 % of its middle median over the whole run.
+ * stay within 10 % of their peaks in the steady state before it (from the first compaction to
+ * 75 % of the turns: before the first compaction memory grows by design), and the heap's trend
+ * over the second half would add less than 10 % of its steady median over the whole run.
  */
 function verdict(run) {
   const out = {};
-  const middle = run.samples.filter((s) => s.turn > TURNS * 0.25 && s.turn <= TURNS * 0.75);
+  const first = run.stats.compactionTurns[0] ?? TURNS * 0.25;
+  const middle = run.samples.filter((s) => s.turn > first && s.turn <= TURNS * 0.75);
   const last = run.samples.filter((s) => s.turn > TURNS * 0.75);
   for (const key of ['wasm', 'heap']) {
     const mid = middle.map((s) => s[key]);
@@ -232,17 +234,13 @@ for (let i = 0; i < head.samples.length; i++) {
   p(`| ${s.turn} | ${s.usedTokens.toLocaleString('en')} | ${s.storedTurns} | ${s.cacheEntries ?? 0} | ${cells} |`);
 }
 p();
-p('Curves (each scaled to its own min–max), one character per sample:');
-p();
-p('```');
-p(`context       ${sparkline(head.samples.map((s) => s.usedTokens))}`);
+// Curves on the console only (the table above has the figures), each scaled to its min–max.
+console.log(`context       ${sparkline(head.samples.map((s) => s.usedTokens))}`);
 for (const r of runs) {
-  p(`${`${r.name} wasm`.padEnd(14)}${sparkline(r.samples.map((s) => s.wasm))}  ${MB(Math.min(...r.samples.map((s) => s.wasm)))}–${MB(Math.max(...r.samples.map((s) => s.wasm)))} MB`);
-  p(`${`${r.name} heap`.padEnd(14)}${sparkline(r.samples.map((s) => s.heap))}  ${MB(Math.min(...r.samples.map((s) => s.heap)))}–${MB(Math.max(...r.samples.map((s) => s.heap)))} MB`);
+  console.log(`${`${r.name} wasm`.padEnd(14)}${sparkline(r.samples.map((s) => s.wasm))}  ${MB(Math.min(...r.samples.map((s) => s.wasm)))}–${MB(Math.max(...r.samples.map((s) => s.wasm)))} MB`);
+  console.log(`${`${r.name} heap`.padEnd(14)}${sparkline(r.samples.map((s) => s.heap))}  ${MB(Math.min(...r.samples.map((s) => s.heap)))}–${MB(Math.max(...r.samples.map((s) => s.heap)))} MB`);
 }
-p('```');
-p();
-p('| runtime | time | mean prepare | wasm peak: turns 25–75 % → last 25 % | heap peak: turns 25–75 % → last 25 % | heap median: turns 25–75 % → last 25 % | heap slope, second half | levels off |');
+p('| runtime | time | mean prepare | wasm peak: steady → last 25 % | heap peak: steady → last 25 % | heap median: steady → last 25 % | heap slope, second half | levels off |');
 p('|---|---:|---:|---|---|---|---:|---|');
 for (const r of runs) {
   const v = r.verdict;
@@ -252,7 +250,7 @@ p();
 const verdictLine = runs.map((r) => `${r.name} ${r.verdict.flat ? 'levels off' : 'does **not** level off'} (wasm ${MB(r.verdict.wasm.endPeak)} MB from turn ${r.samples.find((x) => x.wasm === r.verdict.wasm.endPeak)?.turn}, heap ${MB(Math.min(...r.samples.slice(1).map((x) => x.heap)))}–${MB(Math.max(...r.samples.map((x) => x.heap)))} MB)`).join('; ');
 p(`**Verdict:** ${verdictLine}.`);
 p();
-p('"Levels off" means: in the last quarter of the run, the peak wasm memory (a high-water mark) and the peak heap stay within 10 % of their peaks in the middle half (turns 25–75 %), and the heap\'s least-squares slope over the second half, times the number of turns, stays under 10 % of its middle median. The heap follows the compaction cycle (it holds the live conversation), so medians move with the phase at which a quarter ends.');
+p('"Levels off" means: in the last quarter of the run, the peak wasm memory (a high-water mark) and the peak heap stay within 10 % of their peaks in the steady state before it ("steady": from the first compaction to 75 % of the turns; before the first compaction memory grows by design), and the heap\'s least-squares slope over the second half, times the number of turns, stays under 10 % of its steady median. The heap follows the compaction cycle (it holds the live conversation), so medians move with the phase at which a quarter ends.');
 
 const md = lines.join('\n');
 process.stdout.write(`${md}\n`);
