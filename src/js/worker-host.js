@@ -13,6 +13,7 @@ import { PROTOCOL, errorData, reasonData, reasonFrom, thrownValue, valueOf } fro
 const FUNCTIONS = [
   'countMessages', 'countTokens', 'modelInfo', 'knownModels', 'compactToolOutput', 'previewAttachment',
   'readAttachment', 'readAttachmentTool', 'resolveHistory', 'classifyProviderError', 'version',
+  'listAttachments', 'detectFormat',
 ];
 /** Guard methods: messages first, options second (with callbacks), or a single argument. */
 const GUARD_METHODS = ['measure', 'guardSources', 'prepare', 'settle', 'observeUsage', 'observeOverflow', 'cacheStats', 'calibration', 'setCalibration', 'restore', 'resetBreaker'];
@@ -114,7 +115,7 @@ export function createHost(api, endpoint) {
       case 'guard': {
         const guard = new api.ContextGuard(optionsOf(message.config, id));
         guards.set(message.gid, { guard, calls: 0, freeing: false });
-        return { budget: guard.budget, model: guard.model };
+        return { budget: guard.budget, model: guard.model, sourceLimits: guard.sourceLimits };
       }
       case 'call': {
         const messages = messagesOf(message.messages);

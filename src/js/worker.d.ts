@@ -19,6 +19,8 @@ import type {
   GuardConfig,
   GuardSourcesOptions,
   GuardSourcesResult,
+  ListAttachmentsOptions,
+  ListedAttachment,
   MeasureOptions,
   Messages,
   MessageOf,
@@ -30,6 +32,7 @@ import type {
   PreviewAttachmentOptions,
   ProviderErrorClassification,
   ReadAttachmentOptions,
+  SourceLimits,
   ReadAttachmentTool,
   ResolvedHistory,
   RestoreResult,
@@ -122,6 +125,11 @@ export declare class WorkerConnection {
     options?: ResolveHistoryOptions<F>,
   ): Promise<ResolvedHistory<ResultMessage<F, M>, SystemOf<F, M>>>;
   classifyProviderError(error: unknown): Promise<ProviderErrorClassification>;
+  listAttachments<M extends AnyMessage, F extends Format = Format>(
+    messages: Messages<F, M>,
+    options?: ListAttachmentsOptions<F>,
+  ): Promise<ListedAttachment[]>;
+  detectFormat(messagesOrRequest: unknown): Promise<Format | null>;
   /** Calls a method the worker added with `serveGuard({ methods })`. */
   call<T = unknown>(name: string, arg?: unknown, options?: CallOptions): Promise<T>;
   /** Stops the worker; pending and later calls reject with `WORKER_TERMINATED`. */
@@ -138,6 +146,7 @@ export declare class WorkerGuard<F extends Format = Format> {
   private constructor();
   readonly budget: Budget;
   readonly model: ModelInfo;
+  readonly sourceLimits: SourceLimits;
   /** The guard's id in its worker (for custom methods: `ctx.guard(id)`). */
   readonly id: number;
   readonly worker: WorkerConnection;

@@ -209,8 +209,8 @@ export class WorkerConnection {
   async createGuard(config) {
     const s = this[INTERNAL];
     const gid = ++s.ids.guard;
-    const { budget, model } = await this.#call({ t: 'guard', gid }, { config });
-    return new WorkerGuard(this, gid, budget, model);
+    const { budget, model, sourceLimits } = await this.#call({ t: 'guard', gid }, { config });
+    return new WorkerGuard(this, gid, budget, model, sourceLimits);
   }
 
   countMessages(messages, options) {
@@ -252,6 +252,14 @@ export class WorkerConnection {
 
   classifyProviderError(error) {
     return this.#fn('classifyProviderError', [providerErrorData(error)]);
+  }
+
+  listAttachments(messages, options) {
+    return this.#fn('listAttachments', [payloadOf(messages)], options);
+  }
+
+  detectFormat(messagesOrRequest) {
+    return this.#fn('detectFormat', [payloadOf(messagesOrRequest)]);
   }
 
   /**
@@ -553,13 +561,15 @@ export class WorkerGuard {
   #gid;
   #freed = false;
 
-  constructor(connection, gid, budget, model) {
+  constructor(connection, gid, budget, model, sourceLimits) {
     this.#connection = connection;
     this.#gid = gid;
     /** The budget (as `ContextGuard.budget`). */
     this.budget = budget;
     /** What the model name resolved to (as `ContextGuard.model`). */
     this.model = model;
+    /** The source-guard limits in force (as `ContextGuard.sourceLimits`). */
+    this.sourceLimits = sourceLimits;
   }
 
   /** The guard's id in its worker (for methods added with serveGuard: `guard(id)`). */

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import { ContextGuard, countMessages } from 'ctxguard';
+import { ContextGuard, countMessages, detectFormat, listAttachments } from 'ctxguard';
 import { GuardWorker, WorkerConnection, WorkerGuard, connectGuardWorker, createWorkerGuard } from 'ctxguard/worker';
 import { generateInputs } from '../../benches/lib/inputs.mjs';
 import { buildConversation as conversation } from './helpers.mjs';
@@ -98,6 +98,13 @@ describe('same results as the main-thread API', () => {
     assert.equal((await guard.worker.knownModels()).length > 10, true);
     assert.equal((await guard.worker.modelInfo('claude-sonnet-4-5')).kind, 'estimate');
     assert.equal((await guard.worker.classifyProviderError(Object.assign(new Error('maximum context length exceeded'), { status: 400 }))).kind, 'context_overflow');
+    assert.deepEqual(guard.sourceLimits, local.sourceLimits);
+    const pasted = [{ role: 'user', content: `<attachment name="log.txt">\n${'line of the log\n'.repeat(2000)}</attachment>\nWhat failed?` }];
+    const listed = await guard.worker.listAttachments(pasted);
+    assert.equal(listed.length, 1);
+    assert.deepEqual(listed, listAttachments(pasted));
+    assert.equal(await guard.worker.detectFormat({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }), detectFormat({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }));
+    assert.equal(await guard.worker.detectFormat(msgs), 'openai');
     local.free();
   });
 
