@@ -22,7 +22,7 @@ function stateOf(raw, visible) {
 }
 
 /**
- * The tool outputs of `rows` (rowsOf of the raw conversation), each matched with its row in the
+ * The tool outputs of `rows` (rowsFor of the raw conversation), each matched with its row in the
  * model input: by position when both views line up, else by tool call (the `ref` of the row).
  */
 export function toolOutputs(rows, counts, vrows, vcounts, gone = 'summarized') {
@@ -132,7 +132,7 @@ function steps(traces) {
 /**
  * @param root   the element to fill
  * @param data   { rows, counts, vrows, vcounts, traces, metrics, protect, title?, note? }:
- *               rowsOf and countMessages of the raw conversation and of the model input, the
+ *               rowsFor and countMessages of the raw conversation and of the model input, the
  *               call's traces and metrics, the protected budget the guard was given (or null),
  *               and whether the call was degraded (a fallback, not a summary, replaced the oldest)
  */

@@ -369,8 +369,8 @@ async function pass() {
     renderBudget($('budget'), r.metrics, r.raw);
     renderBreakdown($('breakdown'), r.metrics, guard.model, r.raw);
     renderTraces($('traces-card'), r.traces, r.delivered);
-    const rows = rowsFor(cfg.format, conv);
-    const vrows = rowsFor(cfg.format, visible);
+    const rows = rowsFor(cfg.format, conv, r.counts.places);
+    const vrows = rowsFor(cfg.format, visible, r.vcounts.places);
     renderAges($('ages-card'), { rows, counts: r.counts, vrows, vcounts: r.vcounts, traces: r.traces, metrics: r.metrics, protect: cfg.clearToolOutputs?.protectTokens ?? null });
     renderMessages($('messages-card'), rows, r.counts, { rows: vrows, counts: r.vcounts });
     reader.update(r.attachments, new Map(r.previews), { encoding: guard.model.encoding, format: cfg.format });

@@ -37,11 +37,11 @@ async function messageList(api, title, { messages, system, format, model, tools 
   const conv = { messages, system: format === 'openai' ? undefined : system ?? undefined };
   let counts = null;
   try {
-    counts = await api.countMessages(messages, { model, format, ...(tools ? { tools } : {}), ...(conv.system !== undefined ? { system: conv.system } : {}) });
+    counts = await api.countMessages(messages, { model, format, places: true, ...(tools ? { tools } : {}), ...(conv.system !== undefined ? { system: conv.system } : {}) });
   } catch {
     // Shown without counts.
   }
-  renderMessages(box, rowsFor(format, conv), counts, null);
+  renderMessages(box, rowsFor(format, conv, counts?.places), counts, null);
   box.querySelector('h2')?.replaceChildren(title);
   for (const el of box.querySelectorAll('[id]')) el.removeAttribute('id');
   return box;

@@ -156,47 +156,44 @@ function outputText(output) {
 }
 
 /**
- * The leading system rows: Anthropic's `system` is one; the AI SDK's system messages one each (a
- * string `system` as the system message the guard gives back for it, so that an unchanged one
- * compares equal to the model-visible view's).
+ * A system row: Anthropic's and OpenAI's `system` option is one; the AI SDK's one per system
+ * message (`place.parts: [k]` when the option is an array; a string as the system message the
+ * guard gives back for it, so that an unchanged one compares equal to the model-visible view's).
  */
-function systemRows(format, system) {
-  if (system === undefined || system === null) return [];
-  if (format !== 'ai-sdk') return [describe({ content: system }, 'system', 'system')];
-  return [system].flat().map((s) => describe(typeof s === 'string' ? { role: 'system', content: s } : s, 'system', 'system'));
+function systemRow(format, system, place) {
+  if (format !== 'ai-sdk') return describe({ content: system }, 'system', 'system');
+  const s = place.parts ? system?.[place.parts[0]] : system;
+  return describe(typeof s === 'string' ? { role: 'system', content: s } : s, 'system', 'system');
 }
 
 /**
- * The rows of the raw view, in the order of ctxguard's internal messages, so that
- * `countMessages(...).perMessage[i]` belongs to row i. A separate `system` is one leading row
- * (the AI SDK's: one per system message). OpenAI is then one row per message; Anthropic splits a
- * user message's `tool_result` blocks into rows of their own (each tool result is its own
- * internal message), placed before the rest of that message; an AI SDK tool message is one row
- * per part.
+ * The rows of the raw view for OpenAI, Anthropic and AI SDK messages: one per place of
+ * `countMessages(..., { places: true })` — ctxguard's split of the messages, in its order — so
+ * that `perMessage[i]` belongs to row i. A place that is a whole message is described as it is;
+ * a split-off tool result (an Anthropic `tool_result` block, an AI SDK tool-message part) by its
+ * part; the rest of a split message by the parts the place lists.
  */
-export function rowsOf(format, { messages, system }) {
+export function rowsOf(format, { messages, system }, places) {
   if (!Array.isArray(messages)) return [];
   const names = toolNames(messages);
   // AI SDK: approval id -> the tool call it was requested for, from the requests seen so far.
   const approvals = new Map();
-  const rows = systemRows(format, system);
-  messages.forEach((m, i) => {
-    if (format === 'ai-sdk') noteApprovals(m, approvals);
-    if (format === 'ai-sdk' && m?.role === 'tool' && Array.isArray(m.content)) {
+  let noted = 0;
+  return places.map((place) => {
+    if (place.message === 'system') return systemRow(format, system, place);
+    const i = place.message;
+    const m = messages[i];
+    if (format === 'ai-sdk') for (; noted <= i; noted++) noteApprovals(messages[noted], approvals);
+    if (place.parts === null) return describe(m, i, place.role, names);
+    const parts = place.parts.map((k) => m?.content?.[k]);
+    const p = parts[0];
+    if (place.role === 'tool' && format === 'ai-sdk') {
       // The row's text is the output's; its raw JSON (shown, and compared with the model-visible
       // view's) the part itself.
-      for (const p of m.content) rows.push({ ...describe({ content: p?.type === 'tool-result' ? outputText(p.output ?? p.result) : '', toolCallId: p?.type === 'tool-result' ? p.toolCallId : (approvals.get(p?.approvalId) ?? p?.approvalId) }, i, 'tool', names), raw: p });
-      return;
+      const toolCallId = p?.type === 'tool-result' ? p.toolCallId : (approvals.get(p?.approvalId) ?? p?.approvalId);
+      return { ...describe({ content: p?.type === 'tool-result' ? outputText(p.output ?? p.result) : '', toolCallId }, i, 'tool', names), raw: p };
     }
-    const blocks = format === 'anthropic' && Array.isArray(m?.content) ? m.content : null;
-    const results = blocks?.filter((b) => b?.type === 'tool_result') ?? [];
-    if (m?.role !== 'user' || results.length === 0) {
-      rows.push(describe(m, i, m?.role, names));
-      return;
-    }
-    for (const r of results) rows.push(describe({ content: r.content, tool_use_id: r.tool_use_id }, i, 'tool', names));
-    const rest = blocks.filter((b) => b?.type !== 'tool_result');
-    if (rest.length > 0) rows.push(describe({ ...m, content: rest }, i, m.role, names));
+    if (place.role === 'tool') return describe({ content: p?.content, tool_use_id: p?.tool_use_id }, i, 'tool', names);
+    return describe({ ...m, content: parts }, i, place.role, names);
   });
-  return rows;
 }

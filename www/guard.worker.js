@@ -96,13 +96,14 @@ serveGuard({
       const result = g.guardSources(messages, { ...opts, emergency: arg.emergency, onTrace: () => delivered++ });
       const t2 = now();
       progress({ step: 'count', done: 2, of: steps, label: 'Counting every message' });
-      const counts = api.countMessages(messages, { model: arg.model, format: arg.format, ...opts });
+      // `places`: where each counted message sits, so the page's rows are ctxguard's split of them.
+      const counts = api.countMessages(messages, { model: arg.model, format: arg.format, places: true, ...opts });
       // Anthropic's system and the AI SDK's system messages come back from the guard; OpenAI's is
       // unchanged. The AI SDK's system messages go back in place, so both views line up.
       const placed = arg.format === 'ai-sdk' ? aiSdkInPlace(messages, arg.system, result.messages, result.system) : null;
       const list = placed?.messages ?? result.messages;
       const system = placed ? placed.system : arg.format === 'openai' ? arg.system : result.system ?? undefined;
-      const vcounts = api.countMessages(list, { model: arg.model, format: arg.format, ...opts, ...(system === undefined ? {} : { system }) });
+      const vcounts = api.countMessages(list, { model: arg.model, format: arg.format, places: true, ...opts, ...(system === undefined ? {} : { system }) });
       progress({ step: 'compare', done: 3, of: steps, label: 'Comparing raw and model-visible' });
       const aligned = list.length === messages.length;
       const changed = {};

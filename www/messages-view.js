@@ -47,7 +47,7 @@ const tokensCell = (tokens, cls, max) =>
     tokens === null ? null : h('span', { class: 'mini', 'aria-hidden': 'true' }, h('span', { style: { width: `${(tokens / max) * 100}%` } })));
 
 /**
- * @param rows     rowsOf() of the raw conversation: one per internal message
+ * @param rows     rowsFor() of the raw conversation: one per counted message (countMessages' places)
  * @param counts   countMessages() of the raw conversation
  * @param visible  { rows, counts } of the model-visible conversation (guardSources' messages)
  */

@@ -306,15 +306,15 @@ export function createSession(root, api, current) {
     if (!s?.last) return;
     const r = s.last;
     const system = s.format === 'openai' ? undefined : r.system ?? undefined;
-    const opts = { model: s.cfg.model, format: s.format, ...(s.conv.tools !== undefined ? { tools: s.conv.tools } : {}) };
+    const opts = { model: s.cfg.model, format: s.format, places: true, ...(s.conv.tools !== undefined ? { tools: s.conv.tools } : {}) };
     const [counts, vcounts] = await Promise.all([
       api.countMessages(s.history.slice(0, -1), { ...opts, ...(s.conv.system !== undefined ? { system: s.conv.system } : {}) }),
       api.countMessages(r.messages, { ...opts, ...(system !== undefined ? { system } : {}) }),
     ]);
     renderAges($('#play-ages'), {
-      rows: rowsFor(s.format, { messages: s.history.slice(0, -1), system: s.conv.system }),
+      rows: rowsFor(s.format, { messages: s.history.slice(0, -1), system: s.conv.system }, counts.places),
       counts,
-      vrows: rowsFor(s.format, { messages: r.messages, system }),
+      vrows: rowsFor(s.format, { messages: r.messages, system }, vcounts.places),
       vcounts,
       traces: s.rows.flatMap((row) => row.clearTraces),
       metrics: r.metrics,

@@ -67,6 +67,22 @@ export interface CountMessagesOptions<F extends Format = Format> extends Measure
   encoding?: Encoding;
   /** Default: `'anthropic'` for Claude models named directly (`claude-...`), else `'openai'`. */
   format?: F;
+  /** Also return `places`: where each counted message sits in the input. Default `false`. */
+  places?: boolean;
+}
+
+/** Where a counted message sits in the caller's input (`countMessages(..., { places: true })`). */
+export interface MessagePlace {
+  /** Its index in `messages`, or `'system'` for the `system` option. */
+  message: number | 'system';
+  /**
+   * The indices of the parts it holds in that message's content (a tool result split out of
+   * its message, the rest of that message); `null` when it is the whole message. For the AI
+   * SDK's `system` option as an array: `[k]`, the system message's index in it.
+   */
+  parts: number[] | null;
+  /** The role ctxguard counts it with. */
+  role: 'system' | 'user' | 'assistant' | 'tool';
 }
 
 export interface MessageCount {
@@ -87,6 +103,8 @@ export interface CountMessagesResult {
   exact: boolean;
   kind: CountKind;
   encoding: Encoding;
+  /** With `places: true` only: one entry per `perMessage` entry, in the same order. */
+  places?: MessagePlace[];
 }
 
 export interface ModelInfo {

@@ -9,6 +9,7 @@ use wasm_bindgen::prelude::*;
 use super::convert::{encode, run};
 use super::json_input::{callback, decode, now_ms, options};
 use crate::error::{ErrorCode, Result};
+use crate::format::place::{places, Place};
 use crate::format::{parse_request, write_request, Format, Request};
 use super::stored::{call_number, fresh_messages, kept_names, wire_reusing, Refs, Reuse};
 use crate::guard::{resolve_model, Guard, GuardConfig};
@@ -31,6 +32,9 @@ struct CountMessagesOptions {
     format: Option<Format>,
     system: Option<serde_json::Value>,
     tools: Option<serde_json::Value>,
+    /// Also say where each counted message sits in the input (`places`).
+    #[serde(default)]
+    places: bool,
 }
 
 #[derive(Serialize)]
@@ -43,9 +47,11 @@ struct CountMessagesResult {
     exact: bool,
     kind: CountKind,
     encoding: Encoding,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    places: Option<Vec<Place>>,
 }
 
-/// `countMessages(messages, { model?, encoding?, format?, system?, tools? })`.
+/// `countMessages(messages, { model?, encoding?, format?, system?, tools?, places? })`.
 #[wasm_bindgen(js_name = countMessages)]
 pub fn count_messages(messages: JsValue, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
     run(|| {
@@ -59,6 +65,7 @@ pub fn count_messages(messages: JsValue, opts: JsValue) -> std::result::Result<J
         let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         // The request can be an estimate for an exact model (Gemini with media: count::gemini).
         let kind = if rc.accuracy == crate::count::CountKind::Exact { model.kind } else { CountKind::Estimate };
+        let places = if o.places { Some(places(format, &request.messages, o.system.as_ref())?) } else { None };
         encode(&CountMessagesResult {
             total: to_u32(rc.total),
             per_message: rc.per_message.iter().map(|c| to_u32(c.total)).collect(),
@@ -67,6 +74,7 @@ pub fn count_messages(messages: JsValue, opts: JsValue) -> std::result::Result<J
             exact: kind == CountKind::Exact,
             kind,
             encoding: model.encoding,
+            places,
         })
     })
 }
