@@ -40,7 +40,7 @@ const CLEAR_NUMBERS = ['protectTokens', 'clearAtLeast'];
  */
 const PAGE_GUARDS = { toolOutputLimit: 1000, attachmentBudget: 400 };
 
-/** The connection to the page's worker (ctxguard/worker's GuardWorker). */
+/** The connection to the page's worker (ctxguard/worker's WorkerConnection). */
 let api = null;
 /** The WorkerGuard of the current config. */
 let guard = null;

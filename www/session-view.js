@@ -60,7 +60,7 @@ function noteBreaker(s, n, before, after) {
 
 /**
  * @param root    the card element
- * @param api     the page's worker (ctxguard/worker's GuardWorker)
+ * @param api     the page's worker (ctxguard/worker's WorkerConnection)
  * @param current () => { cfg, conv } of the last valid input, or null
  */
 export function createSession(root, api, current) {

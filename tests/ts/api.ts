@@ -12,6 +12,7 @@ import {
   listAttachments,
   type ListedAttachment,
   type SourceLimits,
+  type MessagePlace,
   knownModels,
   modelInfo,
   previewAttachment,
@@ -114,6 +115,10 @@ const perMessage: number[] = counted.perMessage;
 const kind: CountKind = counted.kind;
 const exact: boolean = counted.exact;
 const sum: number = counted.total + counted.toolDefinitions + counted.priming;
+const placed: MessagePlace[] | undefined = countMessages(messages, { ...messageOptions, places: true }).places;
+const placeOf: number | 'system' | undefined = placed?.[0]?.message;
+const partsOf: number[] | null | undefined = placed?.[0]?.parts;
+void [placeOf, partsOf];
 
 const info: ModelInfo = modelInfo('claude-sonnet-4-5');
 const window: number | null = info.contextWindow;
