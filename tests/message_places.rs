@@ -14,13 +14,47 @@ use ctxguard::models::profile;
 use format_fixtures::*;
 use serde_json::{json, Value};
 
-/// `places` of a request as JSON, after checking it has one place per counted message.
+/// `places` of a request as JSON (without `callId`, which `call_ids` checks), after checking it
+/// has one place per counted message.
 fn placed(format: Format, messages: &Value, system: Option<&Value>) -> Value {
+    let mut v = placed_with_calls(format, messages, system);
+    for p in v.as_array_mut().unwrap() {
+        p.as_object_mut().unwrap().remove("callId");
+    }
+    v
+}
+
+fn placed_with_calls(format: Format, messages: &Value, system: Option<&Value>) -> Value {
     let request = parse_request(format, messages, system, None).unwrap();
     let got = places(format, &request.messages, system).unwrap();
     let per = count_request(&profile(&resolve_model(Some("gpt-4o"), None)), &request.messages, &request.tools).per_message;
     assert_eq!(got.len(), per.len(), "{format:?}: one place per perMessage entry");
     serde_json::to_value(got).unwrap()
+}
+
+/// The `callId` of each place.
+fn call_ids(format: Format, messages: &Value) -> Vec<Value> {
+    placed_with_calls(format, messages, None).as_array().unwrap().iter().map(|p| p["callId"].clone()).collect()
+}
+
+#[test]
+fn a_tool_result_names_the_call_it_is_paired_with() {
+    let anthropic = json!([
+        { "role": "assistant", "content": [{ "type": "tool_use", "id": "t1", "name": "get", "input": {} }] },
+        { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t1", "content": "x" }, { "type": "text", "text": "and" }] }
+    ]);
+    assert_eq!(call_ids(Format::Anthropic, &anthropic), [NONE, json!("t1"), NONE]);
+    // An AI SDK approval response is paired with the call its approval was requested for.
+    let ai = json!([
+        { "role": "assistant", "content": [
+            { "type": "tool-call", "toolCallId": "c1", "toolName": "rm", "input": {} },
+            { "type": "tool-approval-request", "approvalId": "a1", "toolCallId": "c1" }
+        ] },
+        { "role": "tool", "content": [{ "type": "tool-approval-response", "approvalId": "a1", "approved": false }] }
+    ]);
+    let ids = call_ids(Format::AiSdk, &ai);
+    assert_eq!(ids.last().unwrap(), &json!("c1"), "{ids:?}");
+    assert!(ids[..ids.len() - 1].iter().all(Value::is_null));
 }
 
 /// `[message, parts, role]` triples as the places' JSON.

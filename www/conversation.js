@@ -95,19 +95,6 @@ function toolNames(messages) {
   return names;
 }
 
-/**
- * AI SDK: records the tool call each approval of an assistant message was requested for
- * (`approvalId` -> `toolCallId` of its `tool-approval-request` parts), so that a later approval
- * response's row names the call ctxguard pairs it with — as `src/format/ai_sdk.rs` does: only
- * requests before the response count, and a repeated approval id takes the latest request.
- */
-function noteApprovals(m, approvals) {
-  if (m?.role !== 'assistant' || !Array.isArray(m.content)) return;
-  for (const p of m.content) {
-    if (p?.type === 'tool-approval-request' && typeof p.approvalId === 'string' && typeof p.toolCallId === 'string') approvals.set(p.approvalId, p.toolCallId);
-  }
-}
-
 function describe(m, wireIndex, role = m?.role, names = new Map()) {
   const { text, chips } = describeParts(m?.content);
   for (const c of m?.tool_calls ?? []) chips.push({ kind: 'tool', label: `${c.function?.name}(${clip(c.function?.arguments ?? '', 60)})` });
@@ -176,21 +163,18 @@ function systemRow(format, system, place) {
 export function rowsOf(format, { messages, system }, places) {
   if (!Array.isArray(messages)) return [];
   const names = toolNames(messages);
-  // AI SDK: approval id -> the tool call it was requested for, from the requests seen so far.
-  const approvals = new Map();
-  let noted = 0;
   return places.map((place) => {
     if (place.message === 'system') return systemRow(format, system, place);
     const i = place.message;
     const m = messages[i];
-    if (format === 'ai-sdk') for (; noted <= i; noted++) noteApprovals(messages[noted], approvals);
     if (place.parts === null) return describe(m, i, place.role, names);
     const parts = place.parts.map((k) => m?.content?.[k]);
     const p = parts[0];
     if (place.role === 'tool' && format === 'ai-sdk') {
       // The row's text is the output's; its raw JSON (shown, and compared with the model-visible
       // view's) the part itself.
-      const toolCallId = p?.type === 'tool-result' ? p.toolCallId : (approvals.get(p?.approvalId) ?? p?.approvalId);
+      // The call ctxguard pairs it with (an approval response's: the call its approval was for).
+      const toolCallId = place.callId;
       return { ...describe({ content: p?.type === 'tool-result' ? outputText(p.output ?? p.result) : '', toolCallId }, i, 'tool', names), raw: p };
     }
     if (place.role === 'tool') return describe({ content: p?.content, tool_use_id: p?.tool_use_id }, i, 'tool', names);

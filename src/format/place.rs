@@ -46,12 +46,16 @@ pub fn wire_part(m: &Message, part: Option<usize>) -> Option<usize> {
 
 /// Where a counted message sits in the caller's input: `message` is its index in `messages` or
 /// the `system` option; `parts` the indices in that message's content of the parts it holds
-/// (`None`: the whole message); `role` the role ctxguard counts it with.
+/// (`None`: the whole message); `role` the role ctxguard counts it with; `call_id`, for a tool
+/// result, the id of the call ctxguard pairs it with (an AI SDK approval response's is the
+/// call its approval was requested for).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Place {
     pub message: Origin,
     pub parts: Option<Vec<usize>>,
     pub role: Role,
+    pub call_id: Option<String>,
 }
 
 /// `messages[i]` (serialized as `i`), or the `system` option (as `"system"`).
@@ -86,9 +90,14 @@ pub fn places(format: Format, parsed: &[Message], system: Option<&Value>) -> Res
     let mut out: Vec<Place> = head
         .iter()
         .enumerate()
-        .map(|(k, m)| Place { message: Origin::System, parts: listed.then(|| vec![k]), role: m.role })
+        .map(|(k, m)| Place { message: Origin::System, parts: listed.then(|| vec![k]), role: m.role, call_id: None })
         .collect();
-    out.extend(rest.iter().zip(wire_indices(rest)).map(|(m, at)| Place { message: Origin::Message(at), parts: wire_parts(m), role: m.role }));
+    out.extend(rest.iter().zip(wire_indices(rest)).map(|(m, at)| Place {
+        message: Origin::Message(at),
+        parts: wire_parts(m),
+        role: m.role,
+        call_id: if m.role == Role::Tool { m.tool_call_id.as_ref().map(|t| t.as_str().to_string()) } else { None },
+    }));
     Ok(out)
 }
 

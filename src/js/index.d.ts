@@ -83,6 +83,8 @@ export interface MessagePlace {
   parts: number[] | null;
   /** The role ctxguard counts it with. */
   role: 'system' | 'user' | 'assistant' | 'tool';
+  /** A tool result's: the id of the call ctxguard pairs it with (for an AI SDK approval response, the call its approval was requested for); else `null`. */
+  callId: string | null;
 }
 
 export interface MessageCount {
