@@ -292,7 +292,14 @@ fn adversarial() {
         t.count("warm up");
         let prose_rate = median((0..runs).map(|_| rate(prose.len(), || t.count(&prose)).0).collect());
         let ms_per_mb = |rate: f64| mb as f64 / rate / 1e3;
-        println!("{:12} {:22} {:>37} {:8.1} {prose_rate:8.1} {:7.2}", enc.as_str(), "1 MB prose", "", ms_per_mb(prose_rate), 1.0);
+        println!(
+            "{:12} {:22} {:>37} {:8.1} {prose_rate:8.1} {:7.2}",
+            enc.as_str(),
+            "1 MB prose",
+            "",
+            ms_per_mb(prose_rate),
+            1.0
+        );
         for (name, text) in adversarial_inputs(enc) {
             if !name.contains(only.as_str()) {
                 continue;

@@ -48,7 +48,9 @@ pub struct Budget {
 /// A whole, non-negative token figure that fits in u32; `what` names the field in errors.
 fn tokens(value: f64, what: &str) -> Result<u32> {
     if !value.is_finite() || value < 0.0 || value.fract() != 0.0 || value > f64::from(u32::MAX) {
-        return Err(Error::budget(format!("{what} must be a whole number of tokens between 0 and 4294967295, got {value}")));
+        return Err(Error::budget(format!(
+            "{what} must be a whole number of tokens between 0 and 4294967295, got {value}"
+        )));
     }
     // Checked above: integral and in range.
     Ok(value as u32)
@@ -193,7 +195,12 @@ mod tests {
             BudgetConfig { context_window: Some(8000.0), trigger_ratio: Some(1.5), ..cfg() },
             BudgetConfig { context_window: Some(8000.0), target_ratio: Some(0.0), ..cfg() },
             BudgetConfig { context_window: Some(8000.0), economic_budget: Some(0.0), ..cfg() },
-            BudgetConfig { context_window: Some(8000.0), max_output_tokens: Some(100.0), reserved_output_tokens: Some(200.0), ..cfg() },
+            BudgetConfig {
+                context_window: Some(8000.0),
+                max_output_tokens: Some(100.0),
+                reserved_output_tokens: Some(200.0),
+                ..cfg()
+            },
         ];
         for c in bad {
             let e = Budget::resolve(&c, &unknown).unwrap_err();

@@ -83,7 +83,20 @@ impl Hasher for Stable {
 
 /// Every field of `m` into `h`.
 fn hash_message<H: Hasher + Default>(h: &mut H, m: &Message) {
-    let Message { role, content, tool_calls, tool_call_id, name, id, markers, wire, extra, origin: _, facts: _, made: _ } = m;
+    let Message {
+        role,
+        content,
+        tool_calls,
+        tool_call_id,
+        name,
+        id,
+        markers,
+        wire,
+        extra,
+        origin: _,
+        facts: _,
+        made: _,
+    } = m;
     h.write_u8(*role as u8);
     match content {
         Content::Text(t) => {
@@ -110,7 +123,12 @@ fn hash_message<H: Hasher + Default>(h: &mut H, m: &Message) {
     opt(h, name.as_deref());
     opt(h, id.as_deref());
     let Markers { summary_compacted, checkpoint_retained, pinned, compacted_tool_output } = markers;
-    h.write_u8(u8::from(*summary_compacted) | u8::from(*checkpoint_retained) << 1 | u8::from(*pinned) << 2 | u8::from(*compacted_tool_output) << 3);
+    h.write_u8(
+        u8::from(*summary_compacted)
+            | u8::from(*checkpoint_retained) << 1
+            | u8::from(*pinned) << 2
+            | u8::from(*compacted_tool_output) << 3,
+    );
     let Wire { role, legacy_function_call, group, block, content_was_string, content_was_null } = wire;
     opt(h, role.as_deref());
     h.write_u8(u8::from(*legacy_function_call) | u8::from(*content_was_string) << 1 | u8::from(*content_was_null) << 2);
@@ -260,9 +278,20 @@ mod tests {
         let base = Message {
             content: Content::Parts(vec![
                 Part::Text { text: "look".into(), extra: Default::default() },
-                Part::Image { source: ImageSource::Base64 { media_type: "image/png".into(), data: "iVBOR".into() }, detail: None, width: Some(2), height: None, extra: Default::default() },
+                Part::Image {
+                    source: ImageSource::Base64 { media_type: "image/png".into(), data: "iVBOR".into() },
+                    detail: None,
+                    width: Some(2),
+                    height: None,
+                    extra: Default::default(),
+                },
             ]),
-            tool_calls: vec![ToolCall { id: "c1".into(), name: "grep".into(), arguments: "{}".into(), extra: Default::default() }],
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "grep".into(),
+                arguments: "{}".into(),
+                extra: Default::default(),
+            }],
             ..Message::text(Role::Assistant, "")
         };
         let key = |m: &Message| message_key(m, 3);
@@ -274,12 +303,34 @@ mod tests {
         let changes: Vec<Box<dyn Fn(&mut Message)>> = vec![
             Box::new(|m| m.role = Role::User),
             Box::new(|m| m.content = Content::Text("look".into())),
-            Box::new(|m| if let Content::Parts(p) = &mut m.content { p.reverse() }),
-            Box::new(|m| if let Content::Parts(p) = &mut m.content { p[0] = Part::Text { text: "look!".into(), extra: Default::default() } }),
-            Box::new(|m| if let Content::Parts(p) = &mut m.content { if let Part::Image { width, .. } = &mut p[1] { *width = Some(3) } }),
-            Box::new(|m| if let Content::Parts(p) = &mut m.content { if let Part::Image { height, .. } = &mut p[1] { *height = Some(2) } }),
+            Box::new(|m| {
+                if let Content::Parts(p) = &mut m.content {
+                    p.reverse()
+                }
+            }),
+            Box::new(|m| {
+                if let Content::Parts(p) = &mut m.content {
+                    p[0] = Part::Text { text: "look!".into(), extra: Default::default() }
+                }
+            }),
+            Box::new(|m| {
+                if let Content::Parts(p) = &mut m.content {
+                    if let Part::Image { width, .. } = &mut p[1] {
+                        *width = Some(3)
+                    }
+                }
+            }),
+            Box::new(|m| {
+                if let Content::Parts(p) = &mut m.content {
+                    if let Part::Image { height, .. } = &mut p[1] {
+                        *height = Some(2)
+                    }
+                }
+            }),
             Box::new(|m| m.tool_calls[0].arguments = "{\"q\":1}".into()),
-            Box::new(|m| { m.tool_calls[0].extra.insert("x".into(), serde_json::json!(1)); }),
+            Box::new(|m| {
+                m.tool_calls[0].extra.insert("x".into(), serde_json::json!(1));
+            }),
             Box::new(|m| m.tool_call_id = Some("c1".into())),
             Box::new(|m| m.name = Some("n".into())),
             Box::new(|m| m.id = Some("i".into())),
@@ -288,7 +339,9 @@ mod tests {
             Box::new(|m| m.wire.group = Some(0)),
             Box::new(|m| m.wire.block = Some(0)),
             Box::new(|m| m.wire.content_was_null = true),
-            Box::new(|m| { m.extra.insert("x".into(), serde_json::json!([1])); }),
+            Box::new(|m| {
+                m.extra.insert("x".into(), serde_json::json!([1]));
+            }),
         ];
         for (i, change) in changes.iter().enumerate() {
             let mut m = base.clone();

@@ -250,7 +250,8 @@ impl ModelCalibration {
     /// Learn from one observation. `predicted` is what ctxguard said before it.
     pub fn observe(&mut self, reported: u32, reported_cached: u32, estimated: u32, predicted: u32) -> Observation {
         let ratio = if estimated == 0 { f64::INFINITY } else { f64::from(reported) / f64::from(estimated) };
-        let error = if reported == 0 { 0.0 } else { (f64::from(predicted) - f64::from(reported)) / f64::from(reported) };
+        let error =
+            if reported == 0 { 0.0 } else { (f64::from(predicted) - f64::from(reported)) / f64::from(reported) };
         let garbage = !(RATIO_RANGE.0..=RATIO_RANGE.1).contains(&ratio);
         let outlier = garbage
             || (self.ratios.len() >= MIN_OBSERVATIONS
@@ -317,7 +318,9 @@ impl CalibrationState {
         let ok = |r: &f64| r.is_finite() && (RATIO_RANGE.0..=RATIO_RANGE.1).contains(r);
         for (name, m) in &self.models {
             if m.ratios.len() > WINDOW || m.pending.len() > REGIME_CHANGE {
-                return Err(Error::options(format!("calibration.models[{name:?}]: at most {WINDOW} ratios and {REGIME_CHANGE} pending")));
+                return Err(Error::options(format!(
+                    "calibration.models[{name:?}]: at most {WINDOW} ratios and {REGIME_CHANGE} pending"
+                )));
             }
             if !m.ratios.iter().chain(&m.pending).all(ok) {
                 return Err(Error::options(format!(
@@ -327,7 +330,9 @@ impl CalibrationState {
             }
             if let Some(l) = &m.last {
                 if !l.ratio.is_finite() || l.ratio < 0.0 || !l.error.is_finite() {
-                    return Err(Error::options(format!("calibration.models[{name:?}].last: ratio and error must be finite")));
+                    return Err(Error::options(format!(
+                        "calibration.models[{name:?}].last: ratio and error must be finite"
+                    )));
                 }
             }
             if let Some(f) = &m.floor {
@@ -391,7 +396,10 @@ impl ReportedUsage {
     /// `(input tokens including cached, cached)`.
     pub fn input(&self) -> Result<(u32, u32)> {
         if let Some(p) = self.prompt_tokens {
-            let cached = whole(self.prompt_tokens_details.as_ref().and_then(|d| d.cached_tokens), "prompt_tokens_details.cached_tokens")?;
+            let cached = whole(
+                self.prompt_tokens_details.as_ref().and_then(|d| d.cached_tokens),
+                "prompt_tokens_details.cached_tokens",
+            )?;
             return Ok((whole(Some(p), "prompt_tokens")?, cached));
         }
         if let Some(i) = self.input_tokens {
@@ -405,7 +413,8 @@ impl ReportedUsage {
             return Ok((whole(Some(p), "promptTokenCount")?, cached));
         }
         if let Some(i) = self.ai_input_tokens {
-            let cached = self.ai_cached_input_tokens.or(self.ai_input_details.as_ref().and_then(|d| d.cache_read_tokens));
+            let cached =
+                self.ai_cached_input_tokens.or(self.ai_input_details.as_ref().and_then(|d| d.cache_read_tokens));
             return Ok((whole(Some(i), "inputTokens")?, whole(cached, "cachedInputTokens")?));
         }
         Err(Error::options(
@@ -427,7 +436,22 @@ mod tests {
             state ^= state << 17;
             state
         };
-        let specials = [0.0, -0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN, f64::MIN_POSITIVE, -f64::MIN_POSITIVE, 1e-310, -1e-310, f64::MAX, f64::MIN];
+        let specials = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            1e-310,
+            -1e-310,
+            f64::MAX,
+            f64::MIN,
+        ];
         for round in 0..200 {
             let mut values: Vec<f64> = (0..(round % 40)).map(|_| f64::from_bits(next())).collect();
             values.extend((0..(round % 7)).map(|_| (next() % 100) as f64 / 8.0 - 6.0));
@@ -435,19 +459,29 @@ mod tests {
             let mut expected = values.clone();
             expected.sort_by(f64::total_cmp);
             let got = sorted(values.into_iter());
-            assert_eq!(got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), expected.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+            assert_eq!(
+                got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                expected.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
         }
     }
 
     #[test]
     fn usage_shapes() {
-        let u: ReportedUsage = serde_json::from_str(r#"{"prompt_tokens":2000,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":1024}}"#).unwrap();
+        let u: ReportedUsage = serde_json::from_str(
+            r#"{"prompt_tokens":2000,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":1024}}"#,
+        )
+        .unwrap();
         assert_eq!(u.input().unwrap(), (2000, 1024));
-        let u: ReportedUsage = serde_json::from_str(r#"{"input_tokens":50,"cache_read_input_tokens":1800,"cache_creation_input_tokens":150,"output_tokens":9}"#).unwrap();
+        let u: ReportedUsage = serde_json::from_str(
+            r#"{"input_tokens":50,"cache_read_input_tokens":1800,"cache_creation_input_tokens":150,"output_tokens":9}"#,
+        )
+        .unwrap();
         assert_eq!(u.input().unwrap(), (2000, 1800));
         let u: ReportedUsage = serde_json::from_str(r#"{"input_tokens":50,"cache_read_input_tokens":null}"#).unwrap();
         assert_eq!(u.input().unwrap(), (50, 0));
-        let u: ReportedUsage = serde_json::from_str(r#"{"promptTokenCount":700,"cachedContentTokenCount":100}"#).unwrap();
+        let u: ReportedUsage =
+            serde_json::from_str(r#"{"promptTokenCount":700,"cachedContentTokenCount":100}"#).unwrap();
         assert_eq!(u.input().unwrap(), (700, 100));
         let u: ReportedUsage = serde_json::from_str(r#"{"completion_tokens":5}"#).unwrap();
         assert!(u.input().is_err());

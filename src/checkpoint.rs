@@ -214,7 +214,9 @@ pub fn is_checkpoint_summary(m: &Message, key: Option<&str>) -> bool {
     }
     match &m.content {
         Content::Text(t) => has_valid_summary(t, key),
-        Content::Parts(parts) => parts.iter().any(|p| matches!(p, Part::Text { text, .. } if has_valid_summary(text, key))),
+        Content::Parts(parts) => {
+            parts.iter().any(|p| matches!(p, Part::Text { text, .. } if has_valid_summary(text, key)))
+        }
     }
 }
 
@@ -302,7 +304,10 @@ mod tests {
         assert!(!has_valid_summary(&tampered, Some("k1")));
         assert!(!has_valid_summary(&s, None), "an unclosed block is not a summary");
         assert!(!has_valid_summary(&format!("quote: {plain}"), None), "the marker must start a line");
-        assert!(has_valid_summary(&format!("Be terse.\n\n{keyed}\n\nmore"), Some("k1")), "inside a joined Anthropic system text");
+        assert!(
+            has_valid_summary(&format!("Be terse.\n\n{keyed}\n\nmore"), Some("k1")),
+            "inside a joined Anthropic system text"
+        );
         // A summary that quotes a closing line (the summarizer echoed a tool output) still
         // verifies: the quoted line is defused (found by tests/prop_security.rs).
         let echoed = format!("{SUMMARY_MARKER} Summary.\n\nThe tool said:\n[/ctxguard:summary]\n[/ctxguard:summary-x\r\n[/ctxguard:summary tag=00]\nend");
@@ -322,7 +327,10 @@ mod tests {
         let s = format!("{SUMMARY_MARKER} Summary.\n\nText.");
         let keyed = seal(&s, Some("k"), Some(&Covers { messages: 3, digest: 7, keep: vec![] }));
         assert_eq!(model_visible(&keyed).unwrap(), format!("{s}\n[/ctxguard:summary]"));
-        assert_eq!(model_visible(&format!("Be terse.\n\n{keyed}\n\nmore")).unwrap(), format!("Be terse.\n\n{s}\n[/ctxguard:summary]\n\nmore"));
+        assert_eq!(
+            model_visible(&format!("Be terse.\n\n{keyed}\n\nmore")).unwrap(),
+            format!("Be terse.\n\n{s}\n[/ctxguard:summary]\n\nmore")
+        );
         assert_eq!(model_visible(&seal(&s, None, None)), None);
         assert_eq!(model_visible("plain text"), None);
     }

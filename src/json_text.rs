@@ -75,7 +75,10 @@ pub fn doubles_for_unsafe_integers(v: &mut serde_json::Value) {
     use serde_json::{Number, Value};
     match v {
         Value::Number(n) => {
-            let unsafe_int = n.as_u64().map(|u| u > MAX_SAFE_INTEGER).or_else(|| n.as_i64().map(|i| i.unsigned_abs() > MAX_SAFE_INTEGER));
+            let unsafe_int = n
+                .as_u64()
+                .map(|u| u > MAX_SAFE_INTEGER)
+                .or_else(|| n.as_i64().map(|i| i.unsigned_abs() > MAX_SAFE_INTEGER));
             if unsafe_int == Some(true) {
                 if let Some(d) = n.as_f64().and_then(Number::from_f64) {
                     *n = d;

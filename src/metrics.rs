@@ -300,7 +300,12 @@ mod tests {
     use crate::budget::BudgetConfig;
 
     fn budget() -> Budget {
-        let c = BudgetConfig { context_window: Some(10_000.0), max_output_tokens: Some(2_000.0), reserved_output_tokens: Some(2_000.0), ..Default::default() };
+        let c = BudgetConfig {
+            context_window: Some(10_000.0),
+            max_output_tokens: Some(2_000.0),
+            reserved_output_tokens: Some(2_000.0),
+            ..Default::default()
+        };
         Budget::resolve(&c, &crate::models::info("x")).unwrap()
     }
 
@@ -321,7 +326,8 @@ mod tests {
         let b = budget(); // window 10000, max output 2000
         let room = |used: u32| {
             let s = SourceBreakdown { user: used, ..Default::default() };
-            ContextMetrics::new("x", Encoding::O200kBase, CountKind::Exact, &b, s, 1, false, None).available_output_tokens
+            ContextMetrics::new("x", Encoding::O200kBase, CountKind::Exact, &b, s, 1, false, None)
+                .available_output_tokens
         };
         assert_eq!(room(0), 2_000, "the model's cap");
         assert_eq!(room(8_000), 2_000, "exactly the cap left");
@@ -329,7 +335,17 @@ mod tests {
         assert_eq!(room(9_999), 1);
         assert_eq!(room(10_000), 0, "at the window");
         assert_eq!(room(12_000), 0, "over the window: 0, never negative");
-        let json = serde_json::to_value(ContextMetrics::new("x", Encoding::O200kBase, CountKind::Exact, &b, SourceBreakdown::default(), 0, false, None)).unwrap();
+        let json = serde_json::to_value(ContextMetrics::new(
+            "x",
+            Encoding::O200kBase,
+            CountKind::Exact,
+            &b,
+            SourceBreakdown::default(),
+            0,
+            false,
+            None,
+        ))
+        .unwrap();
         assert_eq!(json["availableOutputTokens"], 2_000);
         assert!(json.get("maxOutputTokens").is_none());
     }
@@ -339,9 +355,19 @@ mod tests {
         let mut s = SourceBreakdown { tool_definitions: 50, ..Default::default() };
         s.add(&CountedMessage { role: Role::System, body: 10, framing: 3, ..Default::default() });
         s.add(&CountedMessage { role: Role::System, is_summary: true, body: 100, framing: 3, ..Default::default() });
-        s.add(&CountedMessage { role: Role::User, body: 7, attachments: 400, images: 765, framing: 3, ..Default::default() });
+        s.add(&CountedMessage {
+            role: Role::User,
+            body: 7,
+            attachments: 400,
+            images: 765,
+            framing: 3,
+            ..Default::default()
+        });
         s.add(&CountedMessage { role: Role::Tool, body: 2_000, framing: 3, ..Default::default() });
-        assert_eq!((s.system, s.summary, s.user, s.tool_outputs, s.attachments, s.images, s.framing), (10, 100, 7, 2_000, 400, 765, 12));
+        assert_eq!(
+            (s.system, s.summary, s.user, s.tool_outputs, s.attachments, s.images, s.framing),
+            (10, 100, 7, 2_000, 400, 765, 12)
+        );
         let m = ContextMetrics::new("x", Encoding::O200kBase, CountKind::Estimate, &budget(), s, 4, true, None);
         assert_eq!(m.used_tokens, 50 + 10 + 100 + 7 + 400 + 765 + 2_000 + 12);
         assert_eq!(m.remaining_tokens, 8_000 - m.used_tokens);

@@ -178,9 +178,8 @@ pub fn lookup(model: &str) -> Option<&'static ModelSpec> {
     MODELS
         .iter()
         .filter(|spec| {
-            name.strip_prefix(spec.prefix).is_some_and(|rest| {
-                rest.is_empty() || rest.starts_with(['-', '.', ':', '@', '_'])
-            })
+            name.strip_prefix(spec.prefix)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.', ':', '@', '_']))
         })
         .max_by_key(|spec| spec.prefix.len())
 }
@@ -201,7 +200,11 @@ pub fn info(model: &str) -> ModelInfo {
                 max_output_tokens: Some(spec.max_output_tokens),
                 // Claude speaks Anthropic's Messages format — unless the name is routed
                 // (`openrouter/anthropic/…`, `anthropic/claude-…`): routers are OpenAI-compatible.
-                format: if spec.provider == Provider::Anthropic && !model.contains('/') { Format::Anthropic } else { Format::Openai },
+                format: if spec.provider == Provider::Anthropic && !model.contains('/') {
+                    Format::Anthropic
+                } else {
+                    Format::Openai
+                },
             }
         }
         None => ModelInfo {
@@ -233,7 +236,9 @@ fn resolved_counting(spec: &ModelSpec) -> (Encoding, CountKind, f64) {
 pub fn exact_with(info: &ModelInfo, encoding: Encoding) -> bool {
     match info.provider {
         Provider::Openai => info.known && encoding != Encoding::Gemma3,
-        Provider::Google => encoding == Encoding::Gemma3 && lookup(&info.model).is_some_and(|s| s.encoding == Encoding::Gemma3),
+        Provider::Google => {
+            encoding == Encoding::Gemma3 && lookup(&info.model).is_some_and(|s| s.encoding == Encoding::Gemma3)
+        }
         _ => false,
     }
 }
@@ -317,14 +322,23 @@ mod tests {
 
     #[test]
     fn claude_factors_follow_the_tokenizer() {
-        for old in ["claude-sonnet-4-5-20250929", "claude-opus-4-1", "claude-opus-4-6", "claude-haiku-4-5", "claude-3-5-haiku-latest"] {
+        for old in [
+            "claude-sonnet-4-5-20250929",
+            "claude-opus-4-1",
+            "claude-opus-4-6",
+            "claude-haiku-4-5",
+            "claude-3-5-haiku-latest",
+        ] {
             assert_eq!(info(old).estimate_factor, FACTOR_ANTHROPIC, "{old}");
         }
         for new in ["claude-opus-4-7", "claude-opus-4-8-20261001", "claude-sonnet-5", "anthropic/claude-opus-5"] {
             assert_eq!(info(new).estimate_factor, FACTOR_ANTHROPIC_V4_7, "{new}");
         }
         // Only the factor changed for them: the limits are those the names resolved to before.
-        assert_eq!((info("claude-opus-4-7").context_window, info("claude-opus-4-7").max_output_tokens), (Some(200_000), Some(32_000)));
+        assert_eq!(
+            (info("claude-opus-4-7").context_window, info("claude-opus-4-7").max_output_tokens),
+            (Some(200_000), Some(32_000))
+        );
         assert_eq!(info("claude-sonnet-5").max_output_tokens, Some(8_192));
     }
 

@@ -103,7 +103,12 @@ pub struct Classification {
 
 impl Classification {
     fn new(kind: ErrorKind, reason: &'static str) -> Self {
-        Classification { kind, compact_and_retry: kind == ErrorKind::ContextOverflow, reason, counts: OverflowCounts::default() }
+        Classification {
+            kind,
+            compact_and_retry: kind == ErrorKind::ContextOverflow,
+            reason,
+            counts: OverflowCounts::default(),
+        }
     }
 }
 
@@ -183,7 +188,9 @@ fn is_http_status(n: u64) -> bool {
 /// An HTTP status from a JSON number (integral) or a numeric string.
 fn status_of(value: &Value) -> Option<u16> {
     let n = match value {
-        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1000.0).map(|f| f as u64)),
+        Value::Number(n) => {
+            n.as_u64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1000.0).map(|f| f as u64))
+        }
         Value::String(s) => s.trim().parse::<u64>().ok(),
         _ => None,
     }?;
@@ -195,8 +202,10 @@ fn status_of(value: &Value) -> Option<u16> {
 }
 
 /// Keys whose values echo the request rather than describe the error.
-const ECHO_KEYS: &[&str] =
-    &["messages", "input", "inputs", "prompt", "prompts", "contents", "content", "system", "tools", "request", "config", "headers", "stack"];
+const ECHO_KEYS: &[&str] = &[
+    "messages", "input", "inputs", "prompt", "prompts", "contents", "content", "system", "tools", "request", "config",
+    "headers", "stack",
+];
 /// Whether values under this key are left out of the scan because they echo the request
 /// (`messages`, `input`, `prompt`...). Readers of foreign objects can skip them too.
 pub fn is_echo_key(key: &str) -> bool {
@@ -354,7 +363,11 @@ static RULES: &[Rule] = &[
     rule(R, "marker:per_day_limit", &[&["tokens per day", "requests per day"]]),
     rule(R, "marker:wait_before_trying_again", &[&["wait before trying again"]]),
     rule(R, "marker:quota", &[&["quota"]]),
-    rule(R, "marker:resource_exhausted", &[&["resource_exhausted", "resource exhausted", "resource has been exhausted"]]),
+    rule(
+        R,
+        "marker:resource_exhausted",
+        &[&["resource_exhausted", "resource exhausted", "resource has been exhausted"]],
+    ),
     rule(R, "marker:throttled", &[&["throttl"]]),
     rule(R, "marker:overloaded", &[&["overloaded"]]),
     rule(R, "marker:capacity", &[&["out of capacity", "capacity exceeded"]]),
@@ -362,7 +375,17 @@ static RULES: &[Rule] = &[
     rule(R, "marker:ja_rate_limit", &[&["レート制限", "リクエストが多すぎ"]]),
     // --- context overflow ---
     rule(O, "marker:context_length_exceeded", &[&["context_length_exceeded"]]),
-    rule(O, "marker:context_exceeded", &[&["exceed_context_size_error", "context_exceeded", "context_window_exceeded", "contextwindowexceeded", "model_max_prompt_tokens_exceeded"]]),
+    rule(
+        O,
+        "marker:context_exceeded",
+        &[&[
+            "exceed_context_size_error",
+            "context_exceeded",
+            "context_window_exceeded",
+            "contextwindowexceeded",
+            "model_max_prompt_tokens_exceeded",
+        ]],
+    ),
     rule(O, "marker:maximum_context_length", &[&["maximum context length", "max context length"]]),
     rule(O, "marker:context_length", &[&["context length"]]),
     rule(O, "marker:context_window", &[&["context window"]]),
@@ -383,37 +406,85 @@ static RULES: &[Rule] = &[
     rule(O, "marker:prompt_token_count", &[&["prompt token count"], &["exceed"]]),
     rule(O, "marker:input_token_count", &[&["input token count"], &["exceed", "only supports up to"]]),
     rule(O, "marker:configured_context_size", &[&["configured context size"]]),
-    rule(O, "marker:input_tokens_exceed", &[
-        &["input tokens", "prompt tokens", "prompt_tokens", "max_prompt_tokens"],
-        &["exceed", "must be less than", "max_seq_len"],
-    ]),
+    rule(
+        O,
+        "marker:input_tokens_exceed",
+        &[
+            &["input tokens", "prompt tokens", "prompt_tokens", "max_prompt_tokens"],
+            &["exceed", "must be less than", "max_seq_len"],
+        ],
+    ),
     rule(O, "marker:length_limit_exceeded", &[&["length limit exceeded"]]),
-    rule(O, "marker:zh_context", &[&[
-        "上下文长度", "上下文窗口", "上下文过长", "上下文太长", "超出最大长度", "超过最大长度", "超过模型最大", "输入过长",
-        "超长", "token数超过", "token 数超过", "tokens数超过", "最大令牌数",
-    ]]),
-    rule(O, "marker:ja_context", &[&[
-        "コンテキスト長", "最大コンテキスト", "コンテキストウィンドウ", "トークン数が上限", "トークン数の上限", "入力が長すぎ",
-        "プロンプトが長すぎ",
-    ]]),
+    rule(
+        O,
+        "marker:zh_context",
+        &[&[
+            "上下文长度",
+            "上下文窗口",
+            "上下文过长",
+            "上下文太长",
+            "超出最大长度",
+            "超过最大长度",
+            "超过模型最大",
+            "输入过长",
+            "超长",
+            "token数超过",
+            "token 数超过",
+            "tokens数超过",
+            "最大令牌数",
+        ]],
+    ),
+    rule(
+        O,
+        "marker:ja_context",
+        &[&[
+            "コンテキスト長",
+            "最大コンテキスト",
+            "コンテキストウィンドウ",
+            "トークン数が上限",
+            "トークン数の上限",
+            "入力が長すぎ",
+            "プロンプトが長すぎ",
+        ]],
+    ),
     rule(O, "marker:es_context", &[&["longitud máxima del contexto", "longitud del contexto", "ventana de contexto"]]),
-    rule(O, "marker:es_too_long", &[&["demasiado larg"], &["prompt", "entrada", "mensaje", "contexto", "solicitud", "token"]]),
+    rule(
+        O,
+        "marker:es_too_long",
+        &[&["demasiado larg"], &["prompt", "entrada", "mensaje", "contexto", "solicitud", "token"]],
+    ),
     rule(O, "marker:fr_context", &[&["longueur maximale du contexte", "longueur du contexte", "fenêtre de contexte"]]),
-    rule(O, "marker:fr_too_long", &[&["trop long"], &["prompt", "entrée", "message", "contexte", "requête", "token", "jeton"]]),
+    rule(
+        O,
+        "marker:fr_too_long",
+        &[&["trop long"], &["prompt", "entrée", "message", "contexte", "requête", "token", "jeton"]],
+    ),
     rule(O, "marker:de_context", &[&["maximale kontextlänge", "kontextlänge", "kontextfenster"]]),
     rule(O, "marker:de_too_long", &[&["zu lang"], &["prompt", "eingabe", "nachricht", "kontext", "anfrage", "token"]]),
     // --- payload size (bytes, not tokens) ---
     rule(P, "marker:request_too_large", &[&["request_too_large", "request too large"]]),
-    rule(P, "marker:request_entity_too_large", &[&["request entity too large", "payload too large", "payloadtoolarge"]]),
+    rule(
+        P,
+        "marker:request_entity_too_large",
+        &[&["request entity too large", "payload too large", "payloadtoolarge"]],
+    ),
     rule(P, "marker:payload_size", &[&["payload size"]]),
-    rule(P, "marker:maximum_size", &[&["exceeds the maximum size", "exceeds the maximum allowed size", "maximum allowed number of bytes"]]),
+    rule(
+        P,
+        "marker:maximum_size",
+        &[&["exceeds the maximum size", "exceeds the maximum allowed size", "maximum allowed number of bytes"]],
+    ),
     rule(P, "marker:body_size", &[&["body size", "body too large", "body is too large", "client_max_body_size"]]),
     rule(P, "marker:bytes", &[&["bytes"], &["exceed", "too large", "maximum", "limit", "larger than"]]),
     rule(P, "marker:content_length", &[&["content length", "content-length"], &["exceed", "too large", "limit"]]),
-    rule(P, "marker:string_above_max_length", &[
-        &["string_above_max_length", "string too long"],
-        &["'messages", "messages[", "messages.", "'input", "input["],
-    ]),
+    rule(
+        P,
+        "marker:string_above_max_length",
+        &[
+            &["string_above_max_length", "string too long"],
+            &["'messages", "messages[", "messages.", "'input", "input["],
+        ],
+    ),
     rule(P, "marker:zh_payload", &[&["请求体过大", "请求体太大", "请求实体过大"]]),
 ];
 

@@ -37,7 +37,8 @@ pub fn unpack(bytes: &[u8], lens: &[u32]) -> Result<Vec<Value>, String> {
     // instantiates; a second (SliceRead) would add ~17 KB of parser code to the .wasm. The
     // binding writes the skeleton with TextEncoder, so it is always UTF-8.
     let skeleton = std::str::from_utf8(skeleton).map_err(|e| format!("the skeleton is not a JSON array: {e}"))?;
-    let values: Vec<Value> = serde_json::from_str(skeleton).map_err(|e| format!("the skeleton is not a JSON array: {e}"))?;
+    let values: Vec<Value> =
+        serde_json::from_str(skeleton).map_err(|e| format!("the skeleton is not a JSON array: {e}"))?;
     let mut fill = Fill { text, at: 0, lens: string_lens.iter() };
     let mut values = values;
     for v in &mut values {
@@ -67,7 +68,8 @@ impl<'a, I: Iterator<Item = &'a u32>> Fill<'a, I> {
                 let len = *self.lens.next().ok_or("more placeholders than strings")? as usize;
                 let end = self.at.checked_add(len).ok_or("a string length overflows")?;
                 let piece = self.text.get(self.at..end).ok_or("a string length overruns the buffer")?;
-                let piece = std::str::from_utf8(piece).map_err(|e| format!("a string is not UTF-8 or a length splits a character: {e}"))?;
+                let piece = std::str::from_utf8(piece)
+                    .map_err(|e| format!("a string is not UTF-8 or a length splits a character: {e}"))?;
                 *s = piece.to_owned();
                 self.at = end;
             }

@@ -186,7 +186,9 @@ impl EconomicBudget {
                     return Err(Error::budget(format!("economicBudget.usd must be a positive number, got {usd}")));
                 }
                 let price = pricing.ok_or_else(|| {
-                    Error::budget("economicBudget in USD needs a price: the model is not in the price table; give `pricing`")
+                    Error::budget(
+                        "economicBudget in USD needs a price: the model is not in the price table; give `pricing`",
+                    )
                 })?;
                 if price.input <= 0.0 {
                     return Err(Error::budget("economicBudget in USD needs a positive input price"));
@@ -262,7 +264,9 @@ pub enum CacheRule {
 /// lifetimes (5–10 minutes) are not modelled: the next request is assumed to follow in time.
 pub fn cached_prefix(prefix_tokens: u32, rule: CacheRule) -> u32 {
     match rule {
-        CacheRule::Automatic if prefix_tokens >= OPENAI_CACHE_MIN => prefix_tokens / OPENAI_CACHE_STEP * OPENAI_CACHE_STEP,
+        CacheRule::Automatic if prefix_tokens >= OPENAI_CACHE_MIN => {
+            prefix_tokens / OPENAI_CACHE_STEP * OPENAI_CACHE_STEP
+        }
         CacheRule::Breakpoint if prefix_tokens >= ANTHROPIC_CACHE_MIN => prefix_tokens,
         _ => 0,
     }
@@ -390,7 +394,15 @@ pub fn decide(pricing: &Pricing, d: &DecisionInput) -> CacheDecision {
     } else {
         (Choice::Compact, DecisionReason::CheaperToCompact)
     };
-    CacheDecision { operation: "cache_decision", choice, reason, continue_usd, compact_usd, turns_until_forced, input: *d }
+    CacheDecision {
+        operation: "cache_decision",
+        choice,
+        reason,
+        continue_usd,
+        compact_usd,
+        turns_until_forced,
+        input: *d,
+    }
 }
 
 #[cfg(test)]
@@ -414,10 +426,36 @@ mod tests {
     #[test]
     fn economic_budget_reads_what_the_derived_one_read() {
         let inputs = [
-            "8000", "0", "-1", "1.5", "1e300", "18446744073709551615", "-9223372036854775808", r#"{"usd":0.05}"#,
-            r#"{"usd":5}"#, r#"{"usd":-1}"#, "[0.5]", "[3]", "[]", "[1,2]", r#"["1"]"#, "{}", r#"{"usd":"1"}"#,
-            r#"{"usd":null}"#, r#"{"usd":1,"eur":2}"#, r#"{"eur":2}"#, r#"{"USD":1}"#, r#""cheap""#, "true", "null",
-            r#"[{"usd":1}]"#, r#"{"usd":[1]}"#, r#"{"usd":{"usd":1}}"#, "[1", r#"{"usd":1"#, "",
+            "8000",
+            "0",
+            "-1",
+            "1.5",
+            "1e300",
+            "18446744073709551615",
+            "-9223372036854775808",
+            r#"{"usd":0.05}"#,
+            r#"{"usd":5}"#,
+            r#"{"usd":-1}"#,
+            "[0.5]",
+            "[3]",
+            "[]",
+            "[1,2]",
+            r#"["1"]"#,
+            "{}",
+            r#"{"usd":"1"}"#,
+            r#"{"usd":null}"#,
+            r#"{"usd":1,"eur":2}"#,
+            r#"{"eur":2}"#,
+            r#"{"USD":1}"#,
+            r#""cheap""#,
+            "true",
+            "null",
+            r#"[{"usd":1}]"#,
+            r#"{"usd":[1]}"#,
+            r#"{"usd":{"usd":1}}"#,
+            "[1",
+            r#"{"usd":1"#,
+            "",
         ];
         for text in inputs {
             let ours = serde_json::from_str::<EconomicBudget>(text).map_err(|e| e.to_string());

@@ -61,14 +61,26 @@ mod tests {
     #[test]
     fn agrees_with_str_find() {
         let texts = [
-            "", "<", "<attachment", "x<attachment>", "<<attachment", "é<attachmen<attachment", "abcdefgh<attachment", "abcdefg<attachment",
-            "a[ctxguard:x] [ctxguard:compacted-tool-output]", "日本語<attachment name=\"a\">", "\u{80}\u{80}<a",
+            "",
+            "<",
+            "<attachment",
+            "x<attachment>",
+            "<<attachment",
+            "é<attachmen<attachment",
+            "abcdefgh<attachment",
+            "abcdefg<attachment",
+            "a[ctxguard:x] [ctxguard:compacted-tool-output]",
+            "日本語<attachment name=\"a\">",
+            "\u{80}\u{80}<a",
         ];
         for t in texts {
             for n in ["<attachment", "[ctxguard:compacted-tool-output]", "<", "é"] {
                 assert_eq!(find(t, n), t.find(n), "{t:?} {n:?}");
             }
-            assert_eq!(contains_any(t, &["[ctxguard:compacted-tool-output]", "[ctxguard:attachment-preview]"]), t.contains("[ctxguard:compacted-tool-output]"));
+            assert_eq!(
+                contains_any(t, &["[ctxguard:compacted-tool-output]", "[ctxguard:attachment-preview]"]),
+                t.contains("[ctxguard:compacted-tool-output]")
+            );
         }
         let long = format!("{}<attachment{}", "x".repeat(1001), "y".repeat(13));
         assert_eq!(find(&long, "<attachment"), Some(1001));

@@ -26,7 +26,15 @@ fn requests() -> Vec<Request> {
     let mut out = Vec::new();
     for (i, body) in bodies.iter().enumerate() {
         msgs.push(json!({"role": "user", "content": body}));
-        out.push(parse_request(Format::Anthropic, &serde_json::Value::Array(msgs.clone()), Some(&json!("You are a careful build assistant.")), None).unwrap());
+        out.push(
+            parse_request(
+                Format::Anthropic,
+                &serde_json::Value::Array(msgs.clone()),
+                Some(&json!("You are a careful build assistant.")),
+                None,
+            )
+            .unwrap(),
+        );
         msgs.push(json!({"role": "assistant", "content": format!("Answer {i}: {}", "let me look at that in detail. ".repeat(5 + i))}));
     }
     out
@@ -38,7 +46,12 @@ fn guard(model: &str) -> Guard {
 
 /// The plain o200k count of a request in the model's framing (factor 1).
 fn o200k(model: &str, r: &Request) -> u32 {
-    let mut g = Guard::new(&GuardConfig { model: Some(model.into()), encoding: Some(Encoding::O200kBase), ..Default::default() }).unwrap();
+    let mut g = Guard::new(&GuardConfig {
+        model: Some(model.into()),
+        encoding: Some(Encoding::O200kBase),
+        ..Default::default()
+    })
+    .unwrap();
     g.count(r).total
 }
 
@@ -103,7 +116,8 @@ fn an_underestimating_table_factor_is_corrected_upwards() {
     for (i, r) in reqs.iter().enumerate() {
         let ratio = 1.45 * (1.0 + [0.02, -0.03, 0.01, 0.0, -0.02, 0.03, -0.01, 0.02][i]);
         let reported = (f64::from(o200k(model, r)) * ratio).round() as u32;
-        let usage: ReportedUsage = serde_json::from_value(json!({"prompt_tokens": reported, "completion_tokens": 10})).unwrap();
+        let usage: ReportedUsage =
+            serde_json::from_value(json!({"prompt_tokens": reported, "completion_tokens": 10})).unwrap();
         let obs = g.observe_usage(r, &usage).unwrap();
         if i == 0 {
             assert!(obs.error < -0.15, "{obs:?}");
@@ -122,7 +136,9 @@ fn exact_models_are_checked_not_corrected() {
     let exact = g.count(&reqs[2]).total;
     for r in &reqs[..5] {
         let truth = g.count(r).total + 7; // the provider bills 7 more than ctxguard counts
-        let usage: ReportedUsage = serde_json::from_value(json!({"prompt_tokens": truth, "prompt_tokens_details": {"cached_tokens": 0}})).unwrap();
+        let usage: ReportedUsage =
+            serde_json::from_value(json!({"prompt_tokens": truth, "prompt_tokens_details": {"cached_tokens": 0}}))
+                .unwrap();
         g.observe_usage(r, &usage).unwrap();
     }
     assert_eq!(g.count(&reqs[2]).total, exact, "never silently corrected");
@@ -150,12 +166,18 @@ fn state_round_trips_through_json_and_restores_counts() {
     // serde_json's default float parser may differ in the last bit; JSON.parse does not.
     let (a, b) = (&state.models[model].ratios, &g.calibration.models[model].ratios);
     assert!(a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-12) && a.len() == b.len());
-    let mut restored = Guard::new(&GuardConfig { model: Some(model.into()), calibration: Some(state), ..Default::default() }).unwrap();
+    let mut restored =
+        Guard::new(&GuardConfig { model: Some(model.into()), calibration: Some(state), ..Default::default() }).unwrap();
     let (a, b) = (restored.measure(&reqs[7]), g.measure(&reqs[7]));
     assert_eq!((a.used_tokens, a.count_source), (b.used_tokens, b.count_source));
     assert!((a.calibration.unwrap().correction - b.calibration.unwrap().correction).abs() < 1e-12);
     // Another model's guard keeps the entry untouched and uncorrected.
-    let mut other = Guard::new(&GuardConfig { model: Some("gemini-2.5-pro".into()), calibration: Some(g.calibration.clone()), ..Default::default() }).unwrap();
+    let mut other = Guard::new(&GuardConfig {
+        model: Some("gemini-2.5-pro".into()),
+        calibration: Some(g.calibration.clone()),
+        ..Default::default()
+    })
+    .unwrap();
     assert_eq!(other.measure(&reqs[0]).count_source, CountSource::Estimate);
     assert!(other.calibration.models.contains_key(model));
 }
@@ -173,7 +195,13 @@ fn garbage_state_is_invalid_options() {
         match parsed {
             Err(_) => {}
             Ok(state) => {
-                let e = Guard::new(&GuardConfig { model: Some("claude-sonnet-4-5".into()), calibration: Some(state), ..Default::default() }).err().unwrap();
+                let e = Guard::new(&GuardConfig {
+                    model: Some("claude-sonnet-4-5".into()),
+                    calibration: Some(state),
+                    ..Default::default()
+                })
+                .err()
+                .unwrap();
                 assert_eq!(e.code, ErrorCode::InvalidOptions, "{b}");
             }
         }
@@ -183,7 +211,10 @@ fn garbage_state_is_invalid_options() {
 #[test]
 fn the_ai_sdk_usage_shape_is_read() {
     use ctxguard::calibration::ReportedUsage;
-    let v5: ReportedUsage = serde_json::from_value(serde_json::json!({"inputTokens": 1200, "outputTokens": 80, "totalTokens": 1280, "cachedInputTokens": 1024})).unwrap();
+    let v5: ReportedUsage = serde_json::from_value(
+        serde_json::json!({"inputTokens": 1200, "outputTokens": 80, "totalTokens": 1280, "cachedInputTokens": 1024}),
+    )
+    .unwrap();
     assert_eq!(v5.input().unwrap(), (1200, 1024));
     let v6: ReportedUsage = serde_json::from_value(serde_json::json!({"inputTokens": 900, "outputTokens": 5, "inputTokenDetails": {"noCacheTokens": 900, "cacheReadTokens": 0}})).unwrap();
     assert_eq!(v6.input().unwrap(), (900, 0));
@@ -210,7 +241,8 @@ fn long_chat(turns: usize, words: usize) -> Request {
         msgs.push(json!({"role": "assistant", "content": format!("Review {i}: {}", "Row counts match and the views still resolve to the old names. ".repeat(words / 10))}));
     }
     msgs.push(json!({"role": "user", "content": "So is it safe to drop the old views now?"}));
-    parse_request(Format::Anthropic, &Value::Array(msgs), Some(&json!("You are a careful database assistant.")), None).unwrap()
+    parse_request(Format::Anthropic, &Value::Array(msgs), Some(&json!("You are a careful database assistant.")), None)
+        .unwrap()
 }
 
 fn anthropic_overflow(reported: u32) -> Value {
@@ -261,7 +293,12 @@ fn an_overflow_count_makes_the_next_prepare_fit() {
     assert!(m.used_tokens > m.usable_limit);
     let out = match g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() {
         Step::Summarize(p) => {
-            let a = p.validate(&g, &json!("The user migrated the billing tables; row counts match; the old views still resolve.")).unwrap();
+            let a = p
+                .validate(
+                    &g,
+                    &json!("The user migrated the billing tables; row counts match; the old views still resolve."),
+                )
+                .unwrap();
             g.prepare_finish(*p, Ok(a), 1, &clock).unwrap()
         }
         Step::Done(_) | Step::AwaitAhead => panic!("over the limit now: a summary is due"),
@@ -293,7 +330,10 @@ fn an_undercounting_overflow_is_learned_even_far_from_the_window() {
     assert!(before < 1.1 && (g.correction().unwrap() - 1.6).abs() < 1e-3, "{before} -> {:?}", g.correction());
     // An overflow that shows no undercount is an ordinary observation (here an outlier: 0.5x).
     let low = (f64::from(g.count_raw(r).total) * 0.5).round() as u32;
-    let learned = g.observe_overflow(r, &classify_value(&json!({"message": format!("prompt is too long: {low} tokens > 1000 maximum")})));
+    let learned = g.observe_overflow(
+        r,
+        &classify_value(&json!({"message": format!("prompt is too long: {low} tokens > 1000 maximum")})),
+    );
     assert_eq!(learned.outcome, OverflowOutcome::Outlier);
     assert!(learned.limit_below_window);
     // A ratio no tokenizer explains (the messages are not the request that failed) is rejected.
@@ -334,10 +374,22 @@ fn overflows_without_a_usable_count_teach_nothing() {
     let r = &requests()[2];
     let cases = [
         (json!({"status": 400, "message": "Unsupported parameter: 'max_tokens'"}), OverflowOutcome::NotOverflow),
-        (json!({"status": 429, "message": "Rate limit reached: Limit 30000, Requested 31538"}), OverflowOutcome::NotOverflow),
-        (json!({"body": {"errorType": "ValidationException", "errorMessage": "Input is too long for requested model."}}), OverflowOutcome::NoCount),
-        (json!({"message": "This model's maximum context length is 4097 tokens, however you requested 4226 tokens"}), OverflowOutcome::NoCount),
-        (json!({"message": "This endpoint's maximum context length is 16384 tokens. However, you requested about 94307 tokens (94307 of text input)."}), OverflowOutcome::Approximate),
+        (
+            json!({"status": 429, "message": "Rate limit reached: Limit 30000, Requested 31538"}),
+            OverflowOutcome::NotOverflow,
+        ),
+        (
+            json!({"body": {"errorType": "ValidationException", "errorMessage": "Input is too long for requested model."}}),
+            OverflowOutcome::NoCount,
+        ),
+        (
+            json!({"message": "This model's maximum context length is 4097 tokens, however you requested 4226 tokens"}),
+            OverflowOutcome::NoCount,
+        ),
+        (
+            json!({"message": "This endpoint's maximum context length is 16384 tokens. However, you requested about 94307 tokens (94307 of text input)."}),
+            OverflowOutcome::Approximate,
+        ),
         (json!(null), OverflowOutcome::NotOverflow),
     ];
     for (error, outcome) in cases {
@@ -345,14 +397,20 @@ fn overflows_without_a_usable_count_teach_nothing() {
         let before = g.count(r).total;
         let learned = g.observe_overflow(r, &classify_value(&error));
         assert_eq!(learned.outcome, outcome, "{error}");
-        assert!(learned.predicted_after.is_none() && learned.calibration.is_none() && learned.correction == 1.0, "{error}");
+        assert!(
+            learned.predicted_after.is_none() && learned.calibration.is_none() && learned.correction == 1.0,
+            "{error}"
+        );
         assert_eq!(g.count(r).total, before);
         assert!(g.calibration.models.is_empty());
     }
     // The approximate figure is still reported, and the limit below the window flagged.
     let mut g = guard(model);
     let learned = g.observe_overflow(r, &classify_value(&cases_openrouter()));
-    assert_eq!((learned.error.counts.prompt_tokens, learned.limit_below_window, learned.context_window), (Some(94_307), true, 200_000));
+    assert_eq!(
+        (learned.error.counts.prompt_tokens, learned.limit_below_window, learned.context_window),
+        (Some(94_307), true, 200_000)
+    );
 }
 
 fn cases_openrouter() -> Value {
@@ -385,7 +443,8 @@ fn a_floor_persists_and_bad_floors_are_rejected() {
     g.observe_overflow(r, &classify_value(&anthropic_overflow(raw * 7 / 5)));
     let saved: CalibrationState = serde_json::from_str(&serde_json::to_string(&g.calibration).unwrap()).unwrap();
     assert!(saved.models[model].floor.is_some());
-    let mut restored = Guard::new(&GuardConfig { model: Some(model.into()), calibration: Some(saved), ..Default::default() }).unwrap();
+    let mut restored =
+        Guard::new(&GuardConfig { model: Some(model.into()), calibration: Some(saved), ..Default::default() }).unwrap();
     assert_eq!(restored.count(r).total, g.count(r).total);
     // A state written before floors existed has none and still reads.
     let old: CalibrationState = serde_json::from_value(json!({"version": 1, "models": {"claude": {"observations": 1, "outliers": 0, "ratios": [1.0], "pending": [], "last": null}}})).unwrap();
@@ -393,7 +452,10 @@ fn a_floor_persists_and_bad_floors_are_rejected() {
     for floor in [json!({"ratio": 9.0, "at": 1}), json!({"ratio": 1.2, "at": 5}), json!({"ratio": 1.2})] {
         let v = json!({"version": 1, "models": {"claude": {"observations": 1, "outliers": 0, "ratios": [1.0], "pending": [], "last": null, "floor": floor}}});
         if let Ok(state) = serde_json::from_value::<CalibrationState>(v) {
-            let e = Guard::new(&GuardConfig { model: Some(model.into()), calibration: Some(state), ..Default::default() }).err().unwrap();
+            let e =
+                Guard::new(&GuardConfig { model: Some(model.into()), calibration: Some(state), ..Default::default() })
+                    .err()
+                    .unwrap();
             assert_eq!(e.code, ErrorCode::InvalidOptions);
         }
     }

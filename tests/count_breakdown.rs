@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use ctxguard::count::{
-    count_message, count_request, count_request_from, count_request_with, tools, CountKind,
-    ImageRule, MessageCount, Profile, ToolChoice,
+    count_message, count_request, count_request_from, count_request_with, tools, CountKind, ImageRule, MessageCount,
+    Profile, ToolChoice,
 };
 use ctxguard::message::{Content, ImageSource, Message, Part, Role, ToolCall, ToolDef, Wire};
 use ctxguard::tokens::{bytes_tokenized, count, Encoding};
@@ -35,12 +35,7 @@ fn parts(role: Role, parts: Vec<Part>) -> Message {
 }
 
 fn call(name: &str, args: &str) -> ToolCall {
-    ToolCall {
-        id: "call_1".into(),
-        name: name.into(),
-        arguments: args.into(),
-        extra: Default::default(),
-    }
+    ToolCall { id: "call_1".into(), name: name.into(), arguments: args.into(), extra: Default::default() }
 }
 
 fn assert_sum(c: &MessageCount) {
@@ -88,8 +83,7 @@ fn developer_role_counts_its_wire_role() {
 
 #[test]
 fn attachment_blocks_in_text_are_attachments() {
-    let block =
-        "<attachment name=\"report.txt\">Quarterly revenue grew 12% while costs fell.</attachment>";
+    let block = "<attachment name=\"report.txt\">Quarterly revenue grew 12% while costs fell.</attachment>";
     let text = format!("Please summarize this file.\n{block}\nThanks!");
     let m = Message::text(Role::User, text.clone());
     let c = count_message(&gpt4o(), &m);
@@ -158,12 +152,7 @@ fn image_parts_are_images() {
         Role::User,
         vec![
             text_part("Describe this picture:"),
-            image_part(
-                "https://example.com/a.png".to_string(),
-                Some(1024),
-                Some(1024),
-                Some("high"),
-            ),
+            image_part("https://example.com/a.png".to_string(), Some(1024), Some(1024), Some("high")),
             image_part("https://example.com/b.png".to_string(), None, None, Some("low")),
         ],
     );
@@ -180,12 +169,9 @@ fn huge_data_url_costs_the_formula_and_is_never_tokenized() {
     let mut url = String::with_capacity(5 * 1024 * 1024 + 32);
     url.push_str("data:image/png;base64,");
     while url.len() < 5 * 1024 * 1024 {
-        url.push_str(
-            "iVBORw0KGgoAAAANSUhEUgAABGYAAAHoCAYAAAALy+n8AAAMPWlDQ1BJQ0MgUHJvZmlsZQAASImVVwdYU8kW",
-        );
+        url.push_str("iVBORw0KGgoAAAANSUhEUgAABGYAAAHoCAYAAAALy+n8AAAMPWlDQ1BJQ0MgUHJvZmlsZQAASImVVwdYU8kW");
     }
-    let known =
-        parts(Role::User, vec![image_part(url.clone(), Some(1126), Some(488), Some("auto"))]);
+    let known = parts(Role::User, vec![image_part(url.clone(), Some(1126), Some(488), Some("auto"))]);
     let unknown = parts(Role::User, vec![image_part(url.clone(), None, None, None)]);
     let p = gpt4o();
     if cfg!(debug_assertions) {
@@ -244,8 +230,7 @@ fn tool_calls_bucket() {
 
     // Tool-call refs in the content are positions only.
     let mut with_ref = Message::text(Role::Assistant, "");
-    with_ref.content =
-        Content::Parts(vec![text_part("Let me check."), Part::ToolCallRef { index: 0 }]);
+    with_ref.content = Content::Parts(vec![text_part("Let me check."), Part::ToolCallRef { index: 0 }]);
     with_ref.tool_calls = vec![call("get_weather", "{\"city\":\"Paris\"}")];
     let c2 = count_message(&p, &with_ref);
     assert_eq!(c2.text, count(O2, "Let me check."));
@@ -273,10 +258,8 @@ fn unknown_parts_count_their_json_and_audio_is_estimated() {
 #[test]
 fn request_total_and_cached_assembly() {
     let p = gpt4o();
-    let msgs = vec![
-        Message::text(Role::System, "You are a bot."),
-        Message::text(Role::User, "What's the weather in Paris?"),
-    ];
+    let msgs =
+        vec![Message::text(Role::System, "You are a bot."), Message::text(Role::User, "What's the weather in Paris?")];
     let tools = vec![ToolDef {
         name: "get_weather".to_string(),
         description: Some("Get the weather".to_string()),
@@ -300,8 +283,7 @@ fn request_total_and_cached_assembly() {
     // tool_choice.
     let none = count_request_with(&p, &msgs, &tools, &ToolChoice::None);
     assert_eq!(none.total, r.total + 1);
-    let named =
-        count_request_with(&p, &msgs, &tools, &ToolChoice::Named("get_weather".to_string()));
+    let named = count_request_with(&p, &msgs, &tools, &ToolChoice::Named("get_weather".to_string()));
     assert_eq!(named.total, r.total + 7 + count(O2, "get_weather"));
 
     // No tools: no tool tokens whatever the choice.
@@ -344,10 +326,7 @@ fn estimated_profiles_scale_text_not_images() {
     let text = "The quick brown fox jumps over the lazy dog. ".repeat(10);
     let m = parts(
         Role::User,
-        vec![
-            text_part(&text),
-            image_part("https://x/y.png".to_string(), Some(1000), Some(1000), None),
-        ],
+        vec![text_part(&text), image_part("https://x/y.png".to_string(), Some(1000), Some(1000), None)],
     );
     let c = count_message(&p, &m);
     let raw = count(O2, &text);
@@ -389,10 +368,7 @@ fn estimated_profiles_scale_text_not_images() {
 #[test]
 fn gemini_and_generic_constructors() {
     let g = Profile::gemini_estimate(1.3);
-    let m = parts(
-        Role::User,
-        vec![image_part("https://x/y.png".to_string(), Some(300), Some(300), None)],
-    );
+    let m = parts(Role::User, vec![image_part("https://x/y.png".to_string(), Some(300), Some(300), None)]);
     assert_eq!(count_message(&g, &m).images, 258);
     let o = Profile::generic_estimate(1.3);
     assert_eq!(count_message(&o, &m).images, 120); // 300*300/750
@@ -438,12 +414,8 @@ fn hostile_tool_schema_depth_is_bounded() {
     for _ in 0..200 {
         schema = json!({"type": "object", "properties": {"x": schema}});
     }
-    let tools = vec![ToolDef {
-        name: "deep".to_string(),
-        description: None,
-        parameters: schema,
-        extra: Default::default(),
-    }];
+    let tools =
+        vec![ToolDef { name: "deep".to_string(), description: None, parameters: schema, extra: Default::default() }];
     let rendered = tools::render_openai_namespace(&tools, true);
     assert!(rendered.contains("any"));
     assert!(rendered.len() < 100_000);

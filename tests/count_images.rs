@@ -69,9 +69,7 @@ fn openai_unknown_size_is_the_maximum() {
     // low detail does not depend on size.
     assert_eq!(ImageRule::GPT_4O.tokens(None, None, Some("low")), 85);
     // No known size costs more than the unknown-size figure.
-    for (w, h) in
-        [(1, 1), (512, 512), (1024, 1024), (768, 2048), (2048, 2048), (9000, 1200), (3, 9000)]
-    {
+    for (w, h) in [(1, 1), (512, 512), (1024, 1024), (768, 2048), (2048, 2048), (9000, 1200), (3, 9000)] {
         assert!(high(ImageRule::GPT_4O, w, h) <= 1445, "{w}x{h}");
     }
 }
@@ -91,9 +89,7 @@ fn openai_patch_worked_examples() {
     // Partial patches count whole: 33 x 33 px = 2 x 2.
     assert_eq!(openai_patches(33, 33), 4);
     // Never above the cap, whatever the size.
-    for (w, h) in
-        [(4000, 4000), (10_000, 100), (100, 10_000), (4096, 2160), (1537 * 32, 32), (7, 99_999)]
-    {
+    for (w, h) in [(4000, 4000), (10_000, 100), (100, 10_000), (4096, 2160), (1537 * 32, 32), (7, 99_999)] {
         let p = openai_patches(w, h);
         assert!(p <= 1536 && p > 0, "{w}x{h} -> {p}");
     }
@@ -113,10 +109,7 @@ fn openai_patch_multipliers() {
     assert_eq!(ImageRule::GPT_4_1_MINI.tokens(None, None, None), 2489); // 2488.32
     assert_eq!(ImageRule::OpenaiPatches { multiplier: 1.0 }.tokens(None, None, None), 1536);
     // An exact product is not pushed up by float noise.
-    assert_eq!(
-        ImageRule::OpenaiPatches { multiplier: 1.5 }.tokens(Some(1024), Some(1024), None),
-        1536
-    );
+    assert_eq!(ImageRule::OpenaiPatches { multiplier: 1.5 }.tokens(Some(1024), Some(1024), None), 1536);
 }
 
 // Anthropic "Vision" guide: tokens = (width px * height px) / 750.

@@ -70,20 +70,14 @@ fn to_message(v: &Value) -> Message {
         tool_calls,
         tool_call_id: v.get("tool_call_id").and_then(Value::as_str).map(Into::into),
         name: v.get("name").and_then(Value::as_str).map(str::to_string),
-        wire: Wire {
-            role: wire.map(str::to_string),
-            legacy_function_call: legacy,
-            ..Default::default()
-        },
+        wire: Wire { role: wire.map(str::to_string), legacy_function_call: legacy, ..Default::default() },
         ..Default::default()
     }
 }
 
 fn to_part(v: &Value) -> Part {
     match v["type"].as_str().unwrap() {
-        "text" => {
-            Part::Text { text: v["text"].as_str().unwrap().into(), extra: Default::default() }
-        }
+        "text" => Part::Text { text: v["text"].as_str().unwrap().into(), extra: Default::default() },
         "image_url" => {
             let img = &v["image_url"];
             Part::Image {
@@ -108,10 +102,7 @@ fn to_tools(v: &Value) -> Vec<ToolDef> {
                     let f = t.get("function").unwrap_or(t);
                     ToolDef {
                         name: f["name"].as_str().unwrap().to_string(),
-                        description: f
-                            .get("description")
-                            .and_then(Value::as_str)
-                            .map(str::to_string),
+                        description: f.get("description").and_then(Value::as_str).map(str::to_string),
                         parameters: f.get("parameters").cloned().unwrap_or(Value::Null),
                         extra: Default::default(),
                     }
@@ -161,13 +152,9 @@ fn profile(encoding: Encoding, era: Era) -> Profile {
 }
 
 fn count(encoding: Encoding, era: Era, request: &Value) -> usize {
-    let messages: Vec<Message> =
-        request["messages"].as_array().unwrap().iter().map(to_message).collect();
-    let tools =
-        request.get("functions").or_else(|| request.get("tools")).map(to_tools).unwrap_or_default();
-    let choice = to_choice(
-        request.get("function_call").or_else(|| request.get("tool_choice")).unwrap_or(&Value::Null),
-    );
+    let messages: Vec<Message> = request["messages"].as_array().unwrap().iter().map(to_message).collect();
+    let tools = request.get("functions").or_else(|| request.get("tools")).map(to_tools).unwrap_or_default();
+    let choice = to_choice(request.get("function_call").or_else(|| request.get("tool_choice")).unwrap_or(&Value::Null));
     count_request_with(&profile(encoding, era), &messages, &tools, &choice).total
 }
 
@@ -187,13 +174,7 @@ fn check(era: Era, cases: &[Case]) {
             ));
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases differ:\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {} cases differ:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }
 
 const CL: Encoding = Encoding::Cl100kBase;
@@ -251,16 +232,14 @@ fn cookbook_chat_messages() {
         &[
             // gpt-3.5-turbo, gpt-4-0613, gpt-4: "129 prompt tokens counted by the OpenAI API."
             Case {
-                source:
-                    "openai/openai-cookbook examples/How_to_count_tokens_with_tiktoken.ipynb §6",
+                source: "openai/openai-cookbook examples/How_to_count_tokens_with_tiktoken.ipynb §6",
                 encoding: CL,
                 request: msgs(cookbook_messages()),
                 expected: 129,
             },
             // gpt-4o, gpt-4o-mini: "124 prompt tokens counted by the OpenAI API."
             Case {
-                source:
-                    "openai/openai-cookbook examples/How_to_count_tokens_with_tiktoken.ipynb §6",
+                source: "openai/openai-cookbook examples/How_to_count_tokens_with_tiktoken.ipynb §6",
                 encoding: O2,
                 request: msgs(cookbook_messages()),
                 expected: 124,
@@ -276,16 +255,14 @@ fn cookbook_tools() {
         &[
             // gpt-3.5-turbo, gpt-4: "105 prompt tokens counted by the OpenAI API."
             Case {
-                source:
-                    "openai/openai-cookbook examples/How_to_count_tokens_with_tiktoken.ipynb §7",
+                source: "openai/openai-cookbook examples/How_to_count_tokens_with_tiktoken.ipynb §7",
                 encoding: CL,
                 request: cookbook_tools_request(),
                 expected: 105,
             },
             // gpt-4o, gpt-4o-mini: "101 prompt tokens counted by the OpenAI API."
             Case {
-                source:
-                    "openai/openai-cookbook examples/How_to_count_tokens_with_tiktoken.ipynb §7",
+                source: "openai/openai-cookbook examples/How_to_count_tokens_with_tiktoken.ipynb §7",
                 encoding: O2,
                 request: cookbook_tools_request(),
                 expected: 101,
@@ -705,8 +682,7 @@ fn image_message(text: &str, detail: &str, width: u32, height: u32) -> Value {
 }
 
 fn count_with_rule(encoding: Encoding, rule: ImageRule, request: &Value) -> usize {
-    let messages: Vec<Message> =
-        request["messages"].as_array().unwrap().iter().map(to_message).collect();
+    let messages: Vec<Message> = request["messages"].as_array().unwrap().iter().map(to_message).collect();
     count_request_with(&Profile::openai(encoding, rule), &messages, &[], &ToolChoice::Auto).total
 }
 
@@ -764,44 +740,25 @@ fn pamelafox_function_cases() -> Vec<(&'static str, Value, usize, i64)> {
         }}])
     };
     vec![
-        (
-            "search_sources_toolchoice_auto",
-            pamelafox_tool_case(search_sources.clone(), json!("auto")),
-            66,
-            0,
-        ),
-        (
-            "search_sources_toolchoice_none",
-            pamelafox_tool_case(search_sources.clone(), json!("none")),
-            67,
-            0,
-        ),
+        ("search_sources_toolchoice_auto", pamelafox_tool_case(search_sources.clone(), json!("auto")), 66, 0),
+        ("search_sources_toolchoice_none", pamelafox_tool_case(search_sources.clone(), json!("none")), 67, 0),
         (
             "search_sources_toolchoice_name",
-            pamelafox_tool_case(
-                search_sources,
-                json!({"type": "function", "function": {"name": "search_sources"}}),
-            ),
+            pamelafox_tool_case(search_sources, json!({"type": "function", "function": {"name": "search_sources"}})),
             75,
             0,
         ),
         ("integer_enum", pamelafox_tool_case(integer_enum.clone(), json!("none")), 54, 1),
         (
             "integer_enum_tool_choice_name",
-            pamelafox_tool_case(
-                integer_enum,
-                json!({"type": "function", "function": {"name": "data_demonstration"}}),
-            ),
+            pamelafox_tool_case(integer_enum, json!({"type": "function", "function": {"name": "data_demonstration"}})),
             64,
             1,
         ),
         ("no_parameters", pamelafox_tool_case(no_parameters.clone(), json!("auto")), 42, 0),
         (
             "no_parameters_tool_choice_name",
-            pamelafox_tool_case(
-                no_parameters,
-                json!({"type": "function", "function": {"name": "search_sources"}}),
-            ),
+            pamelafox_tool_case(no_parameters, json!({"type": "function", "function": {"name": "search_sources"}})),
             51,
             0,
         ),

@@ -18,8 +18,14 @@ fn the_fixtures_are_recognized() {
     // As a bare messages array too, and as the requests the SDKs send.
     assert_eq!(detect(&anthropic_fixture()["messages"]), Some(Format::Anthropic));
     assert_eq!(detect(&gemini_fixture()["messages"]), Some(Format::Gemini));
-    assert_eq!(detect(&json!({"contents": gemini_fixture()["messages"], "systemInstruction": gemini_fixture()["system"]})), Some(Format::Gemini));
-    assert_eq!(detect(&json!({"input": responses_fixture(), "instructions": "Be brief."})), Some(Format::OpenaiResponses));
+    assert_eq!(
+        detect(&json!({"contents": gemini_fixture()["messages"], "systemInstruction": gemini_fixture()["system"]})),
+        Some(Format::Gemini)
+    );
+    assert_eq!(
+        detect(&json!({"input": responses_fixture(), "instructions": "Be brief."})),
+        Some(Format::OpenaiResponses)
+    );
     assert_eq!(detect(&json!({"model": "gpt-4o", "messages": openai_fixture()})), Some(Format::Openai));
 }
 
@@ -44,7 +50,12 @@ fn ambiguous_messages_are_openai() {
         assert!(ctxguard::format::parse_request(format, &plain, None, None).is_ok(), "{format:?}");
     }
     // Text parts are shared too; a system message is OpenAI's, the AI SDK's and Responses'.
-    assert_eq!(detect(&json!([{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "hi"}]}])), Some(Format::Openai));
+    assert_eq!(
+        detect(
+            &json!([{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+        ),
+        Some(Format::Openai)
+    );
     // The same messages with a `system` beside them: Anthropic's request shape.
     assert_eq!(detect(&json!({"messages": plain, "system": "Be brief."})), Some(Format::Anthropic));
 }

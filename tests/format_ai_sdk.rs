@@ -10,7 +10,8 @@ use ctxguard::message::{Content, ImageSource, Message, Part, Role};
 use ctxguard::ErrorCode;
 use serde_json::{json, Value};
 
-const ONE_PX_PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+const ONE_PX_PNG_B64: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 /// "Reiseplan\nTag 1: Asakusa\nTag 2: Kyoto 京都\n"
 const PLAN_B64: &str = "UmVpc2VwbGFuClRhZyAxOiBBc2FrdXNhClRhZyAyOiBLeW90byDkuqzpg70K";
 
@@ -105,7 +106,9 @@ fn travel_conversation_round_trips_and_parses() {
 
     // Current-turn reasoning is counted as text; the approval response answers call_3.
     let Content::Parts(parts) = &m[7].content else { panic!("parts") };
-    assert!(matches!(&parts[0], Part::Text { text, extra } if text.starts_with("Search") && extra["type"] == "reasoning"));
+    assert!(
+        matches!(&parts[0], Part::Text { text, extra } if text.starts_with("Search") && extra["type"] == "reasoning")
+    );
     assert_eq!(parts.len(), 2);
     assert_eq!(m[8].tool_call_id.as_deref(), Some("call_3"));
     assert!(m[8].content.is_empty());
@@ -256,10 +259,18 @@ fn dropped_calls_take_their_approval_request_and_pieces_merge() {
     // Messages ctxguard created: a summary system message and ungrouped tool results merge.
     let mut created = vec![Message::text(Role::System, "[ctxguard:summary] x")];
     created[0].markers.summary_compacted = true;
-    created.push(Message { role: Role::Tool, tool_call_id: Some("a".into()), name: Some("t".into()), ..Message::text(Role::Tool, "1") });
+    created.push(Message {
+        role: Role::Tool,
+        tool_call_id: Some("a".into()),
+        name: Some("t".into()),
+        ..Message::text(Role::Tool, "1")
+    });
     created.push(Message { role: Role::Tool, tool_call_id: Some("b".into()), ..Message::text(Role::Tool, "2") });
     let (system, messages) = to_wire(&created);
-    assert_eq!(system, Some(json!([{"role": "system", "content": "[ctxguard:summary] x", "ctxguard": {"summaryCompacted": true}}])));
+    assert_eq!(
+        system,
+        Some(json!([{"role": "system", "content": "[ctxguard:summary] x", "ctxguard": {"summaryCompacted": true}}]))
+    );
     assert_eq!(
         Value::Array(messages),
         json!([
@@ -278,7 +289,10 @@ fn system_option_and_request_round_trip() {
     for (sys, back) in [
         (json!("Be brief."), json!([{"role": "system", "content": "Be brief."}])),
         (with_options.clone(), json!([with_options])),
-        (json!([with_options, {"role": "system", "content": "Zwei"}]), json!([with_options, {"role": "system", "content": "Zwei"}])),
+        (
+            json!([with_options, {"role": "system", "content": "Zwei"}]),
+            json!([with_options, {"role": "system", "content": "Zwei"}]),
+        ),
     ] {
         let r = parse_request(Format::AiSdk, &msgs, Some(&sys), None).unwrap();
         assert_eq!(r.messages[0].content.text(), "Be brief.");
@@ -289,7 +303,10 @@ fn system_option_and_request_round_trip() {
     let r = parse_request(Format::AiSdk, &inline, None, None).unwrap();
     assert_eq!(
         write_request(Format::AiSdk, &r),
-        (Some(json!([{"role": "system", "content": "A"}, {"role": "system", "content": "B"}])), vec![inline[1].clone()])
+        (
+            Some(json!([{"role": "system", "content": "A"}, {"role": "system", "content": "B"}])),
+            vec![inline[1].clone()]
+        )
     );
     assert_eq!(parse_system(&json!(["x"])).unwrap_err().code, ErrorCode::InvalidOptions);
     assert_eq!(parse_system(&json!(1)).unwrap_err().code, ErrorCode::InvalidOptions);
@@ -312,7 +329,8 @@ fn tool_sets_are_read() {
     assert_eq!(tools[0].description.as_deref(), Some("Weather of a city"));
     assert_eq!(tools[1].parameters["properties"]["q"]["type"], "string");
     assert_eq!(tools[3].parameters, Value::Null);
-    let zod = parse_tools(&json!({"t": {"inputSchema": {"~standard": {"vendor": "zod", "version": 1}, "def": {}}}})).unwrap_err();
+    let zod = parse_tools(&json!({"t": {"inputSchema": {"~standard": {"vendor": "zod", "version": 1}, "def": {}}}}))
+        .unwrap_err();
     assert_eq!(zod.code, ErrorCode::InvalidTool);
     assert!(zod.message.contains("asSchema"), "{}", zod.message);
     assert_eq!(parse_tools(&json!([])).unwrap_err().code, ErrorCode::InvalidTool);
@@ -326,17 +344,53 @@ fn malformed_messages_are_typed_errors() {
         (json!([1]), ErrorCode::InvalidMessage, "messages[0]: message must be an object"),
         (json!([{"role": "developer", "content": "x"}]), ErrorCode::InvalidRole, "unknown role"),
         (json!([{"role": "user"}]), ErrorCode::InvalidMessage, "without content"),
-        (json!([{"role": "system", "content": [{"type": "text", "text": "x"}]}]), ErrorCode::InvalidMessage, "must be a string"),
+        (
+            json!([{"role": "system", "content": [{"type": "text", "text": "x"}]}]),
+            ErrorCode::InvalidMessage,
+            "must be a string",
+        ),
         (json!([{"role": "tool", "content": []}]), ErrorCode::InvalidMessage, "non-empty array"),
-        (json!([{"role": "user", "content": [{"type": "text"}]}]), ErrorCode::InvalidContentPart, "content[0]: text part without text"),
-        (json!([{"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "1", "toolName": "t"}]}]), ErrorCode::InvalidTool, "without input"),
-        (json!([{"role": "tool", "content": [{"type": "tool-result", "toolCallId": "1", "toolName": "t"}]}]), ErrorCode::InvalidTool, "without output"),
-        (json!([{"role": "tool", "content": [{"type": "tool-result", "toolCallId": "1", "output": {"type": "text", "value": 1}}]}]), ErrorCode::InvalidContentPart, "value must be a string"),
+        (
+            json!([{"role": "user", "content": [{"type": "text"}]}]),
+            ErrorCode::InvalidContentPart,
+            "content[0]: text part without text",
+        ),
+        (
+            json!([{"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "1", "toolName": "t"}]}]),
+            ErrorCode::InvalidTool,
+            "without input",
+        ),
+        (
+            json!([{"role": "tool", "content": [{"type": "tool-result", "toolCallId": "1", "toolName": "t"}]}]),
+            ErrorCode::InvalidTool,
+            "without output",
+        ),
+        (
+            json!([{"role": "tool", "content": [{"type": "tool-result", "toolCallId": "1", "output": {"type": "text", "value": 1}}]}]),
+            ErrorCode::InvalidContentPart,
+            "value must be a string",
+        ),
         // Binary data after JSON.stringify: a Uint8Array, a Buffer, an ArrayBuffer.
-        (json!([{"role": "user", "content": [{"type": "image", "image": {"0": 137, "1": 80}}]}]), ErrorCode::InvalidContentPart, "binary data"),
-        (json!([{"role": "user", "content": [{"type": "file", "data": {"type": "Buffer", "data": [1]}, "mediaType": "application/pdf"}]}]), ErrorCode::InvalidContentPart, "binary data"),
-        (json!([{"role": "user", "content": [{"type": "file", "data": {}, "mediaType": "text/plain"}]}]), ErrorCode::InvalidContentPart, "binary data"),
-        (json!([{"role": "user", "content": "x", "ctxguard": 1}]), ErrorCode::InvalidMessage, "ctxguard must be an object"),
+        (
+            json!([{"role": "user", "content": [{"type": "image", "image": {"0": 137, "1": 80}}]}]),
+            ErrorCode::InvalidContentPart,
+            "binary data",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "file", "data": {"type": "Buffer", "data": [1]}, "mediaType": "application/pdf"}]}]),
+            ErrorCode::InvalidContentPart,
+            "binary data",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "file", "data": {}, "mediaType": "text/plain"}]}]),
+            ErrorCode::InvalidContentPart,
+            "binary data",
+        ),
+        (
+            json!([{"role": "user", "content": "x", "ctxguard": 1}]),
+            ErrorCode::InvalidMessage,
+            "ctxguard must be an object",
+        ),
     ];
     for (input, code, needle) in cases {
         let e = parse_messages(&input).unwrap_err();

@@ -101,7 +101,10 @@ fn coding_session_with_system_blocks_round_trips() {
 
 #[test]
 fn no_system_and_string_system_round_trip() {
-    let m = roundtrip(None, r#"[{"role": "user", "content": "こんにちは"}, {"role": "assistant", "content": "こんにちは！"}]"#);
+    let m = roundtrip(
+        None,
+        r#"[{"role": "user", "content": "こんにちは"}, {"role": "assistant", "content": "こんにちは！"}]"#,
+    );
     assert_eq!(m.len(), 2);
     let m = roundtrip(Some(r#""Réponds en français.""#), r#"[{"role": "user", "content": "Salut"}]"#);
     assert_eq!(m[0].role, Role::System);
@@ -114,7 +117,8 @@ fn no_system_and_string_system_round_trip() {
     assert_eq!(to_wire(&parsed), (None, vec![]));
 }
 
-const ONE_PX_PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+const ONE_PX_PNG_B64: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 #[test]
 fn documents_and_images_round_trip() {
@@ -150,7 +154,10 @@ fn documents_and_images_round_trip() {
     }
     match &p[1] {
         Part::File { name, media_type, text, .. } => {
-            assert_eq!((name.as_deref(), media_type.as_deref(), text.as_deref()), (None, Some("application/pdf"), None));
+            assert_eq!(
+                (name.as_deref(), media_type.as_deref(), text.as_deref()),
+                (None, Some("application/pdf"), None)
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -281,8 +288,18 @@ fn messages_created_by_ctxguard_are_written_canonically() {
     m.insert(2, note);
     let mut call = Message::text(Role::Assistant, "Ich prüfe beide.");
     call.tool_calls = vec![
-        ctxguard::ToolCall { id: "toolu_b".into(), name: "price".into(), arguments: r#"{"train":1}"#.into(), extra: Default::default() },
-        ctxguard::ToolCall { id: "toolu_c".into(), name: "price".into(), arguments: "not json".into(), extra: Default::default() },
+        ctxguard::ToolCall {
+            id: "toolu_b".into(),
+            name: "price".into(),
+            arguments: r#"{"train":1}"#.into(),
+            extra: Default::default(),
+        },
+        ctxguard::ToolCall {
+            id: "toolu_c".into(),
+            name: "price".into(),
+            arguments: "not json".into(),
+            extra: Default::default(),
+        },
     ];
     let mut r1 = Message::text(Role::Tool, "49 €");
     r1.tool_call_id = Some("toolu_b".into());
@@ -313,7 +330,9 @@ fn messages_created_by_ctxguard_are_written_canonically() {
     );
 
     // With block system prompts, notes are appended as blocks after the cached ones.
-    let mut m = parse_messages(&json!([{"role": "user", "content": "x"}]), Some(&serde_json::from_str(SYSTEM_BLOCKS).unwrap())).unwrap();
+    let mut m =
+        parse_messages(&json!([{"role": "user", "content": "x"}]), Some(&serde_json::from_str(SYSTEM_BLOCKS).unwrap()))
+            .unwrap();
     m.push(Message::text(Role::System, "Note."));
     let (system, _) = to_wire(&m);
     let blocks = system.unwrap();
@@ -396,29 +415,129 @@ fn malformed_requests_get_typed_errors() {
         (json!([ok, "hi"]), InvalidMessage, Some(1), "messages[1]: message must be an object, got a string"),
         (json!([{"content": "hi"}]), InvalidMessage, Some(0), "message without role"),
         (json!([ok, {"role": "system", "content": "x"}]), InvalidRole, Some(1), "pass it as the system parameter"),
-        (json!([{"role": "tool", "content": "x"}]), InvalidRole, Some(0), "unknown role \"tool\"; expected user or assistant"),
+        (
+            json!([{"role": "tool", "content": "x"}]),
+            InvalidRole,
+            Some(0),
+            "unknown role \"tool\"; expected user or assistant",
+        ),
         (json!([{"role": null, "content": "x"}]), InvalidRole, Some(0), "role must be a string, got null"),
-        (json!([{"role": "user", "content": 42}]), InvalidMessage, Some(0), "content must be a string or an array of content blocks, got a number"),
+        (
+            json!([{"role": "user", "content": 42}]),
+            InvalidMessage,
+            Some(0),
+            "content must be a string or an array of content blocks, got a number",
+        ),
         (json!([{"role": "user"}]), InvalidMessage, Some(0), "message without content"),
         (json!([{"role": "user", "content": null}]), InvalidMessage, Some(0), "got null"),
-        (json!([{"role": "user", "content": [{"text": "x"}]}]), InvalidContentPart, Some(0), "content[0]: block without type"),
-        (json!([{"role": "user", "content": [{"type": "text", "text": "a"}, 7]}]), InvalidContentPart, Some(0), "content[1]: block must be an object, got a number"),
-        (json!([{"role": "user", "content": [{"type": "text", "text": 1}]}]), InvalidContentPart, Some(0), "content[0]: text must be a string"),
-        (json!([{"role": "user", "content": [{"type": "image"}]}]), InvalidContentPart, Some(0), "content[0]: image block without source"),
-        (json!([{"role": "user", "content": [{"type": "image", "source": {"type": "base64", "data": "AAAA"}}]}]), InvalidContentPart, Some(0), "base64 source without media_type"),
-        (json!([{"role": "user", "content": [{"type": "image", "source": {"type": "url"}}]}]), InvalidContentPart, Some(0), "url source without url"),
-        (json!([{"role": "user", "content": [{"type": "image", "source": {"url": "https://x"}}]}]), InvalidContentPart, Some(0), "image source without type"),
-        (json!([{"role": "user", "content": [{"type": "document", "source": {"type": "text", "media_type": "text/plain"}}]}]), InvalidContentPart, Some(0), "text source without data"),
-        (json!([ok, ok, {"role": "user", "content": [{"type": "tool_use", "id": "t", "name": "n", "input": {}}]}]), InvalidContentPart, Some(2), "messages[2]: content[0]: tool_use blocks are only allowed in assistant messages"),
-        (json!([{"role": "assistant", "content": [{"type": "text", "text": "x"}, {"type": "tool_result", "tool_use_id": "t", "content": "r"}]}]), InvalidContentPart, Some(0), "content[1]: tool_result blocks are only allowed in user messages"),
-        (json!([{"role": "assistant", "content": [{"type": "tool_use", "name": "n", "input": {}}]}]), InvalidTool, Some(0), "content[0]: tool_use without id"),
-        (json!([{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "input": {}}]}]), InvalidTool, Some(0), "tool_use without name"),
-        (json!([{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "n"}]}]), InvalidTool, Some(0), "tool_use without input"),
-        (json!([{"role": "user", "content": [{"type": "tool_result", "content": "r"}]}]), InvalidTool, Some(0), "tool_result without tool_use_id"),
-        (json!([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": 5}]}]), InvalidContentPart, Some(0), "tool_result content must be a string or an array of blocks"),
-        (json!([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text"}]}]}]), InvalidContentPart, Some(0), "content[0].content[0]: text block without text"),
-        (json!([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "tool_result", "tool_use_id": "u"}]}]}]), InvalidContentPart, Some(0), "tool_result block inside tool_result"),
-        (json!([{"role": "user", "content": "x", "ctxguard": []}]), InvalidMessage, Some(0), "ctxguard must be an object, got an array"),
+        (
+            json!([{"role": "user", "content": [{"text": "x"}]}]),
+            InvalidContentPart,
+            Some(0),
+            "content[0]: block without type",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "text", "text": "a"}, 7]}]),
+            InvalidContentPart,
+            Some(0),
+            "content[1]: block must be an object, got a number",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "text", "text": 1}]}]),
+            InvalidContentPart,
+            Some(0),
+            "content[0]: text must be a string",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "image"}]}]),
+            InvalidContentPart,
+            Some(0),
+            "content[0]: image block without source",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "image", "source": {"type": "base64", "data": "AAAA"}}]}]),
+            InvalidContentPart,
+            Some(0),
+            "base64 source without media_type",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "image", "source": {"type": "url"}}]}]),
+            InvalidContentPart,
+            Some(0),
+            "url source without url",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "image", "source": {"url": "https://x"}}]}]),
+            InvalidContentPart,
+            Some(0),
+            "image source without type",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "document", "source": {"type": "text", "media_type": "text/plain"}}]}]),
+            InvalidContentPart,
+            Some(0),
+            "text source without data",
+        ),
+        (
+            json!([ok, ok, {"role": "user", "content": [{"type": "tool_use", "id": "t", "name": "n", "input": {}}]}]),
+            InvalidContentPart,
+            Some(2),
+            "messages[2]: content[0]: tool_use blocks are only allowed in assistant messages",
+        ),
+        (
+            json!([{"role": "assistant", "content": [{"type": "text", "text": "x"}, {"type": "tool_result", "tool_use_id": "t", "content": "r"}]}]),
+            InvalidContentPart,
+            Some(0),
+            "content[1]: tool_result blocks are only allowed in user messages",
+        ),
+        (
+            json!([{"role": "assistant", "content": [{"type": "tool_use", "name": "n", "input": {}}]}]),
+            InvalidTool,
+            Some(0),
+            "content[0]: tool_use without id",
+        ),
+        (
+            json!([{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "input": {}}]}]),
+            InvalidTool,
+            Some(0),
+            "tool_use without name",
+        ),
+        (
+            json!([{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "n"}]}]),
+            InvalidTool,
+            Some(0),
+            "tool_use without input",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "tool_result", "content": "r"}]}]),
+            InvalidTool,
+            Some(0),
+            "tool_result without tool_use_id",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": 5}]}]),
+            InvalidContentPart,
+            Some(0),
+            "tool_result content must be a string or an array of blocks",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text"}]}]}]),
+            InvalidContentPart,
+            Some(0),
+            "content[0].content[0]: text block without text",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "tool_result", "tool_use_id": "u"}]}]}]),
+            InvalidContentPart,
+            Some(0),
+            "tool_result block inside tool_result",
+        ),
+        (
+            json!([{"role": "user", "content": "x", "ctxguard": []}]),
+            InvalidMessage,
+            Some(0),
+            "ctxguard must be an object, got an array",
+        ),
     ];
     for (input, code, index, text) in table {
         let e = parse_messages(&input, None).unwrap_err();

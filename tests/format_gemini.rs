@@ -14,7 +14,8 @@ use ctxguard::pipeline::{PrepareOptions, Step};
 use ctxguard::ErrorCode;
 use serde_json::{json, Value};
 
-const ONE_PX_PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+const ONE_PX_PNG_B64: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 /// "Reiseplan\nTag 1: Asakusa\nTag 2: Kyoto 京都\n"
 const PLAN_B64: &str = "UmVpc2VwbGFuClRhZyAxOiBBc2FrdXNhClRhZyAyOiBLeW90byDkuqzpg70K";
 
@@ -85,8 +86,12 @@ fn a_realistic_conversation_round_trips_exactly() {
 fn the_model_of_each_part() {
     let m = parse_messages(&conversation()).unwrap();
     let Content::Parts(user) = &m[0].content else { panic!() };
-    assert!(matches!(&user[1], Part::Image { source: ImageSource::Base64 { media_type, .. }, width: Some(1), height: Some(1), .. } if media_type == "image/png"));
-    assert!(matches!(&user[2], Part::File { name: Some(n), media_type: Some(t), text: Some(x), .. } if n == "plan.txt" && t == "text/plain" && x.contains("Kyoto 京都")));
+    assert!(
+        matches!(&user[1], Part::Image { source: ImageSource::Base64 { media_type, .. }, width: Some(1), height: Some(1), .. } if media_type == "image/png")
+    );
+    assert!(
+        matches!(&user[2], Part::File { name: Some(n), media_type: Some(t), text: Some(x), .. } if n == "plan.txt" && t == "text/plain" && x.contains("Kyoto 京都"))
+    );
     assert!(matches!(&user[3], Part::File { media_type: Some(t), text: None, .. } if t == "application/pdf"));
     assert!(matches!(&user[4], Part::File { media_type: Some(t), .. } if t == "video/mp4"));
     assert!(matches!(&user[5], Part::Audio { .. }));
@@ -155,7 +160,10 @@ fn a_signed_call_is_never_split_from_its_signature_or_its_step() {
     let report = sanitize(&mut m);
     assert_eq!((report.orphan_calls, report.orphan_results), (2, 1));
     let (_, contents) = to_wire(&m);
-    assert_eq!(Value::Array(contents), json!([{"role": "user", "parts": [{"text": "go"}]}, {"role": "user", "parts": [{"text": "next"}]}]));
+    assert_eq!(
+        Value::Array(contents),
+        json!([{"role": "user", "parts": [{"text": "go"}]}, {"role": "user", "parts": [{"text": "next"}]}])
+    );
     // Unsigned parallel calls are independent: only the unanswered one goes.
     let unsigned = json!([
       {"role": "model", "parts": [{"functionCall": {"name": "a", "args": {}}}, {"functionCall": {"name": "b", "args": {}}}]},
@@ -178,7 +186,13 @@ fn a_signed_call_is_never_split_from_its_signature_or_its_step() {
 #[test]
 fn system_instruction_shapes_and_notes_appended_as_parts() {
     let contents = json!([{"role": "user", "parts": [{"text": "hi"}]}]);
-    for sys in [json!("Be brief."), json!({"parts": [{"text": "Be brief."}]}), json!({"role": "user", "parts": [{"text": "Be brief."}]}), json!({"text": "Be brief."}), json!([{"text": "Be"}, {"text": "brief."}])] {
+    for sys in [
+        json!("Be brief."),
+        json!({"parts": [{"text": "Be brief."}]}),
+        json!({"role": "user", "parts": [{"text": "Be brief."}]}),
+        json!({"text": "Be brief."}),
+        json!([{"text": "Be"}, {"text": "brief."}]),
+    ] {
         let req = parse_request(Format::Gemini, &contents, Some(&sys), None).unwrap();
         let (system, out) = write_request(Format::Gemini, &req);
         assert_eq!((system, Value::Array(out)), (Some(sys.clone()), contents.clone()), "{sys}");
@@ -220,12 +234,19 @@ fn compacted_function_responses_stay_objects_and_previews_are_written_back() {
     assert!(run_text.len() < log.len() / 4 && run_text.contains("0000 PASS"), "the one string field keeps its key");
     let dump = &contents[2]["parts"][1]["functionResponse"]["response"];
     // JSON outputs are compacted as JSON (long arrays shortened): the response stays that object.
-    assert!(dump["lines"].as_array().unwrap().len() < 100 && dump.to_string().contains("[ctxguard:compacted-tool-output]"), "{dump}");
+    assert!(
+        dump["lines"].as_array().unwrap().len() < 100 && dump.to_string().contains("[ctxguard:compacted-tool-output]"),
+        "{dump}"
+    );
     let data = contents[0]["parts"][1]["inlineData"]["data"].as_str().unwrap();
     assert!(data.len() < doc_b64.len() / 4);
     let again = parse_request(Format::Gemini, &Value::Array(contents.clone()), None, None).unwrap();
     let out2 = g.guard_sources(&again, false, &clock);
-    assert_eq!(write_request(Format::Gemini, &out2.request).1, contents, "recognized as compacted: nothing changes twice");
+    assert_eq!(
+        write_request(Format::Gemini, &out2.request).1,
+        contents,
+        "recognized as compacted: nothing changes twice"
+    );
 }
 
 fn base64_of(s: &str) -> String {
@@ -233,7 +254,8 @@ fn base64_of(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = String::new();
     for c in b.chunks(3) {
-        let n = (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+        let n =
+            (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
         for k in 0..4 {
             if k <= c.len() {
                 out.push(T[((n >> (18 - 6 * k)) & 63) as usize] as char);
@@ -257,12 +279,18 @@ fn compaction_through_the_pipeline_and_the_checkpoint_reloads() {
     }
     wire.push(json!({"role": "user", "parts": [{"text": "Final question?"}]}));
     wire.push(json!({"role": "model", "parts": [{"functionCall": {"name": "lookup", "args": {"q": "last"}}, "thoughtSignature": "bGFzdA=="}]}));
-    wire.push(json!({"role": "user", "parts": [{"functionResponse": {"name": "lookup", "response": {"output": "last"}}}]}));
+    wire.push(
+        json!({"role": "user", "parts": [{"functionResponse": {"name": "lookup", "response": {"output": "last"}}}]}),
+    );
     let wire = Value::Array(wire);
     let sys = json!({"parts": [{"text": "You are helpful."}]});
     let req = parse_request(Format::Gemini, &wire, Some(&sys), None).unwrap();
-    let mut g = guard(json!({"model": "gemini-2.5-pro", "contextWindow": 20000, "reservedOutputTokens": 1000, "format": "gemini"}));
-    let Step::Summarize(p) = g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() else { panic!("expected a summary request") };
+    let mut g = guard(
+        json!({"model": "gemini-2.5-pro", "contextWindow": 20000, "reservedOutputTokens": 1000, "format": "gemini"}),
+    );
+    let Step::Summarize(p) = g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() else {
+        panic!("expected a summary request")
+    };
     let answer = p.validate(&g, &json!("Six lookups, each returned its result.")).unwrap();
     let out = g.prepare_finish(*p, Ok(answer), 1, &clock).unwrap();
     assert!(!out.degraded);
@@ -277,7 +305,8 @@ fn compaction_through_the_pipeline_and_the_checkpoint_reloads() {
     assert!(contents.iter().all(|c| c["role"] == "user" || c["role"] == "model"));
     // Checkpoint: written, re-read, resolved to itself.
     let checkpoint = out.checkpoint.unwrap();
-    let (cp_system, cp_contents) = write_request(Format::Gemini, &Request { messages: checkpoint, ..Default::default() });
+    let (cp_system, cp_contents) =
+        write_request(Format::Gemini, &Request { messages: checkpoint, ..Default::default() });
     let again = parse_request(Format::Gemini, &Value::Array(cp_contents.clone()), cp_system.as_ref(), None).unwrap();
     let turns = vec![ctxguard::checkpoint::Turn { id: Some("t".into()), messages: again.messages, status: None }];
     let resolved = ctxguard::checkpoint::resolve(&turns, &Default::default(), None);
@@ -297,7 +326,10 @@ fn tools_declarations_and_built_ins() {
       {"codeExecution": {}}
     ]))
     .unwrap();
-    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["weather", "json_schema_tool", "googleSearch", "codeExecution"]);
+    assert_eq!(
+        tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["weather", "json_schema_tool", "googleSearch", "codeExecution"]
+    );
     assert!(tools[1].parameters.is_object() && tools[2].parameters.is_null());
     let err = parse_tools(&json!([{"functionDeclarations": [{"description": "no name"}]}])).unwrap_err();
     assert_eq!((err.code, err.index), (ErrorCode::InvalidTool, Some(0)));
@@ -314,11 +346,20 @@ fn bad_contents_name_their_index() {
         (json!([ok, {"role": "user"}]), ErrorCode::InvalidMessage),
         (json!([ok, {"role": "user", "parts": "x"}]), ErrorCode::InvalidMessage),
         (json!([ok, {"role": "user", "parts": [{"text": 1}]}]), ErrorCode::InvalidContentPart),
-        (json!([ok, {"role": "user", "parts": [{"inlineData": {"mimeType": "image/png"}}]}]), ErrorCode::InvalidContentPart),
+        (
+            json!([ok, {"role": "user", "parts": [{"inlineData": {"mimeType": "image/png"}}]}]),
+            ErrorCode::InvalidContentPart,
+        ),
         (json!([ok, {"role": "user", "parts": [{"functionCall": {"name": "f"}}]}]), ErrorCode::InvalidContentPart),
-        (json!([ok, {"role": "model", "parts": [{"functionResponse": {"name": "f", "response": {}}}]}]), ErrorCode::InvalidContentPart),
+        (
+            json!([ok, {"role": "model", "parts": [{"functionResponse": {"name": "f", "response": {}}}]}]),
+            ErrorCode::InvalidContentPart,
+        ),
         (json!([ok, {"role": "model", "parts": [{"functionCall": {"args": {}}}]}]), ErrorCode::InvalidTool),
-        (json!([ok, {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": "x"}}]}]), ErrorCode::InvalidTool),
+        (
+            json!([ok, {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": "x"}}]}]),
+            ErrorCode::InvalidTool,
+        ),
         (json!([ok, {"role": "model", "parts": [{"functionCall": {"id": 3, "name": "f"}}]}]), ErrorCode::InvalidTool),
         (json!([ok, {"role": "user", "parts": [{"text": "x"}], "ctxguard": "yes"}]), ErrorCode::InvalidMessage),
     ];

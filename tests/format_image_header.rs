@@ -119,10 +119,7 @@ fn gif_and_webp_sizes() {
     assert_eq!(image_size_from_data_url(&data_url("image/gif", &gif(320, 200))), Some((320, 200)));
     assert_eq!(image_size_from_data_url(&data_url("image/webp", &webp_lossy(800, 600))), Some((800, 600)));
     assert_eq!(image_size_from_data_url(&data_url("image/webp", &webp_lossless(17, 9))), Some((17, 9)));
-    assert_eq!(
-        image_size_from_data_url(&data_url("image/webp", &webp_extended(5000, 16000))),
-        Some((5000, 16000))
-    );
+    assert_eq!(image_size_from_data_url(&data_url("image/webp", &webp_extended(5000, 16000))), Some((5000, 16000)));
 }
 
 #[test]

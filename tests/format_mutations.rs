@@ -75,8 +75,10 @@ fn oddities() -> Vec<Option<Value>> {
 fn shuffle_keys(v: &Value, seed: u64) -> Value {
     match v {
         Value::Object(m) => {
-            let mut entries: Vec<(String, Value)> =
-                m.iter().map(|(k, x)| (k.clone(), shuffle_keys(x, seed.wrapping_mul(31).wrapping_add(k.len() as u64)))).collect();
+            let mut entries: Vec<(String, Value)> = m
+                .iter()
+                .map(|(k, x)| (k.clone(), shuffle_keys(x, seed.wrapping_mul(31).wrapping_add(k.len() as u64))))
+                .collect();
             if seed % 3 != 0 {
                 entries.reverse();
             }
@@ -85,7 +87,9 @@ fn shuffle_keys(v: &Value, seed: u64) -> Value {
             }
             Value::Object(entries.into_iter().collect::<Map<String, Value>>())
         }
-        Value::Array(a) => Value::Array(a.iter().enumerate().map(|(i, x)| shuffle_keys(x, seed.wrapping_add(i as u64 * 7))).collect()),
+        Value::Array(a) => {
+            Value::Array(a.iter().enumerate().map(|(i, x)| shuffle_keys(x, seed.wrapping_add(i as u64 * 7))).collect())
+        }
         other => other.clone(),
     }
 }
@@ -201,7 +205,12 @@ fn run(base: &Value, check: Check) {
             Err(e) => failures.push(format!("shuffle seed {seed}: {e}")),
         }
     }
-    assert!(failures.is_empty(), "{} failures, first ones:\n{}", failures.len(), failures[..failures.len().min(10)].join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures, first ones:\n{}",
+        failures.len(),
+        failures[..failures.len().min(10)].join("\n\n")
+    );
     assert!(accepted > 100 && rejected > 100, "{accepted} accepted, {rejected} rejected");
 }
 

@@ -323,10 +323,9 @@ fn messages_created_by_ctxguard_are_written_canonically() {
 
 #[test]
 fn edited_content_keeps_the_original_key_order() {
-    let input: Value = serde_json::from_str(
-        r#"[{"role": "tool", "content": "very long output", "tool_call_id": "call_1", "x": 1}]"#,
-    )
-    .unwrap();
+    let input: Value =
+        serde_json::from_str(r#"[{"role": "tool", "content": "very long output", "tool_call_id": "call_1", "x": 1}]"#)
+            .unwrap();
     let mut m = parse_messages(&input).unwrap();
     m[0].content = Content::Text("head … tail".into());
     m[0].markers.compacted_tool_output = true;
@@ -366,40 +365,180 @@ fn malformed_requests_get_typed_errors() {
         (json!([{"content": "hi"}]), InvalidMessage, Some(0), "message without role"),
         (json!([ok, ok, {"role": "robot", "content": "hi"}]), InvalidRole, Some(2), "unknown role \"robot\""),
         (json!([{"role": 1, "content": "hi"}]), InvalidRole, Some(0), "role must be a string"),
-        (json!([{"role": "user", "content": 42}]), InvalidMessage, Some(0), "content must be a string, an array of content parts or null, got a number"),
+        (
+            json!([{"role": "user", "content": 42}]),
+            InvalidMessage,
+            Some(0),
+            "content must be a string, an array of content parts or null, got a number",
+        ),
         (json!([{"role": "user", "content": {"text": "hi"}}]), InvalidMessage, Some(0), "got an object"),
         (json!([{"role": "user"}]), InvalidMessage, Some(0), "user message without content"),
-        (json!([{"role": "system", "content": null}]), InvalidMessage, Some(0), "system message content must not be null"),
-        (json!([ok, {"role": "user", "content": [{"type": "text", "text": "a"}, {"text": "b"}]}]), InvalidContentPart, Some(1), "messages[1]: content[1]: part without type"),
-        (json!([{"role": "user", "content": ["hi"]}]), InvalidContentPart, Some(0), "content[0]: part must be an object, got a string"),
-        (json!([{"role": "user", "content": [{"type": 3}]}]), InvalidContentPart, Some(0), "part type must be a string"),
-        (json!([{"role": "user", "content": [{"type": "text"}]}]), InvalidContentPart, Some(0), "text part without text"),
-        (json!([{"role": "user", "content": [{"type": "text", "text": ["a"]}]}]), InvalidContentPart, Some(0), "text must be a string"),
-        (json!([ok, ok, ok, {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"detail": "low"}}]}]), InvalidContentPart, Some(3), "messages[3]: content[1]: image_url part without url"),
-        (json!([{"role": "user", "content": [{"type": "image_url"}]}]), InvalidContentPart, Some(0), "image_url part without image_url"),
-        (json!([{"role": "user", "content": [{"type": "image_url", "image_url": "https://x/y.png"}]}]), InvalidContentPart, Some(0), "image_url must be an object with a url, got a string"),
-        (json!([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": 5}}]}]), InvalidContentPart, Some(0), "image_url.url must be a string"),
-        (json!([{"role": "user", "content": [{"type": "input_audio", "data": "AAAA"}]}]), InvalidContentPart, Some(0), "input_audio part without input_audio"),
-        (json!([{"role": "user", "content": [{"type": "file", "file_id": "f"}]}]), InvalidContentPart, Some(0), "file part without file"),
-        (json!([{"role": "user", "content": [{"type": "file", "file": {"file_id": "f"}, "text": 1}]}]), InvalidContentPart, Some(0), "text must be a string"),
-        (json!([{"role": "user", "content": [{"type": "file", "file": {"file_id": "f", "text": null}}]}]), InvalidContentPart, Some(0), "file.text must be a string"),
+        (
+            json!([{"role": "system", "content": null}]),
+            InvalidMessage,
+            Some(0),
+            "system message content must not be null",
+        ),
+        (
+            json!([ok, {"role": "user", "content": [{"type": "text", "text": "a"}, {"text": "b"}]}]),
+            InvalidContentPart,
+            Some(1),
+            "messages[1]: content[1]: part without type",
+        ),
+        (
+            json!([{"role": "user", "content": ["hi"]}]),
+            InvalidContentPart,
+            Some(0),
+            "content[0]: part must be an object, got a string",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": 3}]}]),
+            InvalidContentPart,
+            Some(0),
+            "part type must be a string",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "text"}]}]),
+            InvalidContentPart,
+            Some(0),
+            "text part without text",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "text", "text": ["a"]}]}]),
+            InvalidContentPart,
+            Some(0),
+            "text must be a string",
+        ),
+        (
+            json!([ok, ok, ok, {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"detail": "low"}}]}]),
+            InvalidContentPart,
+            Some(3),
+            "messages[3]: content[1]: image_url part without url",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "image_url"}]}]),
+            InvalidContentPart,
+            Some(0),
+            "image_url part without image_url",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "image_url", "image_url": "https://x/y.png"}]}]),
+            InvalidContentPart,
+            Some(0),
+            "image_url must be an object with a url, got a string",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": 5}}]}]),
+            InvalidContentPart,
+            Some(0),
+            "image_url.url must be a string",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "input_audio", "data": "AAAA"}]}]),
+            InvalidContentPart,
+            Some(0),
+            "input_audio part without input_audio",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "file", "file_id": "f"}]}]),
+            InvalidContentPart,
+            Some(0),
+            "file part without file",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "file", "file": {"file_id": "f"}, "text": 1}]}]),
+            InvalidContentPart,
+            Some(0),
+            "text must be a string",
+        ),
+        (
+            json!([{"role": "user", "content": [{"type": "file", "file": {"file_id": "f", "text": null}}]}]),
+            InvalidContentPart,
+            Some(0),
+            "file.text must be a string",
+        ),
         (json!([ok, {"role": "tool", "content": "42"}]), InvalidMessage, Some(1), "tool message without tool_call_id"),
-        (json!([{"role": "tool", "tool_call_id": null, "content": "42"}]), InvalidMessage, Some(0), "tool message without tool_call_id"),
-        (json!([{"role": "tool", "tool_call_id": 7, "content": "42"}]), InvalidMessage, Some(0), "tool_call_id must be a string"),
+        (
+            json!([{"role": "tool", "tool_call_id": null, "content": "42"}]),
+            InvalidMessage,
+            Some(0),
+            "tool message without tool_call_id",
+        ),
+        (
+            json!([{"role": "tool", "tool_call_id": 7, "content": "42"}]),
+            InvalidMessage,
+            Some(0),
+            "tool_call_id must be a string",
+        ),
         (json!([{"role": "function", "content": "42"}]), InvalidMessage, Some(0), "function message without name"),
         (json!([{"role": "user", "name": 5, "content": "hi"}]), InvalidMessage, Some(0), "name must be a string"),
-        (json!([{"role": "assistant", "content": null, "tool_calls": {"id": "c"}}]), InvalidTool, Some(0), "tool_calls must be an array, got an object"),
+        (
+            json!([{"role": "assistant", "content": null, "tool_calls": {"id": "c"}}]),
+            InvalidTool,
+            Some(0),
+            "tool_calls must be an array, got an object",
+        ),
         (json!([{"role": "assistant", "tool_calls": ["c"]}]), InvalidTool, Some(0), "tool_calls[0] must be an object"),
-        (json!([{"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}, {"id": "c", "type": "function", "function": {"arguments": "{}"}}]}]), InvalidTool, Some(0), "tool_calls[1].function without name"),
-        (json!([{"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": "{}"}}]}]), InvalidTool, Some(0), "tool_calls[0] without id"),
-        (json!([{"role": "assistant", "tool_calls": [{"id": "c", "type": "function"}]}]), InvalidTool, Some(0), "tool_calls[0] without function"),
-        (json!([{"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}}]}]), InvalidTool, Some(0), "tool_calls[0].function.arguments must be a string (JSON text), got an object"),
-        (json!([{"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f"}}]}]), InvalidTool, Some(0), "without arguments"),
-        (json!([{"role": "assistant", "tool_calls": [{"id": "c", "type": "retrieval"}]}]), InvalidTool, Some(0), "unsupported type \"retrieval\""),
-        (json!([{"role": "user", "content": "hi", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]), InvalidTool, Some(0), "only allowed on assistant messages"),
-        (json!([{"role": "assistant", "content": null, "function_call": {"arguments": "{}"}}]), InvalidTool, Some(0), "function_call without name"),
-        (json!([{"role": "assistant", "function_call": {"name": "f", "arguments": "{}"}, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]), InvalidTool, Some(0), "both tool_calls and function_call"),
-        (json!([{"role": "user", "content": "hi", "ctxguard": true}]), InvalidMessage, Some(0), "ctxguard must be an object, got a boolean"),
+        (
+            json!([{"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}, {"id": "c", "type": "function", "function": {"arguments": "{}"}}]}]),
+            InvalidTool,
+            Some(0),
+            "tool_calls[1].function without name",
+        ),
+        (
+            json!([{"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": "{}"}}]}]),
+            InvalidTool,
+            Some(0),
+            "tool_calls[0] without id",
+        ),
+        (
+            json!([{"role": "assistant", "tool_calls": [{"id": "c", "type": "function"}]}]),
+            InvalidTool,
+            Some(0),
+            "tool_calls[0] without function",
+        ),
+        (
+            json!([{"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}}]}]),
+            InvalidTool,
+            Some(0),
+            "tool_calls[0].function.arguments must be a string (JSON text), got an object",
+        ),
+        (
+            json!([{"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f"}}]}]),
+            InvalidTool,
+            Some(0),
+            "without arguments",
+        ),
+        (
+            json!([{"role": "assistant", "tool_calls": [{"id": "c", "type": "retrieval"}]}]),
+            InvalidTool,
+            Some(0),
+            "unsupported type \"retrieval\"",
+        ),
+        (
+            json!([{"role": "user", "content": "hi", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]),
+            InvalidTool,
+            Some(0),
+            "only allowed on assistant messages",
+        ),
+        (
+            json!([{"role": "assistant", "content": null, "function_call": {"arguments": "{}"}}]),
+            InvalidTool,
+            Some(0),
+            "function_call without name",
+        ),
+        (
+            json!([{"role": "assistant", "function_call": {"name": "f", "arguments": "{}"}, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]),
+            InvalidTool,
+            Some(0),
+            "both tool_calls and function_call",
+        ),
+        (
+            json!([{"role": "user", "content": "hi", "ctxguard": true}]),
+            InvalidMessage,
+            Some(0),
+            "ctxguard must be an object, got a boolean",
+        ),
         (json!([{"role": "user", "content": "hi", "ctxguard:wire": {}}]), InvalidMessage, Some(0), "reserved key"),
     ];
     for (input, code, index, text) in table {
@@ -429,7 +568,8 @@ fn tool_definitions_parse() {
     assert_eq!(tools[2].description.as_deref(), Some("Run SQL"));
     assert_eq!(tools[2].parameters, Value::Null);
 
-    let legacy = parse_tools(&json!([{"name": "calculator", "description": "math", "parameters": {"type": "object"}}])).unwrap();
+    let legacy =
+        parse_tools(&json!([{"name": "calculator", "description": "math", "parameters": {"type": "object"}}])).unwrap();
     assert_eq!(legacy[0].name, "calculator");
     assert_eq!(legacy[0].parameters, json!({"type": "object"}));
     assert!(parse_tools(&Value::Null).unwrap().is_empty());

@@ -14,7 +14,8 @@ use ctxguard::pipeline::{PrepareOptions, Step};
 use ctxguard::ErrorCode;
 use serde_json::{json, Value};
 
-const ONE_PX_PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+const ONE_PX_PNG_B64: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 /// "Reiseplan\nTag 1: Asakusa\nTag 2: Kyoto 京都\n"
 const PLAN_B64: &str = "UmVpc2VwbGFuClRhZyAxOiBBc2FrdXNhClRhZyAyOiBLeW90byDkuqzpg70K";
 
@@ -103,19 +104,28 @@ fn the_model_of_each_item() {
     assert_eq!(ties(&m[5]), Ties::default(), "outputs are not in the bundle");
     assert_eq!((ties(&m[7]).leads, ties(&m[8]).follows), (1, true));
     // Calls and outputs.
-    assert_eq!((m[3].role, m[3].tool_calls[0].id.as_str(), m[3].tool_calls[0].name.as_str()), (Role::Assistant, "call_1", "get_weather"));
+    assert_eq!(
+        (m[3].role, m[3].tool_calls[0].id.as_str(), m[3].tool_calls[0].name.as_str()),
+        (Role::Assistant, "call_1", "get_weather")
+    );
     assert_eq!(m[3].tool_calls[0].arguments, "{\"city\":\"Paris\"}");
     assert_eq!((m[5].role, m[5].tool_call_id.as_deref()), (Role::Tool, Some("call_1")));
-    assert!(matches!(&m[6].content, Content::Parts(p) if matches!(&p[..], [Part::Text { text, .. }] if text == "14:05")));
+    assert!(
+        matches!(&m[6].content, Content::Parts(p) if matches!(&p[..], [Part::Text { text, .. }] if text == "14:05"))
+    );
     assert_eq!(m[11].tool_calls[0].arguments, "print(1 + 1)");
     assert_eq!(m[12].tool_call_id.as_deref(), Some("call_3"));
     assert_eq!((m[13].tool_calls[0].id.as_str(), m[13].tool_calls[0].name.as_str()), ("call_4", "computer_call"));
     assert_eq!(m[14].tool_call_id.as_deref(), Some("call_4"), "an opaque output pairs by call_id");
     // Media of the user message.
     let Content::Parts(parts) = &m[9].content else { panic!() };
-    assert!(matches!(&parts[1], Part::Image { source: ImageSource::Url(_), width: Some(1), height: Some(1), detail: Some(d), .. } if d == "low"));
+    assert!(
+        matches!(&parts[1], Part::Image { source: ImageSource::Url(_), width: Some(1), height: Some(1), detail: Some(d), .. } if d == "low")
+    );
     assert!(matches!(&parts[2], Part::Image { source: ImageSource::Other, .. }));
-    assert!(matches!(&parts[3], Part::File { name: Some(n), media_type: Some(t), text: Some(x), .. } if n == "plan.txt" && t == "text/plain" && x.contains("Kyoto 京都")));
+    assert!(
+        matches!(&parts[3], Part::File { name: Some(n), media_type: Some(t), text: Some(x), .. } if n == "plan.txt" && t == "text/plain" && x.contains("Kyoto 京都"))
+    );
     assert!(matches!(&parts[4], Part::File { text: None, .. }));
     // Item references (typed and bare), compaction: opaque assistant items, not in a bundle.
     for k in [16, 17, 18] {
@@ -137,11 +147,15 @@ fn instructions_are_the_system_and_ctxguards_notes_are_system_items() {
     req.messages.insert(1, Message::text(Role::System, "[ctxguard:evidence] earlier work"));
     let (system, items) = write_request(Format::OpenaiResponses, &req);
     assert_eq!(system, Some(json!("Be brief.")));
-    assert_eq!(Value::Array(items), json!([{"role": "system", "content": "[ctxguard:evidence] earlier work"}, {"role": "user", "content": "hi"}]));
+    assert_eq!(
+        Value::Array(items),
+        json!([{"role": "system", "content": "[ctxguard:evidence] earlier work"}, {"role": "user", "content": "hi"}])
+    );
     // No instructions: null; not a string: INVALID_OPTIONS.
     let req = parse_request(Format::OpenaiResponses, &wire, None, None).unwrap();
     assert_eq!(write_request(Format::OpenaiResponses, &req).0, None);
-    let err = parse_request(Format::OpenaiResponses, &wire, Some(&json!([{"role": "system", "content": "x"}])), None).unwrap_err();
+    let err = parse_request(Format::OpenaiResponses, &wire, Some(&json!([{"role": "system", "content": "x"}])), None)
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidOptions);
 }
 
@@ -231,7 +245,8 @@ fn base64_of(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = String::new();
     for c in b.chunks(3) {
-        let n = (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+        let n =
+            (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
         for k in 0..4 {
             if k <= c.len() {
                 out.push(T[((n >> (18 - 6 * k)) & 63) as usize] as char);
@@ -260,10 +275,17 @@ fn compaction_through_the_pipeline_keeps_valid_items_and_checkpoints_reload() {
     wire.push(json!({"type": "function_call_output", "call_id": "c_last", "output": "last"}));
     let wire = Value::Array(wire);
     let req = parse_request(Format::OpenaiResponses, &wire, Some(&json!("You are helpful.")), None).unwrap();
-    let mut g = guard(json!({"model": "gpt-4o", "contextWindow": 20000, "reservedOutputTokens": 1000, "format": "openai-responses"}));
-    let Step::Summarize(p) = g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() else { panic!("expected a summary request") };
+    let mut g = guard(
+        json!({"model": "gpt-4o", "contextWindow": 20000, "reservedOutputTokens": 1000, "format": "openai-responses"}),
+    );
+    let Step::Summarize(p) = g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() else {
+        panic!("expected a summary request")
+    };
     // The summarizer sees Responses-shaped messages.
-    let (_, source) = write_request(Format::OpenaiResponses, &ctxguard::format::Request { messages: p.request.messages.clone(), ..Default::default() });
+    let (_, source) = write_request(
+        Format::OpenaiResponses,
+        &ctxguard::format::Request { messages: p.request.messages.clone(), ..Default::default() },
+    );
     assert!(source.iter().any(|i| i["type"] == "function_call"));
     let answer = p.validate(&g, &json!("The user asked six questions; each lookup returned its result.")).unwrap();
     let out = g.prepare_finish(*p, Ok(answer), 1, &clock).unwrap();
@@ -277,14 +299,21 @@ fn compaction_through_the_pipeline_keeps_valid_items_and_checkpoints_reload() {
     assert_eq!(tail, ["function_call_output", "function_call", "reasoning"]);
     // The checkpoint reloads: written, parsed again, it resolves to itself.
     let checkpoint = out.checkpoint.unwrap();
-    let (cp_system, cp_items) = write_request(Format::OpenaiResponses, &ctxguard::format::Request { messages: checkpoint, ..Default::default() });
+    let (cp_system, cp_items) = write_request(
+        Format::OpenaiResponses,
+        &ctxguard::format::Request { messages: checkpoint, ..Default::default() },
+    );
     assert_eq!(cp_system, Some(json!("You are helpful.")));
-    let again = parse_request(Format::OpenaiResponses, &Value::Array(cp_items.clone()), cp_system.as_ref(), None).unwrap();
+    let again =
+        parse_request(Format::OpenaiResponses, &Value::Array(cp_items.clone()), cp_system.as_ref(), None).unwrap();
     assert!(again.messages.iter().any(|m| ctxguard::checkpoint::is_checkpoint_summary(m, None)));
     let turns = vec![ctxguard::checkpoint::Turn { id: Some("t1".into()), messages: again.messages, status: None }];
     let resolved = ctxguard::checkpoint::resolve(&turns, &Default::default(), None);
     assert!(resolved.from_checkpoint);
-    let (_, items2) = write_request(Format::OpenaiResponses, &ctxguard::format::Request { messages: resolved.messages, ..Default::default() });
+    let (_, items2) = write_request(
+        Format::OpenaiResponses,
+        &ctxguard::format::Request { messages: resolved.messages, ..Default::default() },
+    );
     assert_eq!(items2, cp_items);
 }
 
@@ -311,12 +340,18 @@ fn message_items_count_like_the_same_chat_messages() {
       {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Sunny, 18 °C.", "annotations": []}]},
       {"role": "user", "content": [{"type": "input_text", "text": "Thanks"}]}
     ]), Some(&json!("Be brief.")), None).unwrap();
-    let chat = parse_request(Format::Openai, &json!([
-      {"role": "system", "content": "Be brief."},
-      {"role": "user", "content": "What's the weather in Paris?"},
-      {"role": "assistant", "content": "Sunny, 18 °C."},
-      {"role": "user", "content": [{"type": "text", "text": "Thanks"}]}
-    ]), None, None).unwrap();
+    let chat = parse_request(
+        Format::Openai,
+        &json!([
+          {"role": "system", "content": "Be brief."},
+          {"role": "user", "content": "What's the weather in Paris?"},
+          {"role": "assistant", "content": "Sunny, 18 °C."},
+          {"role": "user", "content": [{"type": "text", "text": "Thanks"}]}
+        ]),
+        None,
+        None,
+    )
+    .unwrap();
     assert_eq!(g.measure(&responses).used_tokens, g.measure(&chat).used_tokens);
 }
 
@@ -328,14 +363,35 @@ fn bad_items_name_their_index() {
         (json!([{"role": "user", "content": "ok"}, {"role": "tool", "content": "x"}]), ErrorCode::InvalidRole),
         (json!([{"role": "user", "content": "ok"}, {"role": "user"}]), ErrorCode::InvalidMessage),
         (json!([{"role": "user", "content": "ok"}, {"role": "user", "content": 5}]), ErrorCode::InvalidMessage),
-        (json!([{"role": "user", "content": "ok"}, {"role": "user", "content": [{"type": "input_text"}]}]), ErrorCode::InvalidContentPart),
-        (json!([{"role": "user", "content": "ok"}, {"role": "user", "content": [{"type": "input_image"}]}]), ErrorCode::InvalidContentPart),
-        (json!([{"role": "user", "content": "ok"}, {"type": "function_call", "name": "f", "arguments": "{}"}]), ErrorCode::InvalidTool),
-        (json!([{"role": "user", "content": "ok"}, {"type": "function_call", "call_id": "c", "name": "f", "arguments": {}}]), ErrorCode::InvalidTool),
-        (json!([{"role": "user", "content": "ok"}, {"type": "function_call_output", "output": "x"}]), ErrorCode::InvalidTool),
-        (json!([{"role": "user", "content": "ok"}, {"type": "function_call_output", "call_id": "c", "output": 3}]), ErrorCode::InvalidMessage),
+        (
+            json!([{"role": "user", "content": "ok"}, {"role": "user", "content": [{"type": "input_text"}]}]),
+            ErrorCode::InvalidContentPart,
+        ),
+        (
+            json!([{"role": "user", "content": "ok"}, {"role": "user", "content": [{"type": "input_image"}]}]),
+            ErrorCode::InvalidContentPart,
+        ),
+        (
+            json!([{"role": "user", "content": "ok"}, {"type": "function_call", "name": "f", "arguments": "{}"}]),
+            ErrorCode::InvalidTool,
+        ),
+        (
+            json!([{"role": "user", "content": "ok"}, {"type": "function_call", "call_id": "c", "name": "f", "arguments": {}}]),
+            ErrorCode::InvalidTool,
+        ),
+        (
+            json!([{"role": "user", "content": "ok"}, {"type": "function_call_output", "output": "x"}]),
+            ErrorCode::InvalidTool,
+        ),
+        (
+            json!([{"role": "user", "content": "ok"}, {"type": "function_call_output", "call_id": "c", "output": 3}]),
+            ErrorCode::InvalidMessage,
+        ),
         (json!([{"role": "user", "content": "ok"}, {"type": 3}]), ErrorCode::InvalidMessage),
-        (json!([{"role": "user", "content": "ok"}, {"role": "user", "content": "x", "ctxguard": 1}]), ErrorCode::InvalidMessage),
+        (
+            json!([{"role": "user", "content": "ok"}, {"role": "user", "content": "x", "ctxguard": 1}]),
+            ErrorCode::InvalidMessage,
+        ),
     ];
     for (wire, code) in cases {
         let err = parse_messages(&wire).unwrap_err();

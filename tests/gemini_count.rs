@@ -69,7 +69,12 @@ fn google_media_by_the_published_rules() {
     // The local tokenizer refuses media: a request with any is an estimate.
     assert_eq!(accuracy, CountKind::Estimate);
     // A file with the host's extracted text is counted as text.
-    let pdf = Part::File { name: Some("a.pdf".into()), media_type: Some("application/pdf".into()), text: Some("Hello".into()), extra: Default::default() };
+    let pdf = Part::File {
+        name: Some("a.pdf".into()),
+        media_type: Some("application/pdf".into()),
+        text: Some("Hello".into()),
+        extra: Default::default(),
+    };
     let profile = models::profile(&models::info("gemini-2.5-pro"));
     let m = parts(vec![pdf]);
     assert_eq!(
@@ -141,7 +146,11 @@ mod without_vocabulary {
     fn gemini_models_stay_the_o200k_estimate() {
         for model in ["gemini-2.5-pro", "gemini-3-pro-preview", "gemini-2.0-flash"] {
             let i = models::info(model);
-            assert_eq!((i.encoding, i.kind, i.estimate_factor), (Encoding::O200kBase, CountKind::Estimate, FACTOR_GOOGLE), "{model}");
+            assert_eq!(
+                (i.encoding, i.kind, i.estimate_factor),
+                (Encoding::O200kBase, CountKind::Estimate, FACTOR_GOOGLE),
+                "{model}"
+            );
             assert_eq!(models::profile(&i).accuracy, CountKind::Estimate);
         }
     }

@@ -132,7 +132,10 @@ fn megabyte_adversarial_inputs_complete() {
         format!("data:image/png;base64,{}", rng.pick(&b64.iter().map(String::as_str).collect::<Vec<_>>(), 5 << 20))
     })]) {
         let stats = t.count_with_stats(&text);
-        println!("{name:22} {:>8} tokens {:>7} spans, longest {:>8} B", stats.tokens, stats.pieces, stats.longest_piece);
+        println!(
+            "{name:22} {:>8} tokens {:>7} spans, longest {:>8} B",
+            stats.tokens, stats.pieces, stats.longest_piece
+        );
         check(name, &text, &stats);
     }
 }

@@ -50,8 +50,11 @@ impl SplitMix {
 
 /// The texts of a generated input (see `generate` in scripts/gemini-reference.py).
 fn generate(recipe: &Value) -> Vec<String> {
-    let alphabet: Vec<&str> =
-        recipe.get("alphabet").and_then(Value::as_array).map(|a| a.iter().map(|s| s.as_str().unwrap()).collect()).unwrap_or_default();
+    let alphabet: Vec<&str> = recipe
+        .get("alphabet")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().map(|s| s.as_str().unwrap()).collect())
+        .unwrap_or_default();
     let mut rng = SplitMix(recipe.get("seed").and_then(Value::as_u64).unwrap_or(0));
     let n = |k: &str| recipe[k].as_u64().unwrap() as usize;
     match recipe["kind"].as_str().unwrap() {

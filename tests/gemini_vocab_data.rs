@@ -27,9 +27,8 @@ pub fn model_path() -> PathBuf {
 
 fn read_model() -> Vec<u8> {
     let p = model_path();
-    std::fs::read(&p).unwrap_or_else(|e| {
-        panic!("{}: {e}; run scripts/fetch-gemma3-model.sh (scripts/setup.sh does)", p.display())
-    })
+    std::fs::read(&p)
+        .unwrap_or_else(|e| panic!("{}: {e}; run scripts/fetch-gemma3-model.sh (scripts/setup.sh does)", p.display()))
 }
 
 // ---- A protobuf reader for the few fields of sentencepiece_model.proto used here.
@@ -148,7 +147,13 @@ fn model_pieces(model: &[u8]) -> Vec<Piece> {
 }
 
 fn spec(pieces: &[Piece]) -> spm_data::Spec {
-    let mut s = spm_data::Spec { count: pieces.len() as u32, unk: u32::MAX, byte_base: u32::MAX, normal: vec![], user_defined: vec![] };
+    let mut s = spm_data::Spec {
+        count: pieces.len() as u32,
+        unk: u32::MAX,
+        byte_base: u32::MAX,
+        normal: vec![],
+        user_defined: vec![],
+    };
     let spaced = |t: &str| t.replace('\u{2581}', " ").into_bytes();
     for (id, p) in (0u32..).zip(pieces) {
         match p.kind {

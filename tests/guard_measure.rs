@@ -126,7 +126,8 @@ fn facts_kept_on_messages_do_not_outlive_the_call() {
     let mut req = parse_request(Format::Openai, &wire, None, None).unwrap();
     let mut g = guard("gpt-4o");
     let before = g.scoped(|g| g.measure(&req)).used_tokens;
-    req.messages[1].content = ctxguard::message::Content::Text("a much longer question than before, ".repeat(20).into());
+    req.messages[1].content =
+        ctxguard::message::Content::Text("a much longer question than before, ".repeat(20).into());
     let fresh = guard("gpt-4o").measure(&req).used_tokens;
     assert!(fresh > before);
     assert_eq!(g.scoped(|g| g.measure(&req)).used_tokens, fresh);

@@ -96,7 +96,12 @@ fn layer_of(module: &str) -> Option<usize> {
 
 /// A cycle in `edges`, if any (as the path that closes it).
 fn cycle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
-    fn visit(n: &str, edges: &BTreeMap<String, BTreeSet<String>>, state: &mut BTreeMap<String, u8>, path: &mut Vec<String>) -> Option<Vec<String>> {
+    fn visit(
+        n: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
         match state.get(n) {
             Some(1) => {
                 let from = path.iter().position(|p| p == n).unwrap_or(0);
@@ -148,10 +153,17 @@ fn read_crate() -> Crate {
     let mut root_items = BTreeSet::new();
     for p in &files {
         let rel = p.strip_prefix(&src).unwrap();
-        let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_str().unwrap().trim_end_matches(".rs").to_string()).collect();
+        let parts: Vec<String> =
+            rel.components().map(|c| c.as_os_str().to_str().unwrap().trim_end_matches(".rs").to_string()).collect();
         let code = code(p);
         if parts == ["lib"] {
-            root_items.extend(code.lines().filter_map(|l| l.trim_start().strip_prefix("pub fn ").or_else(|| l.trim_start().strip_prefix("pub(crate) fn "))).filter_map(|r| ident_at(r).map(str::to_string)));
+            root_items.extend(
+                code.lines()
+                    .filter_map(|l| {
+                        l.trim_start().strip_prefix("pub fn ").or_else(|| l.trim_start().strip_prefix("pub(crate) fn "))
+                    })
+                    .filter_map(|r| ident_at(r).map(str::to_string)),
+            );
             continue;
         }
         let module = &parts[0];
@@ -164,7 +176,8 @@ fn read_crate() -> Crate {
                 .filter_map(|q| {
                     let r = q.strip_prefix(&src).ok()?;
                     let c: Vec<&str> = r.components().filter_map(|c| c.as_os_str().to_str()).collect();
-                    (c.len() == 2 && c[0] == module && c[1] != "mod.rs").then(|| c[1].trim_end_matches(".rs").to_string())
+                    (c.len() == 2 && c[0] == module && c[1] != "mod.rs")
+                        .then(|| c[1].trim_end_matches(".rs").to_string())
                 })
                 .collect();
             let mut sib_used = names_after(&code, "super::");
@@ -182,13 +195,17 @@ fn no_module_uses_a_higher_layer() {
     let mut wrong = Vec::new();
     for (m, used) in &c.top {
         let Some(own) = layer_of(m) else {
-            wrong.push(format!("src/{m}: not placed in a layer (add it to LAYERS in tests/layers.rs and docs/architecture.md)"));
+            wrong.push(format!(
+                "src/{m}: not placed in a layer (add it to LAYERS in tests/layers.rs and docs/architecture.md)"
+            ));
             continue;
         };
         for u in used {
             match layer_of(u) {
                 Some(l) if l <= own => {}
-                Some(_) => wrong.push(format!("{m} (layer {own}) uses {u} (layer {}), a higher layer", layer_of(u).unwrap())),
+                Some(_) => {
+                    wrong.push(format!("{m} (layer {own}) uses {u} (layer {}), a higher layer", layer_of(u).unwrap()))
+                }
                 None if c.root_items.contains(u) => {}
                 None => wrong.push(format!("{m} uses {u}, which is in no layer")),
             }

@@ -76,7 +76,8 @@ fn request(format: Format) -> (Value, Option<Value>) {
     }
 }
 
-const FORMATS: [Format; 5] = [Format::Openai, Format::Anthropic, Format::AiSdk, Format::OpenaiResponses, Format::Gemini];
+const FORMATS: [Format; 5] =
+    [Format::Openai, Format::Anthropic, Format::AiSdk, Format::OpenaiResponses, Format::Gemini];
 
 /// The model-visible `(messages, system)` after the source guards, with a small attachment budget.
 fn guarded(format: Format, messages: &Value, system: Option<&Value>) -> (Value, Option<Value>) {
@@ -102,7 +103,8 @@ fn every_preview_names_a_listed_attachment_with_its_whole_text() {
         let previews: Vec<&Listed> = visible.iter().filter(|a| a.offset.is_some()).collect();
         assert_eq!(previews.len(), 2, "{format:?}: the two large ones are previewed: {visible:#?}");
         for p in previews {
-            let whole = raw.iter().find(|a| a.id == p.id).unwrap_or_else(|| panic!("{format:?}: {} is not listed", p.id));
+            let whole =
+                raw.iter().find(|a| a.id == p.id).unwrap_or_else(|| panic!("{format:?}: {} is not listed", p.id));
             assert_eq!((whole.message, whole.part, whole.form), (p.message, p.part, p.form), "{format:?}: same place");
             let head = p.text.split("[ctxguard:attachment-preview]").next().unwrap().trim_end();
             assert!(whole.text.starts_with(head), "{format:?}: the preview is the head of the listed text");
@@ -167,13 +169,24 @@ fn the_fixtures_attachments() {
             Value::Object(o) => (o["messages"].clone(), o.get("system").cloned()),
             _ => (v.clone(), None),
         };
-        list_attachments(ENC, format, &messages, system.as_ref()).unwrap().into_iter().map(|a| (a.text, a.name, a.media_type)).collect()
+        list_attachments(ENC, format, &messages, system.as_ref())
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.text, a.name, a.media_type))
+            .collect()
     };
     let s = |x: &str| Some(x.to_string());
-    assert_eq!(names(Format::Openai, openai_fixture()), [("A".into(), s("a.pdf"), s("application/pdf")), ("B".into(), None, None)]);
+    assert_eq!(
+        names(Format::Openai, openai_fixture()),
+        [("A".into(), s("a.pdf"), s("application/pdf")), ("B".into(), None, None)]
+    );
     assert_eq!(
         names(Format::Anthropic, anthropic_fixture()),
-        [("Hallo".into(), s("t.txt"), s("text/plain")), ("pdf text".into(), None, s("application/pdf")), ("c".into(), None, None)]
+        [
+            ("Hallo".into(), s("t.txt"), s("text/plain")),
+            ("pdf text".into(), None, s("application/pdf")),
+            ("c".into(), None, None)
+        ]
     );
     assert_eq!(names(Format::AiSdk, ai_sdk_fixture()), [("Hallo".into(), s("a.txt"), s("text/plain"))]);
     assert_eq!(names(Format::OpenaiResponses, responses_fixture()), [("Hallo".into(), s("a.txt"), s("text/plain"))]);
@@ -197,7 +210,8 @@ fn two_thousand_messages_tokenize_only_the_attachments() {
         if i % 50 == 0 {
             let body = doc(200, "a");
             bytes += body.len();
-            messages.push(json!({"role": "user", "content": format!("<attachment name=\"f{i}.md\">{body}</attachment>")}));
+            messages
+                .push(json!({"role": "user", "content": format!("<attachment name=\"f{i}.md\">{body}</attachment>")}));
         } else {
             messages.push(json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": doc(100, "m")}));
         }

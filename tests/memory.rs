@@ -70,7 +70,10 @@ impl Summarizer {
                     if self.fails {
                         next = a.failed(FailureReason::CallbackError, 0.5);
                     } else {
-                        let text = format!("Summary of {} messages: the user migrates step by step.", p.request.messages.len());
+                        let text = format!(
+                            "Summary of {} messages: the user migrates step by step.",
+                            p.request.messages.len()
+                        );
                         return (p.validate(g, &json!(text)), a.made());
                     }
                 }
@@ -139,7 +142,12 @@ fn a_compaction_keeps_the_last_answer_and_summarizes_incrementally() {
                 // fills at least half of the target.
                 let input = wire(&out.request.messages);
                 assert!(input.contains(&answer(i - 1)), "turn {i}: the last answer is kept");
-                assert!(out.metrics.used_tokens >= g.budget.target_limit / 2, "turn {i}: {} of {}", out.metrics.used_tokens, g.budget.target_limit);
+                assert!(
+                    out.metrics.used_tokens >= g.budget.target_limit / 2,
+                    "turn {i}: {} of {}",
+                    out.metrics.used_tokens,
+                    g.budget.target_limit
+                );
                 assert!(out.metrics.used_tokens <= g.budget.target_limit);
             }
             Step::AwaitAhead => panic!(),
@@ -149,8 +157,15 @@ fn a_compaction_keeps_the_last_answer_and_summarizes_incrementally() {
     assert!(sources.len() >= 2);
     // The second summary's source starts from the first summary, not from the whole history.
     let second = &sources[1];
-    assert!(second[0].starts_with("[ctxguard:summary] Summary of the earlier conversation"), "{:?}", &second[0][..80.min(second[0].len())]);
-    assert!(!second.iter().any(|t| t.starts_with("Question 0:")), "the history before the first summary is not sent again");
+    assert!(
+        second[0].starts_with("[ctxguard:summary] Summary of the earlier conversation"),
+        "{:?}",
+        &second[0][..80.min(second[0].len())]
+    );
+    assert!(
+        !second.iter().any(|t| t.starts_with("Question 0:")),
+        "the history before the first summary is not sent again"
+    );
 }
 
 #[test]
@@ -187,7 +202,9 @@ fn a_new_guard_restores_the_checkpoint_and_gives_the_same_model_input_without_a_
     assert_eq!(out.metrics.memory.covered_messages, 0);
     assert_eq!(wire(&out.request.messages), other);
     // Restored, then given another conversation: ignored, with a trace on that first call.
-    let mismatch = |o: &Outcome| o.traces.iter().any(|t| t.failure_reason.as_deref() == Some(ctxguard::pipeline::CHECKPOINT_MISMATCH));
+    let mismatch = |o: &Outcome| {
+        o.traces.iter().any(|t| t.failure_reason.as_deref() == Some(ctxguard::pipeline::CHECKPOINT_MISMATCH))
+    };
     assert!(!out.traces.iter().any(|t| t.failure_reason.is_some()), "b applied it before: nothing to report");
     let mut e = guard(json!({"checkpointKey": "app-secret"}));
     assert!(e.restore(&parse(stored.as_array().unwrap())).restored);
@@ -196,7 +213,10 @@ fn a_new_guard_restores_the_checkpoint_and_gives_the_same_model_input_without_a_
     assert_eq!((first.metrics.memory.covered_messages, wire(&first.request.messages)), (0, other.clone()));
     assert!(!mismatch(&sb.prepare(&mut e, &parse(&other), &PrepareOptions::default())), "reported once");
     // A tampered checkpoint (it claims to cover more) does not verify under the key.
-    let tampered = stored.to_string().replace(&format!("covers={}:", restored.covered_messages), &format!("covers={}:", restored.covered_messages + 2));
+    let tampered = stored.to_string().replace(
+        &format!("covers={}:", restored.covered_messages),
+        &format!("covers={}:", restored.covered_messages + 2),
+    );
     let mut c = guard(json!({"checkpointKey": "app-secret"}));
     let t = c.restore(&parse(serde_json::from_str::<Value>(&tampered).unwrap().as_array().unwrap()));
     assert!(!t.restored);
@@ -227,7 +247,11 @@ fn an_edit_inside_the_summarized_range_makes_the_guard_compact_again() {
     let edited = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
     assert_eq!(s.calls, calls + 1, "compacted again");
     assert!(edited.checkpoint.is_some());
-    let text = wire(&edited.request.messages).iter().map(|m| m["content"].as_str().unwrap_or("").to_string()).collect::<Vec<_>>().join("\n");
+    let text = wire(&edited.request.messages)
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
     assert!(!text.contains("Question 1: how do I"), "the old version is gone");
 }
 
@@ -302,7 +326,10 @@ fn a_summary_made_ahead_of_time_is_used_when_the_trigger_is_crossed() {
             Step::Done(mut o) => {
                 if let Some(p) = o.ahead.take() {
                     assert!(started.is_none(), "one at a time");
-                    assert!(o.metrics.used_tokens <= g.budget.trigger_limit && o.metrics.used_tokens > (g.budget.usable_limit as f64 * 0.65) as u32);
+                    assert!(
+                        o.metrics.used_tokens <= g.budget.trigger_limit
+                            && o.metrics.used_tokens > (g.budget.usable_limit as f64 * 0.65) as u32
+                    );
                     assert_eq!(g.memory.ahead, AheadState::Running);
                     // It finishes while the user reads and types.
                     let (result, made) = s.answer(&g, &p);
@@ -312,7 +339,10 @@ fn a_summary_made_ahead_of_time_is_used_when_the_trigger_is_crossed() {
                     started = Some(i);
                 } else if o.checkpoint.is_some() {
                     used_at = Some(i);
-                    assert!(o.traces.iter().any(|t| t.ahead == Some(true) && t.status == ctxguard::trace::Status::Applied));
+                    assert!(o
+                        .traces
+                        .iter()
+                        .any(|t| t.ahead == Some(true) && t.status == ctxguard::trace::Status::Applied));
                     assert!(o.metrics.used_tokens < g.budget.trigger_limit);
                     assert_eq!(wire(&o.request.messages).last().unwrap(), &user(i));
                     break;
@@ -406,7 +436,9 @@ fn in_format(format: Format, v: &Value) -> Value {
 fn a_restored_checkpoint_does_not_repeat_the_hosts_system_in_anthropic_and_gemini() {
     // There the checkpoint's system is the host's system prompt and the summary in one string
     // (Anthropic) or one Content (Gemini): restoring it must remember the summary alone.
-    for (format, name, model) in [(Format::Anthropic, "anthropic", "claude-sonnet-4"), (Format::Gemini, "gemini", "gemini-2.5")] {
+    for (format, name, model) in
+        [(Format::Anthropic, "anthropic", "claude-sonnet-4"), (Format::Gemini, "gemini", "gemini-2.5")]
+    {
         let config = json!({"model": model, "format": name, "checkpointKey": "app-secret"});
         let system = json!("You help with a database migration.");
         let request = |h: &[Value]| parse_request(format, &Value::Array(h.to_vec()), Some(&system), None).unwrap();
@@ -421,8 +453,10 @@ fn a_restored_checkpoint_does_not_repeat_the_hosts_system_in_anthropic_and_gemin
             history.push(in_format(format, &answer(i)));
         }
         // Stored as `result.checkpoint` ({ messages, system }), through JSON.
-        let (cp_system, cp_messages) = write_request(format, &Request { messages: checkpoint.expect("compacted"), ..Default::default() });
-        let stored: Value = serde_json::from_str(&json!({"messages": cp_messages, "system": cp_system}).to_string()).unwrap();
+        let (cp_system, cp_messages) =
+            write_request(format, &Request { messages: checkpoint.expect("compacted"), ..Default::default() });
+        let stored: Value =
+            serde_json::from_str(&json!({"messages": cp_messages, "system": cp_system}).to_string()).unwrap();
         history.push(in_format(format, &user(45)));
         let expected = sa.prepare(&mut a, &request(&history), &PrepareOptions::default());
         let mut b = guard(config);
@@ -445,7 +479,11 @@ fn a_compaction_keeps_the_last_exchange_when_the_current_turn_alone_fills_the_ta
     // still fits under the usable limit: it stays, whole (user message and answer).
     let mut g = guard(json!({}));
     let mut s = Summarizer::ok();
-    let output: String = (0..170).map(|l| format!("{l:4} | line {l} of the log: request served in {} ms status=200 path=/api/v1/items\n", l * 3 % 97)).collect();
+    let output: String = (0..170)
+        .map(|l| {
+            format!("{l:4} | line {l} of the log: request served in {} ms status=200 path=/api/v1/items\n", l * 3 % 97)
+        })
+        .collect();
     let mut history: Vec<Value> = vec![json!({"role": "system", "content": "You help with a database migration."})];
     for i in 0..40 {
         history.push(user(i));
@@ -474,11 +512,14 @@ fn a_summarizer_that_is_down_gives_the_same_kind_of_model_input_every_turn() {
     // whole history), and a clearing step is reported only when an output is newly cleared.
     let mut g = guard(json!({}));
     let mut s = Summarizer { calls: 0, fails: true };
-    let file = |i: usize| (0..60).map(|l| format!("{l} | const v_{i}_{l} = f({l}, {i});")).collect::<Vec<_>>().join("\n");
+    let file =
+        |i: usize| (0..60).map(|l| format!("{l} | const v_{i}_{l} = f({l}, {i});")).collect::<Vec<_>>().join("\n");
     let mut history: Vec<Value> = vec![json!({"role": "system", "content": "You are a coding agent."})];
     let (mut degraded, mut over, mut step_traces, mut cleared_total) = (0, 0, 0, 0);
     for i in 0..50 {
-        history.push(json!({"role": "user", "content": format!("Task {i}: {}", "please look carefully at this. ".repeat(60))}));
+        history.push(
+            json!({"role": "user", "content": format!("Task {i}: {}", "please look carefully at this. ".repeat(60))}),
+        );
         history.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{i}"), "type": "function", "function": {"name": "read_file", "arguments": format!("{{\"path\":\"m{i}.ts\"}}")}}]}));
         history.push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": file(i)}));
         let out = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
@@ -510,8 +551,21 @@ fn the_settings_in_force_are_reported_and_an_ahead_ratio_must_be_under_the_trigg
     let mut off = guard(json!({ "clearToolOutputs": false }));
     assert_eq!(off.measure(&parse(&[user(0)])).clearing.protect_tokens, 0);
     // An ahead threshold at or over the trigger would never be ahead of it.
-    let config = |v: Value| serde_json::from_value::<GuardConfig>(json!({ "model": "gpt-4o", "contextWindow": 16_000 }).as_object().unwrap().clone().into_iter().chain(v.as_object().unwrap().clone()).collect::<serde_json::Map<_, _>>().into());
-    for bad in [json!({ "aheadRatio": 0.8 }), json!({ "aheadRatio": 0.9 }), json!({ "triggerRatio": 0.6, "aheadRatio": 0.65 })] {
+    let config = |v: Value| {
+        serde_json::from_value::<GuardConfig>(
+            json!({ "model": "gpt-4o", "contextWindow": 16_000 })
+                .as_object()
+                .unwrap()
+                .clone()
+                .into_iter()
+                .chain(v.as_object().unwrap().clone())
+                .collect::<serde_json::Map<_, _>>()
+                .into(),
+        )
+    };
+    for bad in
+        [json!({ "aheadRatio": 0.8 }), json!({ "aheadRatio": 0.9 }), json!({ "triggerRatio": 0.6, "aheadRatio": 0.65 })]
+    {
         let e = Guard::new(&config(bad.clone()).unwrap()).err().unwrap();
         assert!(e.message.contains("below triggerRatio"), "{bad}: {}", e.message);
     }

@@ -27,7 +27,8 @@ fn placed(format: Format, messages: &Value, system: Option<&Value>) -> Value {
 fn placed_with_calls(format: Format, messages: &Value, system: Option<&Value>) -> Value {
     let request = parse_request(format, messages, system, None).unwrap();
     let got = places(format, &request.messages, system).unwrap();
-    let per = count_request(&profile(&resolve_model(Some("gpt-4o"), None)), &request.messages, &request.tools).per_message;
+    let per =
+        count_request(&profile(&resolve_model(Some("gpt-4o"), None)), &request.messages, &request.tools).per_message;
     assert_eq!(got.len(), per.len(), "{format:?}: one place per perMessage entry");
     serde_json::to_value(got).unwrap()
 }
@@ -133,18 +134,38 @@ fn ai_sdk_tool_messages_one_place_per_part_and_system_messages_in_place() {
     );
     // The system option: a string is one place; an array one per system message, by index.
     let user = json!([{ "role": "user", "content": "hi" }]);
-    assert_eq!(placed(Format::AiSdk, &user, Some(&json!("S"))), expect(&[(json!("system"), NONE, "system"), (at(0), NONE, "user")]));
+    assert_eq!(
+        placed(Format::AiSdk, &user, Some(&json!("S"))),
+        expect(&[(json!("system"), NONE, "system"), (at(0), NONE, "user")])
+    );
     let two = json!([{ "role": "system", "content": "S" }, { "role": "system", "content": "T" }]);
     assert_eq!(
         placed(Format::AiSdk, &user, Some(&two)),
-        expect(&[(json!("system"), json!([0]), "system"), (json!("system"), json!([1]), "system"), (at(0), NONE, "user")])
+        expect(&[
+            (json!("system"), json!([0]), "system"),
+            (json!("system"), json!([1]), "system"),
+            (at(0), NONE, "user")
+        ])
     );
 }
 
 #[test]
 fn responses_one_place_per_item_after_the_instructions() {
     let got = placed(Format::OpenaiResponses, &responses_fixture(), Some(&json!("Be brief")));
-    let roles = ["system", "user", "assistant", "assistant", "assistant", "tool", "tool", "assistant", "tool", "assistant", "assistant", "tool"];
+    let roles = [
+        "system",
+        "user",
+        "assistant",
+        "assistant",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+        "assistant",
+        "tool",
+    ];
     let mut rows = vec![(json!("system"), NONE, "system")];
     rows.extend(roles.iter().enumerate().map(|(i, r)| (at(i), NONE, *r)));
     assert_eq!(got, expect(&rows));
@@ -164,7 +185,15 @@ fn gemini_function_responses_split_out_before_the_rest_of_their_content() {
         { "role": "user", "parts": [{ "functionResponse": { "name": "get", "response": {} } }] }
     ]);
     let got = placed(Format::Gemini, &messages, None);
-    assert_eq!(got, expect(&[(at(0), NONE, "assistant"), (at(1), json!([1]), "tool"), (at(1), json!([0]), "user"), (at(2), json!([0]), "tool")]));
+    assert_eq!(
+        got,
+        expect(&[
+            (at(0), NONE, "assistant"),
+            (at(1), json!([1]), "tool"),
+            (at(1), json!([0]), "user"),
+            (at(2), json!([0]), "tool")
+        ])
+    );
 }
 
 #[test]

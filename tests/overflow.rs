@@ -3,7 +3,9 @@
 //! figures an overflow states (a second table: every wording, with and without numbers).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use ctxguard::overflow::{classify, classify_value, Classification, ErrorKind, OverflowCounts, ProviderError, Qualifier, MAX_SCAN_BYTES};
+use ctxguard::overflow::{
+    classify, classify_value, Classification, ErrorKind, OverflowCounts, ProviderError, Qualifier, MAX_SCAN_BYTES,
+};
 use serde_json::{json, Value};
 
 use ErrorKind::{ContextOverflow as Overflow, Other, PayloadTooLarge as Payload, RateLimit as Rate};
@@ -408,7 +410,8 @@ fn real_payloads_are_classified() {
     for c in &cases {
         let got = classify_value(&c.input);
         if got.kind != c.kind || got.reason != c.reason || got.compact_and_retry != (c.kind == Overflow) {
-            failures.push(format!("{}\n    want {:?} {}, got {:?} {}", c.source, c.kind, c.reason, got.kind, got.reason));
+            failures
+                .push(format!("{}\n    want {:?} {}, got {:?} {}", c.source, c.kind, c.reason, got.kind, got.reason));
         }
     }
     assert!(failures.is_empty(), "{} of {} misclassified:\n{}", failures.len(), cases.len(), failures.join("\n"));
@@ -426,8 +429,17 @@ fn the_struct_api_agrees_with_the_json_api() {
         body: None,
     };
     let got = classify(&e);
-    let counts = OverflowCounts { prompt_tokens: Some(7691), completion_tokens: Some(512), requested_tokens: Some(8203), limit: Some(8192), qualifier: Some(Qualifier::Exact) };
-    assert_eq!(got, Classification { kind: Overflow, compact_and_retry: true, reason: "marker:context_length_exceeded", counts });
+    let counts = OverflowCounts {
+        prompt_tokens: Some(7691),
+        completion_tokens: Some(512),
+        requested_tokens: Some(8203),
+        limit: Some(8192),
+        qualifier: Some(Qualifier::Exact),
+    };
+    assert_eq!(
+        got,
+        Classification { kind: Overflow, compact_and_retry: true, reason: "marker:context_length_exceeded", counts }
+    );
     assert_eq!(got, classify_value(&json!({"status": 400, "message": e.message, "code": e.code})));
 
     let bare = ProviderError { status: Some(400), ..Default::default() };
@@ -456,13 +468,22 @@ fn status_rules() {
     assert_eq!(kind_of(json!({"status": "413"})), (Overflow, "status:413"));
     assert_eq!(kind_of(json!({"statusCode": 413.0})), (Overflow, "status:413"));
     // 413 with byte wording is a payload error; with token wording an overflow.
-    assert_eq!(kind_of(json!({"status": 413, "message": "image exceeds 5 MB maximum: 7471104 bytes > 5242880 bytes"})), (Payload, "marker:bytes"));
-    assert_eq!(kind_of(json!({"status": 413, "message": "prompt is too long: 250000 tokens > 200000 maximum"})), (Overflow, "marker:prompt_too_long"));
+    assert_eq!(
+        kind_of(json!({"status": 413, "message": "image exceeds 5 MB maximum: 7471104 bytes > 5242880 bytes"})),
+        (Payload, "marker:bytes")
+    );
+    assert_eq!(
+        kind_of(json!({"status": 413, "message": "prompt is too long: 250000 tokens > 200000 maximum"})),
+        (Overflow, "marker:prompt_too_long")
+    );
     // 5xx is other unless a marker says otherwise.
     for status in [500, 502, 503, 504, 529] {
         assert_eq!(kind_of(json!({ "status": status })), (Other, "none"), "{status}");
     }
-    assert_eq!(kind_of(json!({"status": 503, "message": "The model is overloaded. Please try again later."})), (Rate, "marker:overloaded"));
+    assert_eq!(
+        kind_of(json!({"status": 503, "message": "The model is overloaded. Please try again later."})),
+        (Rate, "marker:overloaded")
+    );
     // An explicit status beats one found in the body; a body status is used when none is given.
     assert_eq!(kind_of(json!({"status": 400, "body": {"error": {"code": 429}}})), (Other, "none"));
     assert_eq!(kind_of(json!({"body": {"error": {"code": 429}}})), (Rate, "status:429"));
@@ -507,7 +528,10 @@ fn localized_phrasings() {
     for (message, reason) in overflow {
         assert_eq!(kind_of(json!({"status": 400, "message": message})), (Overflow, reason), "{message}");
     }
-    assert_eq!(kind_of(json!({"status": 400, "message": "您当前使用该API的并发数过高，请降低并发"})), (Rate, "marker:zh_rate_limit"));
+    assert_eq!(
+        kind_of(json!({"status": 400, "message": "您当前使用该API的并发数过高，请降低并发"})),
+        (Rate, "marker:zh_rate_limit")
+    );
     assert_eq!(kind_of(json!({"message": "レート制限に達しました"})), (Rate, "marker:ja_rate_limit"));
     // "too long" about something that is not the prompt is not an overflow.
     assert_eq!(kind_of(json!({"status": 400, "message": "Le nom d'utilisateur est trop court"})), (Other, "none"));
@@ -550,9 +574,15 @@ fn anything_is_classified_without_panicking() {
         assert!(!c.compact_and_retry);
     }
     // A bare string is read as the message.
-    assert_eq!(kind_of(json!("prompt is too long: 208310 tokens > 200000 maximum")), (Overflow, "marker:prompt_too_long"));
+    assert_eq!(
+        kind_of(json!("prompt is too long: 208310 tokens > 200000 maximum")),
+        (Overflow, "marker:prompt_too_long")
+    );
     // A top-level array is read as a body.
-    assert_eq!(kind_of(json!([{"error": {"code": "context_length_exceeded"}}])), (Overflow, "marker:context_length_exceeded"));
+    assert_eq!(
+        kind_of(json!([{"error": {"code": "context_length_exceeded"}}])),
+        (Overflow, "marker:context_length_exceeded")
+    );
 }
 
 #[test]
@@ -560,7 +590,10 @@ fn work_is_bounded_on_hostile_input() {
     // A marker beyond the scanned prefix is not seen; one inside it is.
     let filler = "a".repeat(MAX_SCAN_BYTES + 10);
     assert_eq!(kind_of(json!({ "message": format!("{filler} context_length_exceeded") })), (Other, "none"));
-    assert_eq!(kind_of(json!({ "message": format!("context_length_exceeded {filler}") })), (Overflow, "marker:context_length_exceeded"));
+    assert_eq!(
+        kind_of(json!({ "message": format!("context_length_exceeded {filler}") })),
+        (Overflow, "marker:context_length_exceeded")
+    );
     // Many megabytes without a marker, multibyte text cut at the limit.
     let big = "上下文长度".repeat(1_000_000);
     assert_eq!(kind_of(json!({ "message": "ok", "body": format!("xx{big}") })), (Overflow, "marker:zh_context"));

@@ -44,7 +44,11 @@ fn every_wording_gives_its_figures() {
         if got.kind != ErrorKind::ContextOverflow {
             failures.push(format!("{source}\n    not an overflow: {:?} {}", got.kind, got.reason));
         } else if serde_json::to_value(got.counts).unwrap() != Value::Object(want.clone()) {
-            failures.push(format!("{source}\n    want {}\n    got  {}", Value::Object(want), serde_json::to_value(got.counts).unwrap()));
+            failures.push(format!(
+                "{source}\n    want {}\n    got  {}",
+                Value::Object(want),
+                serde_json::to_value(got.counts).unwrap()
+            ));
         }
     }
     assert!(failures.is_empty(), "{} of {} wrong:\n{}", failures.len(), cases.len(), failures.join("\n"));
@@ -64,11 +68,25 @@ fn the_qualifiers() {
 #[test]
 fn new_wordings_are_overflows_with_their_own_reason() {
     let reason = |m: &str| classify_value(&msg(m)).reason;
-    assert_eq!(reason("This model's maximum prompt length is 131072 but the request contains 136973 tokens."), "marker:maximum_prompt_length");
+    assert_eq!(
+        reason("This model's maximum prompt length is 131072 but the request contains 136973 tokens."),
+        "marker:maximum_prompt_length"
+    );
     assert_eq!(reason("prompt token count of 65446 exceeds the limit of 64000"), "marker:prompt_token_count");
-    assert_eq!(reason("Unable to submit request because the input token count is 1251952 but model only supports up to 1048576."), "marker:input_token_count");
-    assert_eq!(reason("Prompt has 300,000 tokens, but the configured context size is 131,072 tokens"), "marker:configured_context_size");
-    assert_eq!(reason("Input length 265330 exceeds the maximum allowed input length of 262144 tokens."), "marker:maximum_input_length");
+    assert_eq!(
+        reason(
+            "Unable to submit request because the input token count is 1251952 but model only supports up to 1048576."
+        ),
+        "marker:input_token_count"
+    );
+    assert_eq!(
+        reason("Prompt has 300,000 tokens, but the configured context size is 131,072 tokens"),
+        "marker:configured_context_size"
+    );
+    assert_eq!(
+        reason("Input length 265330 exceeds the maximum allowed input length of 262144 tokens."),
+        "marker:maximum_input_length"
+    );
     assert_eq!(reason("输入令牌数(3377151)超过了允许的最大令牌数(1048576)。"), "marker:zh_context");
     assert_eq!(classify_value(&json!({"code": "model_max_prompt_tokens_exceeded"})).reason, "marker:context_exceeded");
 }
@@ -94,10 +112,14 @@ fn no_figures_outside_overflows_or_beyond_u32() {
     let c = classify_value(&msg("prompt is too long: 99999999999 tokens > 200000 maximum"));
     assert_eq!((c.kind, c.counts), (ErrorKind::ContextOverflow, none()));
     // Whole numbers as floats (what a JS body holds) are read; fractions and strings are not.
-    let c = classify_value(&json!({"body": {"error": {"type": "exceed_context_size_error", "n_prompt_tokens": 14429.0, "n_ctx": 8192.0}}}));
+    let c = classify_value(
+        &json!({"body": {"error": {"type": "exceed_context_size_error", "n_prompt_tokens": 14429.0, "n_ctx": 8192.0}}}),
+    );
     assert_eq!((c.counts.prompt_tokens, c.counts.limit), (Some(14_429), Some(8_192)));
     // Fields that are not whole numbers are not read.
-    let c = classify_value(&json!({"body": {"error": {"type": "exceed_context_size_error", "n_prompt_tokens": 14429.5, "n_ctx": "8192"}}}));
+    let c = classify_value(
+        &json!({"body": {"error": {"type": "exceed_context_size_error", "n_prompt_tokens": 14429.5, "n_ctx": "8192"}}}),
+    );
     assert_eq!(c.counts, none());
 }
 

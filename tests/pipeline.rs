@@ -26,7 +26,9 @@ fn guard(window: u32) -> Guard {
 fn conversation(turns: usize, filler: usize) -> Value {
     let mut v = vec![json!({"role": "system", "content": "You are a build assistant."})];
     for i in 0..turns {
-        v.push(json!({"role": "user", "content": format!("Q{i}: why does module {i} fail? {}", "detail ".repeat(filler))}));
+        v.push(
+            json!({"role": "user", "content": format!("Q{i}: why does module {i} fail? {}", "detail ".repeat(filler))}),
+        );
         v.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{i}"), "type": "function", "function": {"name": "run_tests", "arguments": format!("{{\"module\":\"m{i}\"}}")}}]}));
         v.push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": format!("{}result: module {i} FAILED at step {i}\n", "log line\n".repeat(filler))}));
         v.push(json!({"role": "assistant", "content": format!("Module {i} fails at step {i}. {}", "because ".repeat(filler))}));
@@ -124,8 +126,17 @@ fn a_completed_compaction_builds_a_self_contained_checkpoint() {
     assert!(tail[tail_len - 1].content.text().starts_with("Module 39 fails at step 39."));
     let input: Vec<Value> = write_request(Format::Openai, &out.request).1;
     let originals = wire.as_array().unwrap();
-    assert_eq!(&input[input.len() - 1 - tail_len..], &originals[originals.len() - 1 - tail_len..], "the tail reaches the model verbatim");
-    assert!(out.metrics.used_tokens >= g.budget.target_limit / 2, "{} of {}", out.metrics.used_tokens, g.budget.target_limit);
+    assert_eq!(
+        &input[input.len() - 1 - tail_len..],
+        &originals[originals.len() - 1 - tail_len..],
+        "the tail reaches the model verbatim"
+    );
+    assert!(
+        out.metrics.used_tokens >= g.budget.target_limit / 2,
+        "{} of {}",
+        out.metrics.used_tokens,
+        g.budget.target_limit
+    );
     let retained: Vec<_> = cp.iter().filter(|m| m.markers.checkpoint_retained).collect();
     assert!(!retained.is_empty() && retained.len() <= 4);
     assert!(retained.iter().all(|m| m.id.as_deref().unwrap().starts_with("ctxguard-retained-")));
@@ -136,7 +147,8 @@ fn a_completed_compaction_builds_a_self_contained_checkpoint() {
     assert_eq!(out.traces.last().unwrap().removed_history_items, Some(rec.removed_items));
     assert_eq!(g.measure(&Request { messages: cp.clone(), ..Default::default() }).used_tokens, out.metrics.used_tokens);
     // the next call on the checkpoint does not compact again
-    match g.prepare_start(&Request { messages: cp, ..Default::default() }, &PrepareOptions::default(), &clock).unwrap() {
+    match g.prepare_start(&Request { messages: cp, ..Default::default() }, &PrepareOptions::default(), &clock).unwrap()
+    {
         Step::Done(o) => assert!(o.compaction.is_none()),
         Step::Summarize(_) | Step::AwaitAhead => panic!("compacted twice"),
     }
@@ -157,7 +169,13 @@ fn bad_answers_are_rejected_with_reasons() {
 
 #[test]
 fn every_failure_ends_in_the_mechanical_fallback_which_is_no_checkpoint() {
-    for reason in [FailureReason::Timeout, FailureReason::CallbackError, FailureReason::InvalidOutput, FailureReason::NoCallback, FailureReason::Aborted] {
+    for reason in [
+        FailureReason::Timeout,
+        FailureReason::CallbackError,
+        FailureReason::InvalidOutput,
+        FailureReason::NoCallback,
+        FailureReason::Aborted,
+    ] {
         let wire = conversation(40, 30);
         let mut g = guard(10_000);
         let p = pending(&mut g, &parse(&wire), &PrepareOptions::default());
@@ -172,9 +190,13 @@ fn every_failure_ends_in_the_mechanical_fallback_which_is_no_checkpoint() {
         let t = note.content.text();
         assert!(t.starts_with("[ctxguard:evidence]") && t.contains(reason.as_str()));
         // The evidence of the newest summarized turn; the turns of the recent tail stay whole.
-        let newest = (0..40).rev().find(|i| t.contains(&format!("tool run_tests(module=m{i}) → "))).expect("tool evidence");
+        let newest =
+            (0..40).rev().find(|i| t.contains(&format!("tool run_tests(module=m{i}) → "))).expect("tool evidence");
         assert!(t.contains(&format!("module {newest} FAILED at step {newest}")), "{t}");
-        assert!(out.request.messages.iter().any(|m| m.content.text().starts_with(&format!("Module {} fails", newest + 1))), "the turn after it is in the tail");
+        assert!(
+            out.request.messages.iter().any(|m| m.content.text().starts_with(&format!("Module {} fails", newest + 1))),
+            "the turn after it is in the tail"
+        );
         assert!(out.metrics.used_tokens <= g.budget.usable_limit);
         latest_user_is_last_user(&out, &wire);
         assert_pairs_valid(&out.request.messages);
@@ -185,7 +207,11 @@ fn every_failure_ends_in_the_mechanical_fallback_which_is_no_checkpoint() {
 fn force_compacts_under_the_trigger_and_guidance_is_never_persisted() {
     let wire = conversation(10, 5);
     let mut g = guard(128_000);
-    let opts = PrepareOptions { force: true, guidance: Some("Your last answer was cut off; continue concisely.".into()), ..Default::default() };
+    let opts = PrepareOptions {
+        force: true,
+        guidance: Some("Your last answer was cut off; continue concisely.".into()),
+        ..Default::default()
+    };
     let p = pending(&mut g, &parse(&wire), &opts);
     assert!(!p.request.messages.iter().any(|m| m.content.text().contains("cut off")));
     let a = p.validate(&g, &json!("Ten modules fail.")).unwrap();
@@ -207,7 +233,14 @@ fn an_ineffective_compaction_is_not_repeated() {
     let a = p.validate(&g, &json!("Six modules fail.")).unwrap();
     let out = g.prepare_finish(*p, Ok(a), 1, &clock).unwrap();
     assert!(out.compaction.unwrap().after_tokens > g.budget.target_limit);
-    match g.prepare_start(&Request { messages: out.checkpoint.unwrap(), ..Default::default() }, &PrepareOptions::default(), &clock).unwrap() {
+    match g
+        .prepare_start(
+            &Request { messages: out.checkpoint.unwrap(), ..Default::default() },
+            &PrepareOptions::default(),
+            &clock,
+        )
+        .unwrap()
+    {
         Step::Done(o) => assert!(o.compaction.is_none(), "no second compaction right away"),
         Step::Summarize(_) | Step::AwaitAhead => panic!("thrash"),
     }
@@ -220,7 +253,12 @@ fn emergency_layer_drops_oldest_and_refuses_an_oversized_question() {
     let mut g = guard(4_000);
     let p = pending(&mut g, &parse(&wire), &PrepareOptions::default());
     let out = g.prepare_finish(*p, Err(FailureReason::Timeout), 3, &clock).unwrap();
-    assert!(out.metrics.used_tokens <= g.budget.usable_limit, "{} > {}", out.metrics.used_tokens, g.budget.usable_limit);
+    assert!(
+        out.metrics.used_tokens <= g.budget.usable_limit,
+        "{} > {}",
+        out.metrics.used_tokens,
+        g.budget.usable_limit
+    );
     assert_eq!(out.request.messages[0].content.text(), "You are a build assistant.");
     latest_user_is_last_user(&out, &wire);
     assert_pairs_valid(&out.request.messages);
@@ -245,12 +283,17 @@ fn anthropic_pairs_stay_valid() {
     }
     msgs.push(json!({"role": "user", "content": "next?"}));
     let req = parse_request(Format::Anthropic, &Value::Array(msgs), Some(&json!("Be terse.")), None).unwrap();
-    let cfg: GuardConfig = serde_json::from_value(json!({"model": "claude-sonnet-4-5", "contextWindow": 12_000, "reservedOutputTokens": 1000})).unwrap();
+    let cfg: GuardConfig = serde_json::from_value(
+        json!({"model": "claude-sonnet-4-5", "contextWindow": 12_000, "reservedOutputTokens": 1000}),
+    )
+    .unwrap();
     let mut g = Guard::new(&cfg).unwrap();
     let m = g.measure(&req);
     assert!(m.used_tokens > g.budget.trigger_limit, "{} {}", m.used_tokens, g.budget.trigger_limit);
     let p = pending(&mut g, &req, &PrepareOptions::default());
-    let out = g.prepare_finish(*p, Ok(ctxguard::pipeline::session_state::Answer::Text("Forty steps ran.".into())), 1, &clock).unwrap();
+    let out = g
+        .prepare_finish(*p, Ok(ctxguard::pipeline::session_state::Answer::Text("Forty steps ran.".into())), 1, &clock)
+        .unwrap();
     assert_pairs_valid(&out.request.messages);
     let (system, wire) = write_request(Format::Anthropic, &out.request);
     let sys = serde_json::to_string(&system).unwrap();
@@ -325,7 +368,11 @@ fn a_run_starts_from_the_settled_session_state() {
     use ctxguard::pipeline::session_state::SessionState;
     let wire = conversation(30, 20);
     let req = parse(&wire);
-    let state = SessionState { summary: "Modules 0-29 fail at their own step.".into(), key_facts: vec!["module i fails at step i".into()], ..Default::default() };
+    let state = SessionState {
+        summary: "Modules 0-29 fail at their own step.".into(),
+        key_facts: vec!["module i fails at step i".into()],
+        ..Default::default()
+    };
     let opts = PrepareOptions { session_state: Some(state.clone()), ..Default::default() };
     let mut g = session_guard(json!({ "checkpointKey": "k" }));
     let Step::Done(out) = g.prepare_start(&req, &opts, &clock).unwrap() else { panic!("no compaction expected") };
@@ -343,7 +390,10 @@ fn a_run_starts_from_the_settled_session_state() {
     // Misuse: a summary-strategy guard, an empty summary, no user message.
     let mut plain = guard(128_000);
     assert_eq!(plain.prepare_start(&req, &opts, &clock).err().unwrap().code, ctxguard::ErrorCode::InvalidOptions);
-    let empty = PrepareOptions { session_state: Some(SessionState { summary: " ".into(), ..Default::default() }), ..Default::default() };
+    let empty = PrepareOptions {
+        session_state: Some(SessionState { summary: " ".into(), ..Default::default() }),
+        ..Default::default()
+    };
     assert_eq!(g.prepare_start(&req, &empty, &clock).err().unwrap().code, ctxguard::ErrorCode::InvalidOptions);
     let no_user = parse(&json!([{"role": "system", "content": "s"}]));
     assert_eq!(g.prepare_start(&no_user, &opts, &clock).err().unwrap().code, ctxguard::ErrorCode::InvalidMessages);
@@ -363,7 +413,10 @@ fn the_checkpoint_keeps_raw_messages_and_the_next_call_gives_the_current_output_
     v.push(json!({"role": "tool", "tool_call_id": "now", "content": log.clone()}));
     let wire = Value::Array(v);
     let req = parse(&wire);
-    let cfg: GuardConfig = serde_json::from_value(json!({ "model": "gpt-4o", "contextWindow": 40_000, "reservedOutputTokens": 1000, "toolOutputTotal": 8_000 })).unwrap();
+    let cfg: GuardConfig = serde_json::from_value(
+        json!({ "model": "gpt-4o", "contextWindow": 40_000, "reservedOutputTokens": 1000, "toolOutputTotal": 8_000 }),
+    )
+    .unwrap();
     let mut g = Guard::new(&cfg).unwrap();
     let shared = g.guard_sources(&req, false, &clock).request.messages.last().unwrap().content.text();
     let p = pending(&mut g, &req, &PrepareOptions { force: true, ..Default::default() });
@@ -398,7 +451,13 @@ fn errors_and_timeouts_pause_before_the_next_attempt_with_jittered_doubling() {
         assert_eq!(retry_pause_ms(reason, 1, 0.0, 0.5), None);
     }
     // An answer that failed validation is asked again at once; an abort ends the attempts anyway.
-    for reason in [FailureReason::InvalidOutput, FailureReason::EmptyOutput, FailureReason::OverBudget, FailureReason::Aborted, FailureReason::NoCallback] {
+    for reason in [
+        FailureReason::InvalidOutput,
+        FailureReason::EmptyOutput,
+        FailureReason::OverBudget,
+        FailureReason::Aborted,
+        FailureReason::NoCallback,
+    ] {
         assert_eq!(retry_pause_ms(reason, 1, d, 0.5), None, "{reason:?}");
     }
     // A random number outside [0, 1) cannot stretch the pause.

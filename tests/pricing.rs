@@ -32,7 +32,9 @@ fn cost_of_the_next_request_by_hand() {
 fn conversation(turns: usize) -> serde_json::Value {
     let mut msgs = vec![json!({"role": "system", "content": "You are a careful build assistant. ".repeat(40)})];
     for i in 0..turns {
-        msgs.push(json!({"role": "user", "content": format!("Question {i}: {}", "why does the build fail? ".repeat(30))}));
+        msgs.push(
+            json!({"role": "user", "content": format!("Question {i}: {}", "why does the build fail? ".repeat(30))}),
+        );
         msgs.push(json!({"role": "assistant", "content": format!("Answer {i}: {}", "because the cache is stale. ".repeat(30))}));
     }
     serde_json::Value::Array(msgs)
@@ -40,7 +42,12 @@ fn conversation(turns: usize) -> serde_json::Value {
 
 #[test]
 fn metrics_cost_uses_the_prefix_sent_last() {
-    let mut g = Guard::new(&GuardConfig { model: Some("gpt-4o".into()), reserved_output_tokens: Some(1_000.0), ..Default::default() }).unwrap();
+    let mut g = Guard::new(&GuardConfig {
+        model: Some("gpt-4o".into()),
+        reserved_output_tokens: Some(1_000.0),
+        ..Default::default()
+    })
+    .unwrap();
     let first = parse_request(Format::Openai, &conversation(6), None, None).unwrap();
     // Nothing sent yet: nothing cached.
     let m = g.measure(&first);
@@ -61,7 +68,8 @@ fn metrics_cost_uses_the_prefix_sent_last() {
     let c2 = m2.cost.unwrap();
     assert_eq!(c2.cached_input_tokens as usize, prefix / 128 * 128);
     assert_eq!(c2.input_tokens, m2.used_tokens);
-    let by_hand = f64::from(c2.cached_input_tokens) * 1.25e-6 + f64::from(c2.uncached_input_tokens) * 2.5e-6 + 1_000.0 * 10e-6;
+    let by_hand =
+        f64::from(c2.cached_input_tokens) * 1.25e-6 + f64::from(c2.uncached_input_tokens) * 2.5e-6 + 1_000.0 * 10e-6;
     assert!(close(c2.total_usd, by_hand));
     // A changed first message breaks the whole prefix.
     let mut edited = conversation(7);
@@ -95,15 +103,22 @@ fn economic_budget_in_usd() {
     // $0.05 of gpt-4o input at $2.50 per million = 20,000 tokens.
     let e: EconomicBudget = serde_json::from_value(json!({"usd": 0.05})).unwrap();
     assert_eq!(e, EconomicBudget::Usd(UsdBudget { usd: 0.05 }));
-    let g = Guard::new(&GuardConfig { model: Some("gpt-4o".into()), economic_budget: Some(e), ..Default::default() }).unwrap();
+    let g = Guard::new(&GuardConfig { model: Some("gpt-4o".into()), economic_budget: Some(e), ..Default::default() })
+        .unwrap();
     assert_eq!(g.budget.economic_budget, Some(20_000));
     assert_eq!(g.budget.usable_limit, 20_000);
     let t: EconomicBudget = serde_json::from_value(json!(60000)).unwrap();
-    let g = Guard::new(&GuardConfig { model: Some("gpt-4o".into()), economic_budget: Some(t), ..Default::default() }).unwrap();
+    let g = Guard::new(&GuardConfig { model: Some("gpt-4o".into()), economic_budget: Some(t), ..Default::default() })
+        .unwrap();
     assert_eq!(g.budget.usable_limit, 60_000);
     assert!(serde_json::from_value::<EconomicBudget>(json!({"usd": 0.05, "eur": 1})).is_err());
     // No price: a USD budget is an error.
-    let cfg = GuardConfig { model: Some("my-local".into()), context_window: Some(32_000.0), economic_budget: Some(e), ..Default::default() };
+    let cfg = GuardConfig {
+        model: Some("my-local".into()),
+        context_window: Some(32_000.0),
+        economic_budget: Some(e),
+        ..Default::default()
+    };
     assert_eq!(Guard::new(&cfg).err().unwrap().code, ErrorCode::InvalidBudget);
 }
 
@@ -162,7 +177,9 @@ fn prepare_moves_the_cache_reference_point() {
     use ctxguard::pipeline::{PrepareOptions, Step};
     let mut g = Guard::new(&GuardConfig { model: Some("gpt-4o".into()), ..Default::default() }).unwrap();
     let first = parse_request(Format::Openai, &conversation(6), None, None).unwrap();
-    let Step::Done(_) = g.prepare_start(&first, &PrepareOptions::default(), &|| 0.0).unwrap() else { panic!("no compaction expected") };
+    let Step::Done(_) = g.prepare_start(&first, &PrepareOptions::default(), &|| 0.0).unwrap() else {
+        panic!("no compaction expected")
+    };
     let second = parse_request(Format::Openai, &conversation(7), None, None).unwrap();
     assert!(g.measure(&second).cost.unwrap().cached_input_tokens >= 1_024);
 }
@@ -179,7 +196,11 @@ fn claude_guard(window: f64, economic: f64) -> Guard {
 
 /// The smallest conversation whose measured size passes `tokens`.
 fn turns_over(g: &mut Guard, tokens: u32) -> usize {
-    (1..).find(|&n| g.measure(&parse_request(Format::Openai, &conversation(n), None, None).unwrap()).used_tokens > tokens).unwrap()
+    (1..)
+        .find(|&n| {
+            g.measure(&parse_request(Format::Openai, &conversation(n), None, None).unwrap()).used_tokens > tokens
+        })
+        .unwrap()
 }
 
 #[test]
@@ -207,7 +228,9 @@ fn prepare_defers_an_economic_compaction_while_the_cache_is_cheaper() {
 
     // The same request with nothing cached (a fresh guard): compacting is cheaper.
     let mut fresh = claude_guard(200_000.0, 100_000.0);
-    let Step::Summarize(p) = fresh.prepare_start(&over, &PrepareOptions::default(), &|| 0.0).unwrap() else { panic!("compaction expected") };
+    let Step::Summarize(p) = fresh.prepare_start(&over, &PrepareOptions::default(), &|| 0.0).unwrap() else {
+        panic!("compaction expected")
+    };
     let a = p.validate(&fresh, &json!("Questions and answers about a stale build cache.")).unwrap();
     let done = fresh.prepare_finish(*p, Ok(a), 1, &|| 0.0).unwrap();
     let d = done.cache_decision.unwrap();
@@ -234,7 +257,9 @@ fn the_physical_window_is_never_deferred() {
     let under = parse_request(Format::Openai, &conversation(n - 1), None, None).unwrap();
     let over = parse_request(Format::Openai, &conversation(n), None, None).unwrap();
     let _ = g.prepare_start(&under, &PrepareOptions::default(), &|| 0.0).unwrap();
-    let Step::Summarize(p) = g.prepare_start(&over, &PrepareOptions::default(), &|| 0.0).unwrap() else { panic!("never deferred") };
+    let Step::Summarize(p) = g.prepare_start(&over, &PrepareOptions::default(), &|| 0.0).unwrap() else {
+        panic!("never deferred")
+    };
     let out = g.prepare_finish(*p, Err(ctxguard::pipeline::FailureReason::NoCallback), 0, &|| 0.0).unwrap();
     assert_eq!(out.cache_decision.unwrap().reason, DecisionReason::PhysicalWindow);
 }

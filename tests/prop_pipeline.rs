@@ -159,7 +159,11 @@ fn conv_strategy() -> impl Strategy<Value = Conv> {
                         .iter()
                         .map(|(name, _)| {
                             call_no += 1;
-                            (format!("call_{call_no}"), name.clone(), format!("{{\"n\":{call_no},\"path\":\"src/ä{call_no}.rs\"}}"))
+                            (
+                                format!("call_{call_no}"),
+                                name.clone(),
+                                format!("{{\"n\":{call_no},\"path\":\"src/ä{call_no}.rs\"}}"),
+                            )
                         })
                         .collect();
                     msgs.push(AMsg::Assistant { text: None, calls: calls.clone() });
@@ -197,7 +201,16 @@ fn conv_strategy() -> impl Strategy<Value = Conv> {
                     msgs.push(AMsg::ToolResult { id: id.clone(), text: out.clone() });
                 }
             }
-            Conv { format, model, system, msgs, latest: latest_at, window, reserve: reserve.min(window / 4), tool_limit }
+            Conv {
+                format,
+                model,
+                system,
+                msgs,
+                latest: latest_at,
+                window,
+                reserve: reserve.min(window / 4),
+                tool_limit,
+            }
         })
 }
 
@@ -208,9 +221,13 @@ fn image_url(seed: u8) -> String {
 fn openai_part(p: &UPart) -> Value {
     match p {
         UPart::Text(t) => json!({"type": "text", "text": t}),
-        UPart::Image(s) => json!({"type": "image_url", "image_url": {"url": image_url(*s), "detail": if s % 2 == 0 { "low" } else { "high" }}}),
+        UPart::Image(s) => {
+            json!({"type": "image_url", "image_url": {"url": image_url(*s), "detail": if s % 2 == 0 { "low" } else { "high" }}})
+        }
         UPart::File(n, t) => json!({"type": "file", "file": {"filename": n, "text": t}}),
-        UPart::Inline(n, t) => json!({"type": "text", "text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")}),
+        UPart::Inline(n, t) => {
+            json!({"type": "text", "text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")})
+        }
     }
 }
 
@@ -218,8 +235,12 @@ fn anthropic_part(p: &UPart) -> Value {
     match p {
         UPart::Text(t) => json!({"type": "text", "text": t}),
         UPart::Image(s) => json!({"type": "image", "source": {"type": "url", "url": image_url(*s)}}),
-        UPart::File(n, t) => json!({"type": "document", "title": n, "source": {"type": "text", "media_type": "text/plain", "data": t}}),
-        UPart::Inline(n, t) => json!({"type": "text", "text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")}),
+        UPart::File(n, t) => {
+            json!({"type": "document", "title": n, "source": {"type": "text", "media_type": "text/plain", "data": t}})
+        }
+        UPart::Inline(n, t) => {
+            json!({"type": "text", "text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")})
+        }
     }
 }
 
@@ -228,8 +249,12 @@ fn ai_sdk_part(p: &UPart) -> Value {
     match p {
         UPart::Text(t) => json!({"type": "text", "text": t}),
         UPart::Image(s) => json!({"type": "image", "image": image_url(*s)}),
-        UPart::File(n, t) => json!({"type": "file", "data": base64::engine::general_purpose::STANDARD.encode(t), "mediaType": "text/plain", "filename": n}),
-        UPart::Inline(n, t) => json!({"type": "text", "text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")}),
+        UPart::File(n, t) => {
+            json!({"type": "file", "data": base64::engine::general_purpose::STANDARD.encode(t), "mediaType": "text/plain", "filename": n})
+        }
+        UPart::Inline(n, t) => {
+            json!({"type": "text", "text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")})
+        }
     }
 }
 
@@ -241,9 +266,13 @@ fn text_data_url(t: &str) -> String {
 fn responses_part(p: &UPart) -> Value {
     match p {
         UPart::Text(t) => json!({"type": "input_text", "text": t}),
-        UPart::Image(s) => json!({"type": "input_image", "image_url": image_url(*s), "detail": if s % 2 == 0 { "low" } else { "high" }}),
+        UPart::Image(s) => {
+            json!({"type": "input_image", "image_url": image_url(*s), "detail": if s % 2 == 0 { "low" } else { "high" }})
+        }
         UPart::File(n, t) => json!({"type": "input_file", "filename": n, "file_data": text_data_url(t)}),
-        UPart::Inline(n, t) => json!({"type": "input_text", "text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")}),
+        UPart::Inline(n, t) => {
+            json!({"type": "input_text", "text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")})
+        }
     }
 }
 
@@ -252,8 +281,12 @@ fn gemini_part(p: &UPart) -> Value {
     match p {
         UPart::Text(t) => json!({"text": t}),
         UPart::Image(s) => json!({"fileData": {"mimeType": "image/png", "fileUri": image_url(*s)}}),
-        UPart::File(n, t) => json!({"inlineData": {"mimeType": "text/plain", "data": base64::engine::general_purpose::STANDARD.encode(t), "displayName": n}}),
-        UPart::Inline(n, t) => json!({"text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")}),
+        UPart::File(n, t) => {
+            json!({"inlineData": {"mimeType": "text/plain", "data": base64::engine::general_purpose::STANDARD.encode(t), "displayName": n}})
+        }
+        UPart::Inline(n, t) => {
+            json!({"text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")})
+        }
     }
 }
 
@@ -348,7 +381,8 @@ fn to_wire(c: &Conv) -> (Value, Option<Value>, usize) {
                         for (id, name, args) in calls {
                             names.insert(id.clone(), name.clone());
                             let input: Value = serde_json::from_str(args).unwrap();
-                            parts.push(json!({"type": "tool-call", "toolCallId": id, "toolName": name, "input": input}));
+                            parts
+                                .push(json!({"type": "tool-call", "toolCallId": id, "toolName": name, "input": input}));
                         }
                         out.push(json!({"role": "assistant", "content": parts}));
                     }
@@ -400,7 +434,9 @@ fn to_wire(c: &Conv) -> (Value, Option<Value>, usize) {
                 }
                 match m {
                     AMsg::System(_) => {}
-                    AMsg::User(parts) => out.push(json!({"role": "user", "parts": parts.iter().map(gemini_part).collect::<Vec<_>>()})),
+                    AMsg::User(parts) => {
+                        out.push(json!({"role": "user", "parts": parts.iter().map(gemini_part).collect::<Vec<_>>()}))
+                    }
                     AMsg::Assistant { text, calls } => {
                         let mut parts: Vec<Value> = text.iter().map(|t| json!({"text": t})).collect();
                         for (k, (id, name, args)) in calls.iter().enumerate() {
@@ -485,7 +521,13 @@ fn run(g: &mut Guard, req: &Request, s: Summarizer) -> ctxguard::Result<(Outcome
         Step::Summarize(p) => {
             let result = match s {
                 Summarizer::Text => {
-                    let a = p.validate(g, &json!(format!("Summary of {} messages. Der Nutzer fragt nach 東京 👍.", p.request.messages.len())));
+                    let a = p.validate(
+                        g,
+                        &json!(format!(
+                            "Summary of {} messages. Der Nutzer fragt nach 東京 👍.",
+                            p.request.messages.len()
+                        )),
+                    );
                     assert!(a.is_ok(), "a short text summary is accepted");
                     a
                 }
@@ -606,7 +648,8 @@ fn check(c: &Conv, s: Summarizer, strict: bool) -> Result<(), TestCaseError> {
     prop_assert!(out.metrics.used_tokens as usize <= usable, "used {} > usable {}", out.metrics.used_tokens, usable);
 
     // Counts equal an independent recount.
-    let recount = count_request_with(&profile(&g.model), &out.request.messages, &out.request.tools, &out.request.tool_choice);
+    let recount =
+        count_request_with(&profile(&g.model), &out.request.messages, &out.request.tools, &out.request.tool_choice);
     prop_assert_eq!(out.metrics.used_tokens as usize, recount.total, "metrics vs recount");
 
     // Tool pairs: valid whenever the input was, or whenever anything was compacted or dropped.
@@ -620,8 +663,10 @@ fn check(c: &Conv, s: Summarizer, strict: bool) -> Result<(), TestCaseError> {
     }
 
     // System messages are kept (the original ones, by text, in order).
-    let sys_in: Vec<String> = req.messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.text()).collect();
-    let sys_out: Vec<String> = out.request.messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.text()).collect();
+    let sys_in: Vec<String> =
+        req.messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.text()).collect();
+    let sys_out: Vec<String> =
+        out.request.messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.text()).collect();
     let mut it = sys_out.iter();
     for s_in in &sys_in {
         prop_assert!(it.any(|x| x == s_in), "system message lost: {:?}", s_in);
@@ -649,7 +694,9 @@ fn check(c: &Conv, s: Summarizer, strict: bool) -> Result<(), TestCaseError> {
     // Known bug (non-strict mode skips it): the evidence note quotes user text with raw
     // `<attachment>` markup, which the next layer-1 pass previews again.
     let quoted_attachment = out.request.messages.iter().any(|m| {
-        m.role == Role::System && m.content.text().starts_with("[ctxguard:evidence]") && m.content.text().contains("<attachment")
+        m.role == Role::System
+            && m.content.text().starts_with("[ctxguard:evidence]")
+            && m.content.text().contains("<attachment")
     });
     if quoted_attachment && !strict {
         return Ok(());

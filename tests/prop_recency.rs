@@ -23,7 +23,10 @@ const TOOLS: [&str; 3] = ["read_file", "run_tests", "grep"];
 const SIZES: [usize; 4] = [5, 40, 150, 600];
 
 fn steps() -> impl Strategy<Value = Vec<Step>> {
-    prop::collection::vec((0..TOOLS.len(), prop::sample::select(SIZES.to_vec())).prop_map(|(tool, lines)| Step { tool, lines }), 10..90)
+    prop::collection::vec(
+        (0..TOOLS.len(), prop::sample::select(SIZES.to_vec())).prop_map(|(tool, lines)| Step { tool, lines }),
+        10..90,
+    )
 }
 
 /// The same text for the same line count: outputs "of the same length".
@@ -32,7 +35,10 @@ fn output(lines: usize) -> String {
 }
 
 fn session(steps: &[Step]) -> Vec<Value> {
-    let mut v = vec![json!({"role": "system", "content": "You are a coding agent."}), json!({"role": "user", "content": "Fix the build."})];
+    let mut v = vec![
+        json!({"role": "system", "content": "You are a coding agent."}),
+        json!({"role": "user", "content": "Fix the build."}),
+    ];
     for (i, s) in steps.iter().enumerate() {
         let id = format!("c{i}");
         v.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function", "function": {"name": TOOLS[s.tool], "arguments": format!("{{\"n\":{i}}}")}}]}));

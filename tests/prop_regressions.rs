@@ -26,7 +26,8 @@ fn small_window_history() -> (Guard, Request) {
     }
     // a 600-token question: fits with room to spare
     v.push(json!({"role": "user", "content": format!("What should I fix first? {}", (0..75).map(|i| format!("line {i}: status ok\n")).collect::<String>())}));
-    let cfg: GuardConfig = serde_json::from_value(json!({"model": "gpt-4o", "contextWindow": 1500, "reservedOutputTokens": 375})).unwrap();
+    let cfg: GuardConfig =
+        serde_json::from_value(json!({"model": "gpt-4o", "contextWindow": 1500, "reservedOutputTokens": 375})).unwrap();
     let g = Guard::new(&cfg).unwrap();
     let req = parse_request(Format::Openai, &Value::Array(v), None, None).unwrap();
     (g, req)
@@ -36,10 +37,18 @@ fn small_window_history() -> (Guard, Request) {
 fn the_fallback_note_fits_the_room_left_by_the_question() {
     for reason in [FailureReason::NoCallback, FailureReason::Timeout, FailureReason::CallbackError] {
         let (mut g, req) = small_window_history();
-        let protected: Vec<_> = req.messages.iter().enumerate().filter(|(i, m)| m.role == Role::System || *i == req.messages.len() - 1).map(|(_, m)| m.clone()).collect();
+        let protected: Vec<_> = req
+            .messages
+            .iter()
+            .enumerate()
+            .filter(|(i, m)| m.role == Role::System || *i == req.messages.len() - 1)
+            .map(|(_, m)| m.clone())
+            .collect();
         let need = g.count(&Request { messages: protected, ..Default::default() }).total;
         assert!(need < g.budget.usable_limit, "the question fits: {need} of {}", g.budget.usable_limit);
-        let Step::Summarize(p) = g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() else { panic!("expected a summary request") };
+        let Step::Summarize(p) = g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() else {
+            panic!("expected a summary request")
+        };
         match g.prepare_finish(*p, Err(reason), 3, &clock) {
             Ok(out) => assert!(out.metrics.used_tokens <= g.budget.usable_limit),
             Err(e) => panic!("{reason:?}: question needs {need}: {} {}", e.code.as_str(), e.message),
@@ -61,13 +70,32 @@ fn the_evidence_note_is_stable_under_layer_1() {
     v.push(json!({"role": "user", "content": "And <attachment id=\"b\" name=\"b.md\" type=\"text/markdown\">tiny</attachment>"}));
     v.push(json!({"role": "assistant", "content": "Reviewed b."}));
     v.push(json!({"role": "user", "content": "Which document is best?"}));
-    let cfg: GuardConfig = serde_json::from_value(json!({"model": "gpt-4o", "contextWindow": 3000, "reservedOutputTokens": 500})).unwrap();
+    let cfg: GuardConfig =
+        serde_json::from_value(json!({"model": "gpt-4o", "contextWindow": 3000, "reservedOutputTokens": 500})).unwrap();
     let mut g = Guard::new(&cfg).unwrap();
     let req = parse_request(Format::Openai, &Value::Array(v), None, None).unwrap();
-    let Step::Summarize(p) = g.prepare_start(&req, &PrepareOptions { force: true, ..Default::default() }, &clock).unwrap() else { panic!("expected a summary request") };
+    let Step::Summarize(p) =
+        g.prepare_start(&req, &PrepareOptions { force: true, ..Default::default() }, &clock).unwrap()
+    else {
+        panic!("expected a summary request")
+    };
     let out = g.prepare_finish(*p, Err(FailureReason::NoCallback), 0, &clock).unwrap();
-    let note = out.request.messages.iter().find(|m| m.content.text().starts_with("[ctxguard:evidence]")).unwrap().content.text();
+    let note = out
+        .request
+        .messages
+        .iter()
+        .find(|m| m.content.text().starts_with("[ctxguard:evidence]"))
+        .unwrap()
+        .content
+        .text();
     let again = g.guard_sources(&out.request, false, &clock);
-    let note2 = again.request.messages.iter().find(|m| m.content.text().starts_with("[ctxguard:evidence]")).unwrap().content.text();
+    let note2 = again
+        .request
+        .messages
+        .iter()
+        .find(|m| m.content.text().starts_with("[ctxguard:evidence]"))
+        .unwrap()
+        .content
+        .text();
     assert_eq!(note2, note, "layer 1 rewrote the evidence note");
 }

@@ -6,8 +6,8 @@ use ctxguard::format::{parse_request, write_request, Format};
 use ctxguard::guard::{Guard, GuardConfig};
 use ctxguard::sources::attachment::{self, fair_shares};
 use ctxguard::sources::reader;
-use ctxguard::trace::{Operation, Status};
 use ctxguard::tokens::{count, Encoding};
+use ctxguard::trace::{Operation, Status};
 use serde_json::{json, Value};
 
 fn clock() -> f64 {
@@ -69,7 +69,9 @@ fn tool_outputs_and_attachments_are_guarded_with_traces() {
     // what the model sees
     let (_, msgs) = write_request(Format::Openai, &out.request);
     let tool = msgs[4]["content"].as_str().unwrap();
-    assert!(tool.contains("[ctxguard:compacted-tool-output]") && tool.contains("get_output") && tool.contains("call_1"));
+    assert!(
+        tool.contains("[ctxguard:compacted-tool-output]") && tool.contains("get_output") && tool.contains("call_1")
+    );
     assert!(count(Encoding::O200kBase, tool) <= 8_000);
     assert_eq!(msgs[5]["content"], "Cargo.toml\nsrc\n");
     let user = msgs[1]["content"].as_str().unwrap();
@@ -79,7 +81,11 @@ fn tool_outputs_and_attachments_are_guarded_with_traces() {
     assert!(user.ends_with("</attachment>"));
     let file_text = msgs[2]["content"][1]["text"].as_str().unwrap();
     assert!(file_text.contains("report.pdf (unknown type)") || file_text.contains("report.pdf"));
-    assert!(file_text.contains("extracted from a binary file"), "PDF gets the binary hint: {}", &file_text[file_text.len() - 400..]);
+    assert!(
+        file_text.contains("extracted from a binary file"),
+        "PDF gets the binary hint: {}",
+        &file_text[file_text.len() - 400..]
+    );
     assert!(file_text.contains("\"file-abc\""));
     assert_eq!(msgs[6], before[6]);
 }
@@ -179,7 +185,10 @@ fn reader_pages_cover_the_text_exactly_with_non_ascii() {
     }
     assert_eq!(joined, text);
     assert_eq!(pages, total.div_ceil(700));
-    assert_eq!(reader::read(Encoding::O200kBase, "x", &text, total + 5, None).unwrap_err().code.as_str(), "INVALID_OPTIONS");
+    assert_eq!(
+        reader::read(Encoding::O200kBase, "x", &text, total + 5, None).unwrap_err().code.as_str(),
+        "INVALID_OPTIONS"
+    );
     assert!(reader::read(Encoding::O200kBase, "x", &text, 0, Some(0)).is_err());
     assert!(reader::read(Encoding::O200kBase, "x", &text, 0, Some(9_000)).is_err());
     let empty = reader::read(Encoding::O200kBase, "e", "", 0, None).unwrap();
@@ -208,14 +217,24 @@ fn older_outputs_change_only_at_clearing_steps_and_newer_ones_are_never_shorter(
     let (mut changed_turns, mut step_turns) = (0, 0);
     for i in 0..160 {
         wire.extend(turn(i));
-        let after = g.guard_sources(&parse_request(Format::Openai, &Value::Array(wire.clone()), None, None).unwrap(), false, &clock);
+        let after = g.guard_sources(
+            &parse_request(Format::Openai, &Value::Array(wire.clone()), None, None).unwrap(),
+            false,
+            &clock,
+        );
         let step = after.traces.iter().any(|t| t.operation == Operation::ToolOutputClear);
         for t in after.traces.iter().filter(|t| t.operation == Operation::ToolOutputClear) {
             // Before and after: the aged outputs' tokens.
             assert!(t.after_tokens > 0 && t.before_tokens == t.after_tokens + t.tokens_saved, "turn {i}: {t:?}");
         }
         if let Some(b) = &before {
-            let same = b.request.messages.iter().zip(&after.request.messages).filter(|(x, y)| x.content == y.content && x.tool_calls == y.tool_calls).count();
+            let same = b
+                .request
+                .messages
+                .iter()
+                .zip(&after.request.messages)
+                .filter(|(x, y)| x.content == y.content && x.tool_calls == y.tool_calls)
+                .count();
             if same < b.request.messages.len() {
                 changed_turns += 1;
                 assert!(step, "turn {i}: older outputs changed without a clearing step");
@@ -225,7 +244,13 @@ fn older_outputs_change_only_at_clearing_steps_and_newer_ones_are_never_shorter(
         // Over the total a step is due; it is taken once it saves at least `clearAtLeast`
         // (min(20000, protected / 2) = 16742 here), so the outputs not cleared pass the total
         // by less than that (the stubs are notes, outside the total).
-        let live: usize = after.request.messages.iter().filter(|m| m.role == ctxguard::Role::Tool && !m.content.text().starts_with("[ctxguard:cleared")).map(|m| count(Encoding::O200kBase, &m.content.text())).sum();
+        let live: usize = after
+            .request
+            .messages
+            .iter()
+            .filter(|m| m.role == ctxguard::Role::Tool && !m.content.text().starts_with("[ctxguard:cleared"))
+            .map(|m| count(Encoding::O200kBase, &m.content.text()))
+            .sum();
         assert!(live <= 60_000 + 16_742 + 3_000, "turn {i}: {live}");
         before = Some(after);
     }
@@ -234,7 +259,8 @@ fn older_outputs_change_only_at_clearing_steps_and_newer_ones_are_never_shorter(
     assert_eq!(changed_turns, step_turns);
     // The newest output whole; each output at least as long as any older one (all are the same
     // size raw); the oldest cleared to a stub that names the call and the way back.
-    let outputs: Vec<String> = last.request.messages.iter().filter(|m| m.role == ctxguard::Role::Tool).map(|m| m.content.text()).collect();
+    let outputs: Vec<String> =
+        last.request.messages.iter().filter(|m| m.role == ctxguard::Role::Tool).map(|m| m.content.text()).collect();
     assert_eq!(outputs.last().unwrap(), &format!("run 159\n{}", log(200)));
     let sizes: Vec<usize> = outputs.iter().map(|t| count(Encoding::O200kBase, t)).collect();
     assert!(sizes.windows(2).all(|w| w[0] <= w[1]), "newer outputs are never shorter: {sizes:?}");

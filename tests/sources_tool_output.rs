@@ -8,12 +8,19 @@ const E: Encoding = Encoding::O200kBase;
 
 fn log(lines: usize) -> String {
     (0..lines)
-        .map(|i| format!("[{i:05}] INFO worker-{} processed batch {} in {} ms — 处理完成\n", i % 7, i * 13, (i * 37) % 997))
+        .map(|i| {
+            format!("[{i:05}] INFO worker-{} processed batch {} in {} ms — 处理完成\n", i % 7, i * 13, (i * 37) % 997)
+        })
         .collect()
 }
 
 fn opts(limit: usize) -> CompactOptions {
-    CompactOptions { limit, retrieval_tool: Some("read_tool_output".into()), call_id: Some("call_42".into()), ..Default::default() }
+    CompactOptions {
+        limit,
+        retrieval_tool: Some("read_tool_output".into()),
+        call_id: Some("call_42".into()),
+        ..Default::default()
+    }
 }
 
 #[test]

@@ -3,13 +3,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 use ctxguard::format::{parse_request, Format};
-use ctxguard::guard::{Guard, GuardConfig};
 use ctxguard::guard::store::Fresh;
+use ctxguard::guard::{Guard, GuardConfig};
 use ctxguard::ErrorCode;
 use serde_json::{json, Value};
 
 fn guard(model: &str, format: &str) -> Guard {
-    let cfg: GuardConfig = serde_json::from_value(json!({ "model": model, "format": format, "checkpointKey": "k" })).unwrap();
+    let cfg: GuardConfig =
+        serde_json::from_value(json!({ "model": model, "format": format, "checkpointKey": "k" })).unwrap();
     Guard::new(&cfg).unwrap()
 }
 
@@ -37,11 +38,18 @@ fn anthropic_chat(turns: usize) -> Vec<Value> {
 /// A client that keeps its message ids: ids 1..=n for the first n messages, fresh ones after.
 fn all_fresh(msgs: &[Value], first_id: u32) -> (Vec<u32>, Vec<Fresh>) {
     let ids: Vec<u32> = (0..msgs.len() as u32).map(|i| first_id + i).collect();
-    let fresh = msgs.iter().enumerate().map(|(i, v)| Fresh { id: first_id + i as u32, index: i, value: v.clone() }).collect();
+    let fresh =
+        msgs.iter().enumerate().map(|(i, v)| Fresh { id: first_id + i as u32, index: i, value: v.clone() }).collect();
     (ids, fresh)
 }
 
-fn plain(g: &mut Guard, format: Format, msgs: &[Value], system: Option<&Value>, tools: Option<&Value>) -> serde_json::Value {
+fn plain(
+    g: &mut Guard,
+    format: Format,
+    msgs: &[Value],
+    system: Option<&Value>,
+    tools: Option<&Value>,
+) -> serde_json::Value {
     let req = parse_request(format, &Value::Array(msgs.to_vec()), system, tools).unwrap();
     serde_json::to_value(g.measure(&req)).unwrap()
 }
@@ -59,7 +67,11 @@ fn same_metrics_as_the_plain_path_in_both_formats() {
         let mut slow = guard(model, format);
         let (ids, fresh) = all_fresh(&msgs, 1);
         let a = fast.measure_ids(&ids, &fresh, 1, system.as_ref(), tools.as_ref()).unwrap().unwrap();
-        assert_eq!(serde_json::to_value(&a).unwrap(), plain(&mut slow, fmt, &msgs, system.as_ref(), tools.as_ref()), "{model} {format}");
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            plain(&mut slow, fmt, &msgs, system.as_ref(), tools.as_ref()),
+            "{model} {format}"
+        );
         // One more message: only it is new; the ids of the others are reused.
         let mut grown = msgs.clone();
         grown.push(json!({"role": "user", "content": "And now? 现在呢？"}));
@@ -67,7 +79,11 @@ fn same_metrics_as_the_plain_path_in_both_formats() {
         ids2.push(1000);
         let fresh2 = [Fresh { id: 1000, index: grown.len() - 1, value: grown.last().unwrap().clone() }];
         let b = fast.measure_ids(&ids2, &fresh2, 2, system.as_ref(), tools.as_ref()).unwrap().unwrap();
-        assert_eq!(serde_json::to_value(&b).unwrap(), plain(&mut slow, fmt, &grown, system.as_ref(), tools.as_ref()), "{model} {format} grown");
+        assert_eq!(
+            serde_json::to_value(&b).unwrap(),
+            plain(&mut slow, fmt, &grown, system.as_ref(), tools.as_ref()),
+            "{model} {format} grown"
+        );
         assert!(b.used_tokens > a.used_tokens);
     }
 }
@@ -96,8 +112,12 @@ fn edits_unknown_ids_errors_and_eviction() {
     edited[1] = json!({"role": "user", "content": "Q0, rephrased at length: ".repeat(20)});
     let mut ids2 = ids.clone();
     ids2[1] = 60;
-    let m = g.measure_ids(&ids2, &[Fresh { id: 60, index: 1, value: edited[1].clone() }], 5, None, None).unwrap().unwrap();
-    assert_eq!(serde_json::to_value(&m).unwrap(), plain(&mut guard("gpt-4o", "openai"), Format::Openai, &edited, None, None));
+    let m =
+        g.measure_ids(&ids2, &[Fresh { id: 60, index: 1, value: edited[1].clone() }], 5, None, None).unwrap().unwrap();
+    assert_eq!(
+        serde_json::to_value(&m).unwrap(),
+        plain(&mut guard("gpt-4o", "openai"), Format::Openai, &edited, None, None)
+    );
     assert_eq!(g.store.len(), msgs.len() + 1, "the old entry survives one call");
     g.measure_ids(&ids2, &[], 6, None, None).unwrap().unwrap();
     assert_eq!(g.store.len(), msgs.len(), "and is dropped after two");
@@ -134,8 +154,12 @@ mod edits {
             0 => json!({"role": "user", "content": text}),
             1 => json!({"role": "assistant", "content": text}),
             2 => json!({"role": "system", "content": text}),
-            3 => json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{n}"), "type": "function", "function": {"name": "grep", "arguments": format!("{{\"q\":{:?}}}", text)}}]}),
-            _ => json!({"role": "tool", "tool_call_id": format!("c{n}"), "content": format!("{text}\n[ctxguard:compacted-tool-output] maybe\n{text}")}),
+            3 => {
+                json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{n}"), "type": "function", "function": {"name": "grep", "arguments": format!("{{\"q\":{:?}}}", text)}}]})
+            }
+            _ => {
+                json!({"role": "tool", "tool_call_id": format!("c{n}"), "content": format!("{text}\n[ctxguard:compacted-tool-output] maybe\n{text}")})
+            }
         }
     }
 
@@ -198,7 +222,9 @@ mod edits {
 /// answers, and afterwards the store is whole again.
 #[test]
 fn lent_pieces_are_the_assembled_ones_and_come_back() {
-    for (model, format, msgs) in [("gpt-4o", "openai", openai_chat(6)), ("claude-sonnet-4-5", "anthropic", anthropic_chat(6))] {
+    for (model, format, msgs) in
+        [("gpt-4o", "openai", openai_chat(6)), ("claude-sonnet-4-5", "anthropic", anthropic_chat(6))]
+    {
         let mut g = guard(model, format);
         let (ids, fresh) = all_fresh(&msgs, 1);
         let whole = g.assemble_ids(&ids, &fresh, 1, None, None).unwrap().unwrap();
@@ -217,7 +243,10 @@ fn lent_pieces_are_the_assembled_ones_and_come_back() {
             // while lent: refused for a request, answered for measure
             assert!(g.assemble_ids(&ids, &[], call, None, None).unwrap().is_none());
             assert!(g.lend_ids(&ids, &[], call, None, None).unwrap().is_none());
-            assert_eq!(serde_json::to_value(g.measure_ids(&ids, &[], call, None, None).unwrap().unwrap()).unwrap(), metrics);
+            assert_eq!(
+                serde_json::to_value(g.measure_ids(&ids, &[], call, None, None).unwrap().unwrap()).unwrap(),
+                metrics
+            );
             let request = std::mem::take(&mut lent.request);
             g.give_back(request, &mut lent);
             assert!(lent.lent.is_empty());

@@ -148,8 +148,7 @@ fn vocabulary_matches_tiktoken_rs_rank_by_rank() {
 #[test]
 fn vocabulary_files_round_trip_and_reject_damage() {
     // Ranks: "a", none, "bc" (no split: literal), "b", "c", "abc" (pair: "a" + "bc"), "cb" (pair).
-    let tokens: Vec<Vec<u8>> =
-        [&b"a"[..], b"", b"bc", b"b", b"c", b"abc", b"cb"].iter().map(|t| t.to_vec()).collect();
+    let tokens: Vec<Vec<u8>> = [&b"a"[..], b"", b"bc", b"b", b"c", b"abc", b"cb"].iter().map(|t| t.to_vec()).collect();
     let file = data::write(&tokens).unwrap();
     let decoded = data::decode(&file).unwrap();
     assert_eq!(decoded.bytes, b"abcbcabccb");
@@ -179,7 +178,8 @@ fn vocabulary_files_round_trip_and_reject_damage() {
     }
     // Damage inside the pair section (tables, low bits, stream) never panics; a table that does
     // not sum to 2^14 is refused.
-    let big = data::write(&tokens.iter().chain([b"ab".to_vec(), b"abcb".to_vec()].iter()).cloned().collect::<Vec<_>>()).unwrap();
+    let big = data::write(&tokens.iter().chain([b"ab".to_vec(), b"abcb".to_vec()].iter()).cloned().collect::<Vec<_>>())
+        .unwrap();
     for at in data::HEADER_LEN..big.len() {
         for flip in [1u8, 0x80] {
             let mut damaged = big.clone();

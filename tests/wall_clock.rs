@@ -87,7 +87,8 @@ fn test_lines(path: &Path) -> Vec<(usize, String)> {
         .collect()
 }
 
-const DURATION_WORDS: &[&str] = &["elapsed", "duration", "as_secs", "as_millis", "as_micros", "as_nanos", "_ms", "millis"];
+const DURATION_WORDS: &[&str] =
+    &["elapsed", "duration", "as_secs", "as_millis", "as_micros", "as_nanos", "_ms", "millis"];
 
 /// Does this operand name a measured duration? `fooMs`, `foo_ms`, `elapsed`, `durationMs`,
 /// `….as_secs()`... A constant built from a literal (`Duration::from_millis(500)`) is a bound.
@@ -102,14 +103,18 @@ fn is_duration(operand: &str) -> bool {
     // camelCase `…Ms` at the end of an identifier: a lowercase letter, then `Ms`, then no letter.
     let b = operand.as_bytes();
     (1..b.len().saturating_sub(1)).any(|i| {
-        b[i - 1].is_ascii_lowercase() && b[i] == b'M' && b[i + 1] == b's' && !b.get(i + 2).is_some_and(|c| c.is_ascii_alphanumeric())
+        b[i - 1].is_ascii_lowercase()
+            && b[i] == b'M'
+            && b[i + 1] == b's'
+            && !b.get(i + 2).is_some_and(|c| c.is_ascii_alphanumeric())
     })
 }
 
 /// The operand on one side of the operator at `at..at + len`, up to a delimiter at bracket depth
 /// 0 (`,`, `;`, `&&`, `||`, `?`, `:` but not `::`, `=`, `!`, an unbalanced bracket, a quote).
 fn operand(line: &str, at: usize, len: usize, forward: bool) -> String {
-    let chars: Vec<char> = if forward { line[at + len..].chars().collect() } else { line[..at].chars().rev().collect() };
+    let chars: Vec<char> =
+        if forward { line[at + len..].chars().collect() } else { line[..at].chars().rev().collect() };
     let (open, close) = if forward { (['(', '['], [')', ']']) } else { ([')', ']'], ['(', '[']) };
     let mut depth = 0i32;
     let mut out = String::new();
@@ -180,7 +185,12 @@ fn findings() -> Vec<(String, usize, String, String)> {
                 out.push((rel.clone(), n, format!("reads the clock ({needle})"), line.trim().to_string()));
             }
             for (op, l, r) in timed_comparisons(&line) {
-                out.push((rel.clone(), n, format!("compares a duration with a bound ({l} {op} {r})"), line.trim().to_string()));
+                out.push((
+                    rel.clone(),
+                    n,
+                    format!("compares a duration with a bound ({l} {op} {r})"),
+                    line.trim().to_string(),
+                ));
             }
         }
     }
@@ -190,9 +200,7 @@ fn findings() -> Vec<(String, usize, String, String)> {
 #[test]
 fn no_test_asserts_on_wall_clock_time() {
     let all = findings();
-    let excused = |file: &str, line: &str| {
-        ALLOWED.iter().any(|(f, needle, _)| *f == file && line.contains(needle))
-    };
+    let excused = |file: &str, line: &str| ALLOWED.iter().any(|(f, needle, _)| *f == file && line.contains(needle));
     let bad: Vec<String> = all
         .iter()
         .filter(|(file, _, _, line)| !excused(file, line))

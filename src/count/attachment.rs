@@ -14,10 +14,8 @@ pub fn blocks(text: &str) -> Vec<(usize, usize)> {
     while let Some(rel) = text.get(pos..).and_then(|rest| crate::scan::find(rest, OPEN)) {
         let start = pos + rel;
         let after = start + OPEN.len();
-        let boundary_ok = text
-            .get(after..)
-            .and_then(|rest| rest.chars().next())
-            .is_some_and(|c| c == '>' || c.is_whitespace());
+        let boundary_ok =
+            text.get(after..).and_then(|rest| rest.chars().next()).is_some_and(|c| c == '>' || c.is_whitespace());
         if !boundary_ok {
             pos = after;
             continue;

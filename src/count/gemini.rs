@@ -123,7 +123,11 @@ pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
                         attachments += a;
                     }
                     Part::Image { width, height, detail, extra, .. } => {
-                        images = images.saturating_add(profile.image_rule.tokens(*width, *height, image_level(detail, extra)));
+                        images = images.saturating_add(profile.image_rule.tokens(
+                            *width,
+                            *height,
+                            image_level(detail, extra),
+                        ));
                     }
                     Part::File { name, text: Some(t), .. } => {
                         attachments += name.as_deref().map_or(0, |n| tokens::count(enc, n)) + tokens::count(enc, t);
@@ -131,15 +135,19 @@ pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
                     Part::File { media_type, extra, .. } => {
                         attachments = attachments.saturating_add(file_tokens(profile, media_type.as_deref(), extra));
                     }
-                    Part::Audio { extra } => attachments = attachments.saturating_add(audio_part_tokens(profile, extra)),
+                    Part::Audio { extra } => {
+                        attachments = attachments.saturating_add(audio_part_tokens(profile, extra))
+                    }
                     Part::ToolCallRef { .. } => {}
                     Part::Unknown { value } => text += tokens::count(enc, &crate::json_text::text(value)),
                 }
             }
         }
     }
-    let tool_calls: usize = message.tool_calls.iter().map(|c| tokens::count(enc, &c.name) + json_or_text(&c.arguments)).sum();
-    let total = framing.saturating_add(text).saturating_add(attachments).saturating_add(images).saturating_add(tool_calls);
+    let tool_calls: usize =
+        message.tool_calls.iter().map(|c| tokens::count(enc, &c.name) + json_or_text(&c.arguments)).sum();
+    let total =
+        framing.saturating_add(text).saturating_add(attachments).saturating_add(images).saturating_add(tool_calls);
     MessageCount { total, text, attachments, images, tool_calls, framing }
 }
 
@@ -205,7 +213,9 @@ pub fn duration_seconds(extra: &Extra) -> Option<f64> {
         return Some(s);
     }
     let clip = extra.get("videoMetadata")?;
-    let secs = |k: &str| clip.get(k).and_then(Value::as_str).and_then(|s| s.strip_suffix('s')).and_then(|s| s.parse::<f64>().ok());
+    let secs = |k: &str| {
+        clip.get(k).and_then(Value::as_str).and_then(|s| s.strip_suffix('s')).and_then(|s| s.parse::<f64>().ok())
+    };
     let end = secs("endOffset")?;
     let start = secs("startOffset").unwrap_or(0.0);
     Some((end - start).max(0.0)).filter(|s| s.is_finite())

@@ -212,7 +212,7 @@ pub fn gemini_tokens(width: u32, height: u32) -> u64 {
     if width <= GEMINI_SMALL_PX && height <= GEMINI_SMALL_PX {
         return GEMINI_TOKENS_PER_TILE;
     }
-    let tiles = (f64::from(width) / GEMINI_TILE_PX).ceil().max(1.0)
-        * (f64::from(height) / GEMINI_TILE_PX).ceil().max(1.0);
+    let tiles =
+        (f64::from(width) / GEMINI_TILE_PX).ceil().max(1.0) * (f64::from(height) / GEMINI_TILE_PX).ceil().max(1.0);
     (tiles as u64).saturating_mul(GEMINI_TOKENS_PER_TILE)
 }

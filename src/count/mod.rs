@@ -116,7 +116,9 @@ pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
                         }
                         match text.as_deref() {
                             Some(t) => raw_attachments += tokens::count(enc, t),
-                            None if google => flat_attachments += gemini::file_tokens(profile, media_type.as_deref(), extra),
+                            None if google => {
+                                flat_attachments += gemini::file_tokens(profile, media_type.as_deref(), extra)
+                            }
                             None => flat_attachments += profile.opaque_file_tokens,
                         }
                     }
@@ -137,11 +139,8 @@ pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
 
     let text = profile.scale(raw_text);
     let attachments = profile.scale(raw_attachments).saturating_add(flat_attachments);
-    let total = framing
-        .saturating_add(text)
-        .saturating_add(attachments)
-        .saturating_add(images)
-        .saturating_add(tool_calls);
+    let total =
+        framing.saturating_add(text).saturating_add(attachments).saturating_add(images).saturating_add(tool_calls);
     MessageCount { total, text, attachments, images, tool_calls, framing }
 }
 
@@ -172,7 +171,11 @@ pub fn count_request_from(
 ) -> RequestCount {
     let tool_definitions = tool_definition_tokens(profile, messages, tools, tool_choice);
     let priming = profile.framing.reply_priming;
-    let accuracy = if is_gemini_exact(profile) && gemini::media_is_estimated(messages) { CountKind::Estimate } else { profile.accuracy };
+    let accuracy = if is_gemini_exact(profile) && gemini::media_is_estimated(messages) {
+        CountKind::Estimate
+    } else {
+        profile.accuracy
+    };
     let total = per_message
         .iter()
         .fold(0usize, |acc, m| acc.saturating_add(m.total))
@@ -203,9 +206,7 @@ pub fn tool_definition_tokens(
             let rendered = tools::render_openai_namespace(tools, nested_descriptions);
             let mut n = tokens::count(enc, &rendered) + OPENAI_TOOLS_OVERHEAD;
             if let Some(system) = messages.iter().find(|m| m.role == Role::System) {
-                n = n
-                    .saturating_add(system_padding_delta(enc, system))
-                    .saturating_sub(OPENAI_TOOLS_SYSTEM_SAVING);
+                n = n.saturating_add(system_padding_delta(enc, system)).saturating_sub(OPENAI_TOOLS_SYSTEM_SAVING);
             }
             n + openai_tool_choice_tokens(enc, tool_choice)
         }
@@ -270,8 +271,7 @@ fn text_tokens(enc: Encoding, s: &str) -> (usize, usize) {
     if blocks.is_empty() {
         return (total, 0);
     }
-    let att: usize =
-        blocks.iter().map(|&(a, b)| s.get(a..b).map_or(0, |block| tokens::count(enc, block))).sum();
+    let att: usize = blocks.iter().map(|&(a, b)| s.get(a..b).map_or(0, |block| tokens::count(enc, block))).sum();
     let att = att.min(total);
     (total - att, att)
 }
@@ -284,11 +284,8 @@ fn tool_call_tokens(profile: &Profile, message: &Message) -> usize {
         return 0;
     }
     let enc = profile.encoding;
-    let raw: usize =
-        calls.iter().map(|c| tokens::count(enc, &c.name) + tokens::count(enc, &c.arguments)).sum();
-    let mut n = profile
-        .scale(raw)
-        .saturating_add(calls.len().saturating_mul(profile.framing.per_tool_call));
+    let raw: usize = calls.iter().map(|c| tokens::count(enc, &c.name) + tokens::count(enc, &c.arguments)).sum();
+    let mut n = profile.scale(raw).saturating_add(calls.len().saturating_mul(profile.framing.per_tool_call));
     if profile.provider == Provider::Openai && calls.len() > 1 {
         n = n.saturating_add(tokens::count(enc, &parallel_wrapper_skeleton(calls.len())));
     }
@@ -317,11 +314,8 @@ fn parallel_wrapper_skeleton(n: usize) -> String {
 /// i.e. one token per 640 bytes — above OpenAI's rates for common formats. Without a payload:
 /// the profile's flat allowance.
 fn audio_tokens(profile: &Profile, extra: &serde_json::Map<String, Value>) -> usize {
-    let data = extra
-        .get("input_audio")
-        .and_then(|a| a.get("data"))
-        .or_else(|| extra.get("data"))
-        .and_then(Value::as_str);
+    let data =
+        extra.get("input_audio").and_then(|a| a.get("data")).or_else(|| extra.get("data")).and_then(Value::as_str);
     match data {
         Some(b64) => {
             let bytes = b64.len() / 4 * 3;

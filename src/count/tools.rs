@@ -49,11 +49,7 @@ pub fn render_openai_namespace(tools: &[ToolDef], nested_descriptions: bool) -> 
         if let Some(desc) = tool.description.as_deref().filter(|d| !d.is_empty()) {
             lines.push(format!("// {desc}"));
         }
-        let has_props = tool
-            .parameters
-            .get("properties")
-            .and_then(Value::as_object)
-            .is_some_and(|p| !p.is_empty());
+        let has_props = tool.parameters.get("properties").and_then(Value::as_object).is_some_and(|p| !p.is_empty());
         if has_props {
             lines.push(format!("type {} = (_: {{", tool.name));
             lines.push(r.object_properties(&tool.parameters, 0));
@@ -91,9 +87,7 @@ impl Renderer {
         let mut lines: Vec<String> = Vec::with_capacity(props.len() * 2);
         for (name, param) in props {
             if indent < 2 || self.nested_descriptions {
-                if let Some(desc) =
-                    param.get("description").and_then(Value::as_str).filter(|d| !d.is_empty())
-                {
+                if let Some(desc) = param.get("description").and_then(Value::as_str).filter(|d| !d.is_empty()) {
                     lines.push(format!("{pad}// {desc}"));
                 }
             }
@@ -121,11 +115,7 @@ impl Renderer {
         };
         for key in ["anyOf", "oneOf"] {
             if let Some(variants) = obj.get(key).and_then(Value::as_array) {
-                return variants
-                    .iter()
-                    .map(|v| self.format_type(v, indent))
-                    .collect::<Vec<_>>()
-                    .join(" | ");
+                return variants.iter().map(|v| self.format_type(v, indent)).collect::<Vec<_>>().join(" | ");
             }
         }
         match obj.get("type") {
@@ -150,13 +140,7 @@ impl Renderer {
         }
     }
 
-    fn format_named_type(
-        &self,
-        t: &str,
-        obj: &Map<String, Value>,
-        param: &Value,
-        indent: usize,
-    ) -> String {
+    fn format_named_type(&self, t: &str, obj: &Map<String, Value>, param: &Value, indent: usize) -> String {
         match t {
             "string" => match obj.get("enum").and_then(Value::as_array) {
                 Some(values) => enum_union(values, true),

@@ -204,11 +204,9 @@ fn parse_tool(name: &str, t: &Value) -> Result<ToolDef> {
             Some(Value::Object(s)) => match s.get("jsonSchema") {
                 Some(inner @ Value::Object(_)) => inner.clone(),
                 _ if ["_def", "_zod", "~standard"].iter().any(|k| s.contains_key(*k)) => {
-                    return Err(err(
-                        "inputSchema is a Zod schema, which cannot be read as JSON; pass its JSON schema \
+                    return Err(err("inputSchema is a Zod schema, which cannot be read as JSON; pass its JSON schema \
                          (`asSchema(schema).jsonSchema` from 'ai')"
-                            .into(),
-                    ))
+                        .into()))
                 }
                 _ => Value::Object(s.clone()),
             },
@@ -286,7 +284,8 @@ fn parse_message(
             }
         }
     }
-    let content = obj.get("content").ok_or_else(|| Error::at(ErrorCode::InvalidMessage, i, "message without content"))?;
+    let content =
+        obj.get("content").ok_or_else(|| Error::at(ErrorCode::InvalidMessage, i, "message without content"))?;
     let role_name = role.as_str();
     match (role, content) {
         (Role::Tool, Value::Array(parts)) if !parts.is_empty() => {
@@ -383,7 +382,9 @@ fn assistant_part(
     approvals: &mut HashMap<String, String>,
 ) -> Option<std::result::Result<Part, String>> {
     match ty {
-        "tool-call" if o.get("providerExecuted") == Some(&Value::Bool(true)) => Some(Ok(Part::Unknown { value: p.clone() })),
+        "tool-call" if o.get("providerExecuted") == Some(&Value::Bool(true)) => {
+            Some(Ok(Part::Unknown { value: p.clone() }))
+        }
         "tool-call" => Some(parse_tool_call(o).map(|call| {
             m.tool_calls.push(call);
             Part::ToolCallRef { index: m.tool_calls.len() - 1 }
@@ -568,7 +569,8 @@ fn parse_tool_piece(p: &Value, i: usize, j: usize, approvals: &HashMap<String, S
     if ty != "tool-result" {
         // Approval responses (and unknown kinds) are not model-visible: an empty tool message
         // answering the call the approval was requested for, written back verbatim.
-        m.tool_call_id = o.get("approvalId").and_then(Value::as_str).and_then(|a| approvals.get(a)).map(|a| a.as_str().into());
+        m.tool_call_id =
+            o.get("approvalId").and_then(Value::as_str).and_then(|a| approvals.get(a)).map(|a| a.as_str().into());
         wire::set_info(&mut m.extra, "part", p.clone());
         return Ok(m);
     }
@@ -585,7 +587,9 @@ fn parse_tool_piece(p: &Value, i: usize, j: usize, approvals: &HashMap<String, S
     }
     let output_key = if o.contains_key("output") { "output" } else { "result" };
     match o.get(output_key) {
-        Some(out) if output_key == "output" => parse_output(&mut m, out).map_err(|e| part_err(i, j, ErrorCode::InvalidContentPart, e))?,
+        Some(out) if output_key == "output" => {
+            parse_output(&mut m, out).map_err(|e| part_err(i, j, ErrorCode::InvalidContentPart, e))?
+        }
         Some(Value::String(s)) => {
             m.content = Content::Text(s.as_str().into());
             wire::set_info(&mut m.extra, "output", Value::String("result-text".into()));
@@ -600,7 +604,14 @@ fn parse_tool_piece(p: &Value, i: usize, j: usize, approvals: &HashMap<String, S
         match k.as_str() {
             "type" | "toolCallId" | "toolName" => {}
             _ if k == output_key => {}
-            WIRE_INFO_KEY => return Err(part_err(i, j, ErrorCode::InvalidContentPart, format!("{WIRE_INFO_KEY:?} is a reserved key"))),
+            WIRE_INFO_KEY => {
+                return Err(part_err(
+                    i,
+                    j,
+                    ErrorCode::InvalidContentPart,
+                    format!("{WIRE_INFO_KEY:?} is a reserved key"),
+                ))
+            }
             MARKERS_KEY if !v.is_null() => {
                 m.markers = wire::parse_markers(v, &mut m.extra).map_err(|kd| {
                     part_err(i, j, ErrorCode::InvalidContentPart, format!("ctxguard must be an object, got {kd}"))
@@ -710,7 +721,9 @@ fn run_to_wire(run: &[&Message]) -> Value {
     // The message's own fields and key order ride on its first piece (or the first one left).
     let carrier = run
         .iter()
-        .find(|m| wire::info(&m.extra, "message").is_some() || wire::info(&m.extra, &format!("order.{ORDER}")).is_some())
+        .find(|m| {
+            wire::info(&m.extra, "message").is_some() || wire::info(&m.extra, &format!("order.{ORDER}")).is_some()
+        })
         .unwrap_or(first);
     if let Some(Value::Object(fields)) = wire::info(&carrier.extra, "message") {
         wire::append_fields(&mut o, fields);
@@ -830,7 +843,8 @@ fn file_part(name: Option<&str>, text: Option<&str>, extra: &Extra) -> Map<Strin
     }
     let Some(text) = text else { return o };
     let media_type = media_type_of(&o).map(str::to_string);
-    let current = o.get(field).and_then(|v| payload_of(v, field).ok()).and_then(|p| payload_text(&p, media_type.as_deref()));
+    let current =
+        o.get(field).and_then(|v| payload_of(v, field).ok()).and_then(|p| payload_text(&p, media_type.as_deref()));
     if current.as_deref() == Some(text) {
         return o;
     }

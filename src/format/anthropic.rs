@@ -121,7 +121,10 @@ pub fn to_wire(messages: &[Message]) -> (Option<Value>, Vec<Value>) {
 
 /// [`to_wire`], naming the runs `same` recognizes instead of writing them (see
 /// `format::write_request_with`).
-pub fn to_wire_with(messages: &[Message], same: &dyn Fn(&[&Message]) -> Option<super::Named>) -> (Option<Value>, Vec<super::Written>) {
+pub fn to_wire_with(
+    messages: &[Message],
+    same: &dyn Fn(&[&Message]) -> Option<super::Named>,
+) -> (Option<Value>, Vec<super::Written>) {
     let system: Vec<&Message> = messages.iter().filter(|m| m.role == Role::System).collect();
     let rest: Vec<&Message> = messages.iter().filter(|m| m.role != Role::System).collect();
     let written = wire::write_runs(&rest, same_run, |run| super::written(same(run), || run_to_wire(run)));
@@ -149,7 +152,8 @@ pub fn parse_tools(value: &Value) -> Result<Vec<ToolDef>> {
 // Parsing
 
 fn parse_tool(t: &Value, k: usize) -> Result<ToolDef> {
-    let err = |text: String| Error { code: ErrorCode::InvalidTool, message: format!("tools[{k}]: {text}"), index: Some(k) };
+    let err =
+        |text: String| Error { code: ErrorCode::InvalidTool, message: format!("tools[{k}]: {text}"), index: Some(k) };
     let o = t.as_object().ok_or_else(|| err(format!("tool must be an object, got {}", kind(t))))?;
     let name = match o.get("name") {
         Some(Value::String(s)) => s.clone(),
@@ -189,9 +193,9 @@ fn parse_system(sys: &Value) -> Result<Message> {
         Value::Array(blocks) => {
             let mut parts = Vec::with_capacity(blocks.len());
             for (j, b) in blocks.iter().enumerate() {
-                let (o, ty) = block_type(b).map_err(|e| sys_err(ErrorCode::InvalidContentPart, format!("[{j}]: {e}")))?;
-                let part = parse_block(o, ty, b)
-                    .map_err(|(code, e)| sys_err(code, format!("[{j}]{e}")))?;
+                let (o, ty) =
+                    block_type(b).map_err(|e| sys_err(ErrorCode::InvalidContentPart, format!("[{j}]: {e}")))?;
+                let part = parse_block(o, ty, b).map_err(|(code, e)| sys_err(code, format!("[{j}]{e}")))?;
                 parts.push(part);
             }
             m.content = Content::Parts(parts);
@@ -237,7 +241,10 @@ fn parse_block(o: &Map<String, Value>, ty: &str, b: &Value) -> std::result::Resu
     }
 }
 
-fn source_of<'a>(o: &'a Map<String, Value>, what: &str) -> std::result::Result<(&'a Map<String, Value>, &'a str), BlockError> {
+fn source_of<'a>(
+    o: &'a Map<String, Value>,
+    what: &str,
+) -> std::result::Result<(&'a Map<String, Value>, &'a str), BlockError> {
     let source = match o.get("source") {
         Some(Value::Object(s)) => s,
         Some(other) => return Err(part_err(format!("source must be an object, got {}", kind(other)))),
@@ -346,7 +353,12 @@ fn parse_tool_use(o: &Map<String, Value>) -> std::result::Result<ToolCall, Block
     let input = o.get("input").ok_or_else(|| tool_err("tool_use without input".into()))?;
     let arguments = serde_json::to_string(input)
         .map_err(|e| (ErrorCode::Internal, format!(": cannot serialize tool_use input: {e}")))?;
-    Ok(ToolCall { id: id.into(), name: name.into(), arguments: arguments.into(), extra: rest(o, &["type", "id", "name", "input"]) })
+    Ok(ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: arguments.into(),
+        extra: rest(o, &["type", "id", "name", "input"]),
+    })
 }
 
 fn parse_tool_result(o: &Map<String, Value>) -> std::result::Result<Message, BlockError> {
@@ -377,7 +389,10 @@ fn parse_tool_result(o: &Map<String, Value>) -> std::result::Result<Message, Blo
             m.content = Content::Parts(parts);
         }
         Some(other) => {
-            return Err(part_err(format!("tool_result content must be a string or an array of blocks, got {}", kind(other))))
+            return Err(part_err(format!(
+                "tool_result content must be a string or an array of blocks, got {}",
+                kind(other)
+            )))
         }
     }
     for (k, v) in o {
@@ -563,7 +578,8 @@ fn run_to_wire(run: &[&Message]) -> Value {
         };
         let mut next = m.wire.block.unwrap_or(0);
         for (k, b) in blocks.into_iter().enumerate() {
-            let remembered = stored.and_then(|s| s.get(k)).and_then(Value::as_u64).and_then(|p| usize::try_from(p).ok());
+            let remembered =
+                stored.and_then(|s| s.get(k)).and_then(Value::as_u64).and_then(|p| usize::try_from(p).ok());
             let pos = remembered.unwrap_or(next);
             next = pos.saturating_add(1);
             placed.push((pos, 1, b));
@@ -730,9 +746,7 @@ fn document_block(name: Option<&str>, text: Option<&str>, extra: &Extra) -> Valu
             src
         }
         (Some(s), Some("content")) => match text {
-            Some(t) if content_source_text(s).as_deref() != Some(t) => {
-                text_source(t)
-            }
+            Some(t) if content_source_text(s).as_deref() != Some(t) => text_source(t),
             _ => s.clone(),
         },
         (Some(s), _) => {

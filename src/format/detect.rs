@@ -96,12 +96,13 @@ fn item_evidence(o: &Map<String, Value>) -> Option<Format> {
 fn part_evidence(p: &Map<String, Value>) -> Option<Format> {
     let has = |k: &str| p.contains_key(k);
     match p.get("type").and_then(Value::as_str)? {
-        "tool-call" | "tool-result" | "reasoning" | "tool-approval-request" | "tool-approval-response" => Some(Format::AiSdk),
+        "tool-call" | "tool-result" | "reasoning" | "tool-approval-request" | "tool-approval-response" => {
+            Some(Format::AiSdk)
+        }
         "image" if has("image") => Some(Format::AiSdk),
         "file" if has("data") || has("mediaType") => Some(Format::AiSdk),
-        "tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "document" | "server_tool_use" | "search_result" => {
-            Some(Format::Anthropic)
-        }
+        "tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "document" | "server_tool_use"
+        | "search_result" => Some(Format::Anthropic),
         "image" if has("source") => Some(Format::Anthropic),
         "input_text" | "output_text" | "input_image" | "input_file" => Some(Format::OpenaiResponses),
         "image_url" => Some(Format::Openai),
@@ -119,7 +120,10 @@ mod tests {
     fn plain_messages_are_openai_and_other_values_have_no_format() {
         assert_eq!(detect(&json!([{ "role": "user", "content": "hi" }])), Some(Format::Openai));
         assert_eq!(detect(&json!([])), Some(Format::Openai));
-        assert_eq!(detect(&json!([{ "role": "system", "content": "s" }, { "role": "user", "content": "hi" }])), Some(Format::Openai));
+        assert_eq!(
+            detect(&json!([{ "role": "system", "content": "s" }, { "role": "user", "content": "hi" }])),
+            Some(Format::Openai)
+        );
         assert_eq!(detect(&json!("hi")), None);
         assert_eq!(detect(&json!(42)), None);
         assert_eq!(detect(&json!([1, { "role": "user", "content": "hi" }])), None);
@@ -131,8 +135,14 @@ mod tests {
     fn request_keys_decide() {
         assert_eq!(detect(&json!({ "contents": [] })), Some(Format::Gemini));
         assert_eq!(detect(&json!({ "input": "hi", "instructions": "be brief" })), Some(Format::OpenaiResponses));
-        assert_eq!(detect(&json!({ "messages": [{ "role": "user", "content": "hi" }], "system": "be brief" })), Some(Format::Anthropic));
-        assert_eq!(detect(&json!({ "messages": [], "system": [{ "role": "system", "content": "s" }] })), Some(Format::AiSdk));
+        assert_eq!(
+            detect(&json!({ "messages": [{ "role": "user", "content": "hi" }], "system": "be brief" })),
+            Some(Format::Anthropic)
+        );
+        assert_eq!(
+            detect(&json!({ "messages": [], "system": [{ "role": "system", "content": "s" }] })),
+            Some(Format::AiSdk)
+        );
         assert_eq!(detect(&json!({ "messages": [], "tools": { "get": {} } })), Some(Format::AiSdk));
         assert_eq!(detect(&json!({ "messages": [], "tools": [] })), Some(Format::Openai));
         // The messages' evidence comes first: tool calls with a `system` are still OpenAI's.
@@ -149,9 +159,18 @@ mod tests {
         ]);
         assert_eq!(detect(&v), Some(Format::AiSdk));
         assert_eq!(detect(&json!([{ "role": "tool", "tool_call_id": "c", "content": "x" }])), Some(Format::Openai));
-        assert_eq!(detect(&json!([{ "role": "user", "content": [{ "type": "document", "source": {} }] }])), Some(Format::Anthropic));
+        assert_eq!(
+            detect(&json!([{ "role": "user", "content": [{ "type": "document", "source": {} }] }])),
+            Some(Format::Anthropic)
+        );
         assert_eq!(detect(&json!([{ "role": "user", "parts": [{ "text": "hi" }] }])), Some(Format::Gemini));
-        assert_eq!(detect(&json!([{ "type": "function_call_output", "call_id": "c", "output": "x" }])), Some(Format::OpenaiResponses));
-        assert_eq!(detect(&json!([{ "role": "user", "content": [{ "type": "input_text", "text": "hi" }] }])), Some(Format::OpenaiResponses));
+        assert_eq!(
+            detect(&json!([{ "type": "function_call_output", "call_id": "c", "output": "x" }])),
+            Some(Format::OpenaiResponses)
+        );
+        assert_eq!(
+            detect(&json!([{ "role": "user", "content": [{ "type": "input_text", "text": "hi" }] }])),
+            Some(Format::OpenaiResponses)
+        );
     }
 }

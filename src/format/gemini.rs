@@ -102,7 +102,10 @@ impl Pairing {
 /// Parse a Gemini `contents` array. Errors name the offending index.
 pub fn parse_messages(value: &Value) -> Result<Vec<Message>> {
     let items = value.as_array().ok_or_else(|| {
-        Error::new(ErrorCode::InvalidMessages, format!("messages must be an array of Gemini contents, got {}", kind(value)))
+        Error::new(
+            ErrorCode::InvalidMessages,
+            format!("messages must be an array of Gemini contents, got {}", kind(value)),
+        )
     })?;
     let mut pairing = Pairing::default();
     let mut out = Vec::with_capacity(items.len());
@@ -147,7 +150,8 @@ pub fn parse_system(value: &Value) -> Result<Message> {
             "string"
         }
         Value::Object(o) if o.contains_key("parts") => {
-            let items = o.get("parts").and_then(Value::as_array).ok_or_else(|| err(".parts must be an array".into()))?;
+            let items =
+                o.get("parts").and_then(Value::as_array).ok_or_else(|| err(".parts must be an array".into()))?;
             m.content = Content::Parts(parts(items)?);
             m.extra = rest(o, &["parts"]);
             "content"
@@ -160,11 +164,23 @@ pub fn parse_system(value: &Value) -> Result<Message> {
             m.content = Content::Parts(parts(items)?);
             "parts"
         }
-        other => return Err(err(format!(" must be a string, a Content, a Part or an array of parts, got {}", kind(other)))),
+        other => {
+            return Err(err(format!(" must be a string, a Content, a Part or an array of parts, got {}", kind(other))))
+        }
     };
     let strings: Vec<Value> = match value {
-        Value::Array(items) => items.iter().enumerate().filter(|(_, p)| p.is_string()).map(|(j, _)| Value::from(j)).collect(),
-        Value::Object(o) => o.get("parts").and_then(Value::as_array).into_iter().flatten().enumerate().filter(|(_, p)| p.is_string()).map(|(j, _)| Value::from(j)).collect(),
+        Value::Array(items) => {
+            items.iter().enumerate().filter(|(_, p)| p.is_string()).map(|(j, _)| Value::from(j)).collect()
+        }
+        Value::Object(o) => o
+            .get("parts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .filter(|(_, p)| p.is_string())
+            .map(|(j, _)| Value::from(j))
+            .collect(),
         _ => Vec::new(),
     };
     if !strings.is_empty() {
@@ -192,11 +208,14 @@ pub fn parse_tools(value: &Value) -> Result<Vec<ToolDef>> {
     let items = match value {
         Value::Null => return Ok(Vec::new()),
         Value::Array(items) => items,
-        other => return Err(Error::new(ErrorCode::InvalidTool, format!("tools must be an array, got {}", kind(other)))),
+        other => {
+            return Err(Error::new(ErrorCode::InvalidTool, format!("tools must be an array, got {}", kind(other))))
+        }
     };
     let mut out = Vec::new();
     for (k, t) in items.iter().enumerate() {
-        let err = |text: String| Error { code: ErrorCode::InvalidTool, message: format!("tools[{k}]{text}"), index: Some(k) };
+        let err =
+            |text: String| Error { code: ErrorCode::InvalidTool, message: format!("tools[{k}]{text}"), index: Some(k) };
         let o = t.as_object().ok_or_else(|| err(format!(": tool must be an object, got {}", kind(t))))?;
         for (key, v) in o {
             if key != "functionDeclarations" {
@@ -205,17 +224,23 @@ pub fn parse_tools(value: &Value) -> Result<Vec<ToolDef>> {
                 out.push(ToolDef { name: key.clone(), description: None, parameters: Value::Null, extra });
                 continue;
             }
-            let decls = v.as_array().ok_or_else(|| err(format!(".functionDeclarations must be an array, got {}", kind(v))))?;
+            let decls =
+                v.as_array().ok_or_else(|| err(format!(".functionDeclarations must be an array, got {}", kind(v))))?;
             for (d, decl) in decls.iter().enumerate() {
                 let at = |text: String| err(format!(".functionDeclarations[{d}]: {text}"));
-                let f = decl.as_object().ok_or_else(|| at(format!("declaration must be an object, got {}", kind(decl))))?;
-                let name = f.get("name").and_then(Value::as_str).ok_or_else(|| at("declaration without string name".into()))?;
+                let f =
+                    decl.as_object().ok_or_else(|| at(format!("declaration must be an object, got {}", kind(decl))))?;
+                let name = f
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| at("declaration without string name".into()))?;
                 let description = match f.get("description") {
                     None | Some(Value::Null) => None,
                     Some(Value::String(s)) => Some(s.clone()),
                     Some(other) => return Err(at(format!("description must be a string, got {}", kind(other)))),
                 };
-                let parameters = f.get("parameters").or_else(|| f.get("parametersJsonSchema")).cloned().unwrap_or(Value::Null);
+                let parameters =
+                    f.get("parameters").or_else(|| f.get("parametersJsonSchema")).cloned().unwrap_or(Value::Null);
                 let extra = rest(f, &["name", "description", "parameters", "parametersJsonSchema"]);
                 out.push(ToolDef { name: name.to_string(), description, parameters, extra });
             }
@@ -228,7 +253,9 @@ pub fn parse_tools(value: &Value) -> Result<Vec<ToolDef>> {
 // Parsing
 
 fn parse_content(item: &Value, i: usize, pairing: &mut Pairing) -> Result<Vec<Message>> {
-    let obj = item.as_object().ok_or_else(|| Error::at(ErrorCode::InvalidMessage, i, format!("content must be an object, got {}", kind(item))))?;
+    let obj = item.as_object().ok_or_else(|| {
+        Error::at(ErrorCode::InvalidMessage, i, format!("content must be an object, got {}", kind(item)))
+    })?;
     let (role, wire_role) = match obj.get("role") {
         None | Some(Value::Null) => (Role::User, None),
         Some(Value::String(s)) => match s.as_str() {
@@ -236,11 +263,21 @@ fn parse_content(item: &Value, i: usize, pairing: &mut Pairing) -> Result<Vec<Me
             "model" => (Role::Assistant, None),
             "function" => (Role::User, Some("function")),
             other => {
-                let hint = if matches!(other, "system" | "assistant") { " (a system prompt is the system option: systemInstruction)" } else { "" };
-                return Err(Error::at(ErrorCode::InvalidRole, i, format!("unknown role {other:?}; expected user or model{hint}")));
+                let hint = if matches!(other, "system" | "assistant") {
+                    " (a system prompt is the system option: systemInstruction)"
+                } else {
+                    ""
+                };
+                return Err(Error::at(
+                    ErrorCode::InvalidRole,
+                    i,
+                    format!("unknown role {other:?}; expected user or model{hint}"),
+                ));
             }
         },
-        Some(other) => return Err(Error::at(ErrorCode::InvalidRole, i, format!("role must be a string, got {}", kind(other)))),
+        Some(other) => {
+            return Err(Error::at(ErrorCode::InvalidRole, i, format!("role must be a string, got {}", kind(other))))
+        }
     };
     let mut head = Message { role, ..Default::default() };
     head.wire.role = wire_role.map(str::to_string);
@@ -252,10 +289,13 @@ fn parse_content(item: &Value, i: usize, pairing: &mut Pairing) -> Result<Vec<Me
     for (key, val) in obj {
         match key.as_str() {
             "role" | "parts" => {}
-            WIRE_INFO_KEY => return Err(Error::at(ErrorCode::InvalidMessage, i, format!("{WIRE_INFO_KEY:?} is a reserved key"))),
+            WIRE_INFO_KEY => {
+                return Err(Error::at(ErrorCode::InvalidMessage, i, format!("{WIRE_INFO_KEY:?} is a reserved key")))
+            }
             MARKERS_KEY if !val.is_null() => {
-                head.markers = wire::parse_markers(val, &mut head.extra)
-                    .map_err(|k| Error::at(ErrorCode::InvalidMessage, i, format!("ctxguard must be an object, got {k}")))?;
+                head.markers = wire::parse_markers(val, &mut head.extra).map_err(|k| {
+                    Error::at(ErrorCode::InvalidMessage, i, format!("ctxguard must be an object, got {k}"))
+                })?;
             }
             _ => {
                 head.extra.insert(key.clone(), val.clone());
@@ -264,7 +304,9 @@ fn parse_content(item: &Value, i: usize, pairing: &mut Pairing) -> Result<Vec<Me
     }
     let items = match obj.get("parts") {
         Some(Value::Array(items)) => items,
-        Some(other) => return Err(Error::at(ErrorCode::InvalidMessage, i, format!("parts must be an array, got {}", kind(other)))),
+        Some(other) => {
+            return Err(Error::at(ErrorCode::InvalidMessage, i, format!("parts must be an array, got {}", kind(other))))
+        }
         None => return Err(Error::at(ErrorCode::InvalidMessage, i, "content without parts")),
     };
 
@@ -273,7 +315,9 @@ fn parse_content(item: &Value, i: usize, pairing: &mut Pairing) -> Result<Vec<Me
     let mut part_blocks: Vec<usize> = Vec::new();
     for (j, p) in items.iter().enumerate() {
         let at = |code: ErrorCode, e: String| Error::at(code, i, format!("parts[{j}]: {e}"));
-        let o = p.as_object().ok_or_else(|| at(ErrorCode::InvalidContentPart, format!("part must be an object, got {}", kind(p))))?;
+        let o = p
+            .as_object()
+            .ok_or_else(|| at(ErrorCode::InvalidContentPart, format!("part must be an object, got {}", kind(p))))?;
         if let Some(fc) = o.get("functionCall") {
             if role != Role::Assistant {
                 return Err(at(ErrorCode::InvalidContentPart, "functionCall parts belong in model contents".into()));
@@ -333,7 +377,13 @@ fn wire_id(f: &Map<String, Value>) -> std::result::Result<Option<&str>, String> 
     }
 }
 
-fn parse_call(o: &Map<String, Value>, fc: &Value, pairing: &mut Pairing, i: usize, j: usize) -> std::result::Result<ToolCall, String> {
+fn parse_call(
+    o: &Map<String, Value>,
+    fc: &Value,
+    pairing: &mut Pairing,
+    i: usize,
+    j: usize,
+) -> std::result::Result<ToolCall, String> {
     let f = fc.as_object().ok_or_else(|| format!("functionCall must be an object, got {}", kind(fc)))?;
     let name = f.get("name").and_then(Value::as_str).ok_or("functionCall without string name")?;
     let id = wire_id(f)?;
@@ -356,10 +406,17 @@ fn parse_call(o: &Map<String, Value>, fc: &Value, pairing: &mut Pairing, i: usiz
     Ok(ToolCall { id: pairing.issue(name, id, i, j).into(), name: name.into(), arguments: arguments.into(), extra })
 }
 
-fn parse_response(o: &Map<String, Value>, fr: &Value, pairing: &mut Pairing, i: usize, j: usize) -> std::result::Result<Message, (ErrorCode, String)> {
+fn parse_response(
+    o: &Map<String, Value>,
+    fr: &Value,
+    pairing: &mut Pairing,
+    i: usize,
+    j: usize,
+) -> std::result::Result<Message, (ErrorCode, String)> {
     let tool = |e: String| (ErrorCode::InvalidTool, e);
     let f = fr.as_object().ok_or_else(|| tool(format!("functionResponse must be an object, got {}", kind(fr))))?;
-    let name = f.get("name").and_then(Value::as_str).ok_or_else(|| tool("functionResponse without string name".into()))?;
+    let name =
+        f.get("name").and_then(Value::as_str).ok_or_else(|| tool("functionResponse without string name".into()))?;
     let id = wire_id(f).map_err(tool)?;
     let mut m = Message { role: Role::Tool, name: Some(name.to_string()), ..Default::default() };
     let paired = pairing.answer(name, id, i, j);
@@ -389,7 +446,8 @@ fn parse_response(o: &Map<String, Value>, fr: &Value, pairing: &mut Pairing, i: 
         match key.as_str() {
             "functionResponse" => {}
             MARKERS_KEY if !val.is_null() => {
-                m.markers = wire::parse_markers(val, &mut m.extra).map_err(|k| (ErrorCode::InvalidContentPart, format!("ctxguard must be an object, got {k}")))?;
+                m.markers = wire::parse_markers(val, &mut m.extra)
+                    .map_err(|k| (ErrorCode::InvalidContentPart, format!("ctxguard must be an object, got {k}")))?;
             }
             _ => {
                 m.extra.insert(key.clone(), val.clone());
@@ -436,7 +494,13 @@ fn role_of(m: &Message) -> Option<Value> {
     if flag(&m.extra, "roleNull") {
         return Some(Value::Null);
     }
-    Some(Value::String(m.wire.role.clone().unwrap_or_else(|| if m.role == Role::Assistant { "model".into() } else { "user".into() })))
+    Some(Value::String(m.wire.role.clone().unwrap_or_else(|| {
+        if m.role == Role::Assistant {
+            "model".into()
+        } else {
+            "user".into()
+        }
+    })))
 }
 
 /// One content from a run of internal messages (see `same_run`).
@@ -454,7 +518,8 @@ fn run_to_wire(run: &[&Message]) -> Value {
         let stored = wire::info(&m.extra, "partBlocks").and_then(Value::as_array);
         let mut next = m.wire.block.unwrap_or(0);
         for (k, p) in parts_to_wire(m).into_iter().enumerate() {
-            let remembered = stored.and_then(|s| s.get(k)).and_then(Value::as_u64).and_then(|p| usize::try_from(p).ok());
+            let remembered =
+                stored.and_then(|s| s.get(k)).and_then(Value::as_u64).and_then(|p| usize::try_from(p).ok());
             let pos = remembered.unwrap_or(next);
             next = pos.saturating_add(1);
             placed.push((pos, 1, p));
@@ -596,7 +661,9 @@ fn system_to_wire(system: &[&Message]) -> Option<Value> {
                 .iter()
                 .enumerate()
                 .filter_map(|(k, p)| match p {
-                    Part::Text { text, extra } if extra.is_empty() && was_string(k) => Some(Value::String(text.to_string())),
+                    Part::Text { text, extra } if extra.is_empty() && was_string(k) => {
+                        Some(Value::String(text.to_string()))
+                    }
                     _ => part_to_wire(p),
                 })
                 .collect(),
@@ -604,7 +671,9 @@ fn system_to_wire(system: &[&Message]) -> Option<Value> {
     };
     let mut v = match (system, shape, &first.content) {
         ([_], Some("string"), Content::Text(s)) => Value::String(s.to_string()),
-        ([_], Some("part"), Content::Parts(p)) if p.len() == 1 => wire_parts(first).into_iter().next().unwrap_or(Value::Null),
+        ([_], Some("part"), Content::Parts(p)) if p.len() == 1 => {
+            wire_parts(first).into_iter().next().unwrap_or(Value::Null)
+        }
         ([_], Some("parts"), _) => Value::Array(wire_parts(first)),
         _ => {
             let mut o = Map::new();

@@ -58,12 +58,17 @@ fn parse_blob(o: &Map<String, Value>, key: &str, payload: &str) -> Result<Part, 
             // The bytes live in `source` only; the blob's other fields stay where they were.
             let mut extra = o.clone();
             extra.insert(key.to_string(), Value::Object(rest(blob, &[payload])));
-            let (width, height) = wire::image_dims(None, None, || if inline { image_size_from_base64(bytes) } else { None });
+            let (width, height) =
+                wire::image_dims(None, None, || if inline { image_size_from_base64(bytes) } else { None });
             Ok(Part::Image { source, detail: None, width, height, extra })
         }
         "audio" => Ok(Part::Audio { extra: o.clone() }),
         _ => {
-            let text = if inline && mime.as_deref().is_some_and(wire::is_text_media) { wire::decode_text(bytes) } else { None };
+            let text = if inline && mime.as_deref().is_some_and(wire::is_text_media) {
+                wire::decode_text(bytes)
+            } else {
+                None
+            };
             let name = blob.get("displayName").and_then(Value::as_str).map(str::to_string);
             Ok(Part::File { name, media_type: mime, text: text.map(Into::into), extra: o.clone() })
         }

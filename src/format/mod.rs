@@ -13,8 +13,8 @@ pub mod responses;
 mod responses_parts;
 mod wire;
 
-pub(crate) use openai_exact::same_tree;
 pub use openai_exact::parse_messages as parse_openai_messages;
+pub(crate) use openai_exact::same_tree;
 pub use wire::{ties, Ties, MARKERS_KEY, WIRE_INFO_KEY};
 
 use serde::{Deserialize, Serialize};
@@ -87,7 +87,12 @@ pub struct Request {
 /// message that is written back into `system` only.
 /// Gemini: `system` is the request's `systemInstruction` (a string, a Content, a Part or an
 /// array of parts), prepended as a system message.
-pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, tools: Option<&Value>) -> Result<Request> {
+pub fn parse_request(
+    format: Format,
+    messages: &Value,
+    system: Option<&Value>,
+    tools: Option<&Value>,
+) -> Result<Request> {
     let system = system.filter(|v| !v.is_null());
     let tools = tools.filter(|v| !v.is_null());
     let mut prepended_system = false;
@@ -100,8 +105,12 @@ pub fn parse_request(format: Format, messages: &Value, system: Option<&Value>, t
                     other => {
                         // `[{ "role": "system", "content": other }]`, built directly: `json!` would
                         // copy `other` through serde_json's value serializer (code kept only for it).
-                        let entry: serde_json::Map<String, Value> =
-                            [("role".to_string(), Value::String("system".into())), ("content".to_string(), other.clone())].into_iter().collect();
+                        let entry: serde_json::Map<String, Value> = [
+                            ("role".to_string(), Value::String("system".into())),
+                            ("content".to_string(), other.clone()),
+                        ]
+                        .into_iter()
+                        .collect();
                         let wrapped = Value::Array(vec![Value::Object(entry)]);
                         let mut m = openai_exact::parse_messages(&wrapped)
                             .map_err(|e| Error::options(format!("system: {}", e.message)))?;
@@ -220,7 +229,11 @@ pub(crate) fn written(named: Option<Named>, write: impl FnOnce() -> Value) -> Wr
 /// one `same` names as kept by the caller is not written either (`Written::Kept`). `same` sees
 /// exactly the run of internal messages that would make up one wire message, so the result,
 /// with each `Same(k)` / `Kept(name)` replaced by what it names, is `write_request`'s.
-pub fn write_request_with(format: Format, request: &Request, same: &dyn Fn(&[&Message]) -> Option<Named>) -> (Option<Value>, Vec<Written>) {
+pub fn write_request_with(
+    format: Format,
+    request: &Request,
+    same: &dyn Fn(&[&Message]) -> Option<Named>,
+) -> (Option<Value>, Vec<Written>) {
     let (mut system, mut written) = write_request_with_in(format, request, same);
     system.iter_mut().for_each(crate::json_text::doubles_for_unsafe_integers);
     for w in &mut written {
@@ -231,15 +244,16 @@ pub fn write_request_with(format: Format, request: &Request, same: &dyn Fn(&[&Me
     (system, written)
 }
 
-fn write_request_with_in(format: Format, request: &Request, same: &dyn Fn(&[&Message]) -> Option<Named>) -> (Option<Value>, Vec<Written>) {
+fn write_request_with_in(
+    format: Format,
+    request: &Request,
+    same: &dyn Fn(&[&Message]) -> Option<Named>,
+) -> (Option<Value>, Vec<Written>) {
     match format {
         Format::Openai => {
             let skip = usize::from(request.prepended_system);
             let messages = request.messages.get(skip..).unwrap_or(&[]);
-            let written = messages
-                .iter()
-                .map(|m| written(same(&[m]), || openai::message_to_wire(m)))
-                .collect();
+            let written = messages.iter().map(|m| written(same(&[m]), || openai::message_to_wire(m))).collect();
             (None, written)
         }
         Format::Anthropic => anthropic::to_wire_with(&request.messages, same),

@@ -85,11 +85,10 @@ fn msg_err(code: ErrorCode, i: usize, text: impl Into<String>) -> Error {
 }
 
 pub(super) fn parse_message(v: &Value, i: usize) -> Result<Message> {
-    let obj = v.as_object().ok_or_else(|| {
-        msg_err(ErrorCode::InvalidMessage, i, format!("message must be an object, got {}", kind(v)))
-    })?;
-    let role_value =
-        obj.get("role").ok_or_else(|| msg_err(ErrorCode::InvalidMessage, i, "message without role"))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| msg_err(ErrorCode::InvalidMessage, i, format!("message must be an object, got {}", kind(v))))?;
+    let role_value = obj.get("role").ok_or_else(|| msg_err(ErrorCode::InvalidMessage, i, "message without role"))?;
     let role_name = role_value.as_str().ok_or_else(|| {
         msg_err(ErrorCode::InvalidRole, i, format!("role must be a string, got {}", kind(role_value)))
     })?;
@@ -338,9 +337,7 @@ fn parse_file_part(o: &Map<String, Value>, i: usize, j: usize) -> Result<Part> {
             ("text", Value::String(_)) => {
                 inner.insert(k.clone(), v.clone());
             }
-            ("text", other) => {
-                return Err(part_err(i, j, format!("file.text must be a string, got {}", kind(other))))
-            }
+            ("text", other) => return Err(part_err(i, j, format!("file.text must be a string, got {}", kind(other)))),
             ("file_data", Value::String(s)) => {
                 media_type = wire::data_url_media_type(s);
                 inner.insert(k.clone(), v.clone());
@@ -362,9 +359,7 @@ fn tool_err(i: usize, text: impl Into<String>) -> Error {
 }
 
 fn parse_tool_call(c: &Value, i: usize, k: usize) -> Result<ToolCall> {
-    let o = c
-        .as_object()
-        .ok_or_else(|| tool_err(i, format!("tool_calls[{k}] must be an object, got {}", kind(c))))?;
+    let o = c.as_object().ok_or_else(|| tool_err(i, format!("tool_calls[{k}] must be an object, got {}", kind(c))))?;
     let body_key = match o.get("type") {
         None => "function",
         Some(Value::String(s)) if s == "function" => "function",
@@ -372,9 +367,7 @@ fn parse_tool_call(c: &Value, i: usize, k: usize) -> Result<ToolCall> {
         Some(Value::String(s)) => {
             return Err(tool_err(i, format!("tool_calls[{k}]: unsupported type {s:?}; expected \"function\"")))
         }
-        Some(other) => {
-            return Err(tool_err(i, format!("tool_calls[{k}].type must be a string, got {}", kind(other))))
-        }
+        Some(other) => return Err(tool_err(i, format!("tool_calls[{k}].type must be a string, got {}", kind(other)))),
     };
     let id = match o.get("id") {
         Some(Value::String(s)) => s.clone(),
@@ -389,8 +382,8 @@ fn parse_tool_call(c: &Value, i: usize, k: usize) -> Result<ToolCall> {
         None => return Err(tool_err(i, format!("tool_calls[{k}] without {body_key}"))),
     };
     let args_key = if body_key == "custom" { "input" } else { "arguments" };
-    let (name, arguments, inner) = parse_call_body(body, args_key)
-        .map_err(|what| tool_err(i, format!("tool_calls[{k}].{body_key}{what}")))?;
+    let (name, arguments, inner) =
+        parse_call_body(body, args_key).map_err(|what| tool_err(i, format!("tool_calls[{k}].{body_key}{what}")))?;
     let mut extra = rest(o, &["id", body_key]);
     if !inner.is_empty() {
         extra.insert(body_key.to_string(), Value::Object(inner));
@@ -469,9 +462,7 @@ fn parse_function_def(f: &Map<String, Value>, list: &str, k: usize, mut extra: E
     let description = match f.get("description") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
-        Some(other) => {
-            return Err(tooldef_err(list, k, format!("description must be a string, got {}", kind(other))))
-        }
+        Some(other) => return Err(tooldef_err(list, k, format!("description must be a string, got {}", kind(other)))),
     };
     let parameters = f.get("parameters").cloned().unwrap_or(Value::Null);
     for (key, v) in f {

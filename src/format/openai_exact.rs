@@ -55,7 +55,11 @@ type Field<'a> = Option<(&'static str, Option<&'a str>)>;
 /// a legacy `function_call`, a tool call that is not plain).
 fn flat_fields(m: &Message) -> Option<[Field<'_>; 5]> {
     let Content::Text(text) = &m.content else { return None };
-    if !m.extra.is_empty() || !m.markers.is_empty() || m.wire.legacy_function_call || !m.tool_calls.iter().all(|c| call_type(c).is_some()) {
+    if !m.extra.is_empty()
+        || !m.markers.is_empty()
+        || m.wire.legacy_function_call
+        || !m.tool_calls.iter().all(|c| call_type(c).is_some())
+    {
         return None;
     }
     // `message_to_wire`: `null` content when it was null and is empty (no `contentAbsent`
@@ -75,7 +79,9 @@ fn flat_fields(m: &Message) -> Option<[Field<'_>; 5]> {
 /// `custom`) with `name` and `arguments` / `input`.
 fn call_type(c: &ToolCall) -> Option<&str> {
     match c.extra.iter().next() {
-        Some((k, Value::String(t))) if c.extra.len() == 1 && k == "type" && (t == "function" || t == "custom") => Some(t),
+        Some((k, Value::String(t))) if c.extra.len() == 1 && k == "type" && (t == "function" || t == "custom") => {
+            Some(t)
+        }
         _ => None,
     }
 }
@@ -136,7 +142,9 @@ fn compare_call(c: &ToolCall, w: &Value) -> Option<bool> {
 /// `a == b` with object keys in the same order.
 pub(crate) fn same_tree(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().zip(y).all(|((ka, va), (kb, vb))| ka == kb && same_tree(va, vb)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|((ka, va), (kb, vb))| ka == kb && same_tree(va, vb))
+        }
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(va, vb)| same_tree(va, vb)),
         _ => a == b,
     }
@@ -234,7 +242,9 @@ mod tests {
             };
             for item in items {
                 if let Ok(m) = parse_message(&item, 3) {
-                    if !m.tool_calls.is_empty() && flat_fields(&m).and_then(|f| compare_flat(&f, &m.tool_calls, &item)).is_some() {
+                    if !m.tool_calls.is_empty()
+                        && flat_fields(&m).and_then(|f| compare_flat(&f, &m.tool_calls, &item)).is_some()
+                    {
                         with_calls_in_place += 1;
                     }
                 }

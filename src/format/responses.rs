@@ -135,7 +135,9 @@ pub fn parse_instructions(value: &Value) -> Result<Message> {
             wire::set_info(&mut m.extra, "instructions", Value::Bool(true));
             Ok(m)
         }
-        other => Err(Error::options(format!("system (the request's instructions) must be a string, got {}", kind(other)))),
+        other => {
+            Err(Error::options(format!("system (the request's instructions) must be a string, got {}", kind(other))))
+        }
     }
 }
 
@@ -163,7 +165,9 @@ pub fn parse_tools(value: &Value) -> Result<Vec<ToolDef>> {
     let items = match value {
         Value::Null => return Ok(Vec::new()),
         Value::Array(items) => items,
-        other => return Err(Error::new(ErrorCode::InvalidTool, format!("tools must be an array, got {}", kind(other)))),
+        other => {
+            return Err(Error::new(ErrorCode::InvalidTool, format!("tools must be an array, got {}", kind(other))))
+        }
     };
     items.iter().enumerate().map(|(k, t)| parse_tool(t, k)).collect()
 }
@@ -172,7 +176,8 @@ pub fn parse_tools(value: &Value) -> Result<Vec<ToolDef>> {
 // Parsing
 
 fn parse_tool(t: &Value, k: usize) -> Result<ToolDef> {
-    let err = |text: String| Error { code: ErrorCode::InvalidTool, message: format!("tools[{k}]: {text}"), index: Some(k) };
+    let err =
+        |text: String| Error { code: ErrorCode::InvalidTool, message: format!("tools[{k}]: {text}"), index: Some(k) };
     let o = t.as_object().ok_or_else(|| err(format!("tool must be an object, got {}", kind(t))))?;
     let ty = match o.get("type") {
         Some(Value::String(s)) => s.as_str(),
@@ -185,7 +190,12 @@ fn parse_tool(t: &Value, k: usize) -> Result<ToolDef> {
         Some(other) => return Err(err(format!("name must be a string, got {}", kind(other)))),
     };
     if ty != "function" {
-        return Ok(ToolDef { name: name.unwrap_or_else(|| ty.to_string()), description: None, parameters: Value::Null, extra: rest(o, &["name"]) });
+        return Ok(ToolDef {
+            name: name.unwrap_or_else(|| ty.to_string()),
+            description: None,
+            parameters: Value::Null,
+            extra: rest(o, &["name"]),
+        });
     }
     let name = name.ok_or_else(|| err("function tool without name".into()))?;
     let description = match o.get("description") {
@@ -199,19 +209,25 @@ fn parse_tool(t: &Value, k: usize) -> Result<ToolDef> {
 
 /// Parse item `i`; `calls`: the call ids issued before it.
 fn parse_item(item: &Value, i: usize, calls: &FxHashSet<String>) -> Result<(Message, Side)> {
-    let o = item.as_object().ok_or_else(|| Error::at(ErrorCode::InvalidMessage, i, format!("item must be an object, got {}", kind(item))))?;
+    let o = item.as_object().ok_or_else(|| {
+        Error::at(ErrorCode::InvalidMessage, i, format!("item must be an object, got {}", kind(item)))
+    })?;
     if o.contains_key(WIRE_INFO_KEY) {
         return Err(Error::at(ErrorCode::InvalidMessage, i, format!("{WIRE_INFO_KEY:?} is a reserved key")));
     }
     let ty = match o.get("type") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.as_str()),
-        Some(other) => return Err(Error::at(ErrorCode::InvalidMessage, i, format!("type must be a string, got {}", kind(other)))),
+        Some(other) => {
+            return Err(Error::at(ErrorCode::InvalidMessage, i, format!("type must be a string, got {}", kind(other))))
+        }
     };
     let tool_err = |text: String| Error::at(ErrorCode::InvalidTool, i, text);
     let parsed = match ty {
         // An item reference may omit its type: `{ id }`.
-        None if !o.contains_key("role") && o.get("id").is_some_and(Value::is_string) => (opaque(item, Role::Assistant), Side::Other),
+        None if !o.contains_key("role") && o.get("id").is_some_and(Value::is_string) => {
+            (opaque(item, Role::Assistant), Side::Other)
+        }
         None | Some("message") => {
             let m = parse_message_item(o, i)?;
             let side = if m.role == Role::Assistant { Side::Model } else { Side::Other };
@@ -224,7 +240,12 @@ fn parse_item(item: &Value, i: usize, calls: &FxHashSet<String>) -> Result<(Mess
                 Some(other) => Err(tool_err(format!("{t} {k} must be a string, got {}", kind(other)))),
                 None => Err(tool_err(format!("{t} without {k}"))),
             };
-            let call = ToolCall { id: s("call_id")?.into(), name: s("name")?.into(), arguments: s(args)?.into(), extra: rest(o, &["call_id", "name", args]) };
+            let call = ToolCall {
+                id: s("call_id")?.into(),
+                name: s("name")?.into(),
+                arguments: s(args)?.into(),
+                extra: rest(o, &["call_id", "name", args]),
+            };
             (call_message(call), Side::Model)
         }
         Some(t @ ("function_call_output" | "custom_tool_call_output")) => (parse_output(o, i, t, calls)?, Side::Other),
@@ -232,7 +253,8 @@ fn parse_item(item: &Value, i: usize, calls: &FxHashSet<String>) -> Result<(Mess
             let id = string_field(o, "call_id").ok_or_else(|| tool_err(format!("{t} without string call_id")))?;
             let mut extra = Map::new();
             wire::set_info(&mut extra, "item", item.clone());
-            let call = ToolCall { id: id.into(), name: t.into(), arguments: crate::json_text::text(item).into(), extra };
+            let call =
+                ToolCall { id: id.into(), name: t.into(), arguments: crate::json_text::text(item).into(), extra };
             (call_message(call), Side::Model)
         }
         Some(t) if t.strip_suffix("_output").is_some_and(|c| OPAQUE_CALLS.contains(&c)) => {
@@ -263,7 +285,8 @@ fn call_message(call: ToolCall) -> Message {
 
 /// An item kept whole: its content is the item itself.
 fn opaque(item: &Value, role: Role) -> Message {
-    let mut m = Message { role, content: Content::Parts(vec![Part::Unknown { value: item.clone() }]), ..Default::default() };
+    let mut m =
+        Message { role, content: Content::Parts(vec![Part::Unknown { value: item.clone() }]), ..Default::default() };
     wire::set_info(&mut m.extra, "opaque", Value::Bool(true));
     m
 }
@@ -276,10 +299,16 @@ fn parse_message_item(o: &Map<String, Value>, i: usize) -> Result<Message> {
             "system" => (Role::System, None),
             "developer" => (Role::System, Some("developer")),
             other => {
-                return Err(Error::at(ErrorCode::InvalidRole, i, format!("unknown role {other:?}; expected user, assistant, system or developer")))
+                return Err(Error::at(
+                    ErrorCode::InvalidRole,
+                    i,
+                    format!("unknown role {other:?}; expected user, assistant, system or developer"),
+                ))
             }
         },
-        Some(other) => return Err(Error::at(ErrorCode::InvalidRole, i, format!("role must be a string, got {}", kind(other)))),
+        Some(other) => {
+            return Err(Error::at(ErrorCode::InvalidRole, i, format!("role must be a string, got {}", kind(other))))
+        }
         None => return Err(Error::at(ErrorCode::InvalidMessage, i, "message item without role")),
     };
     let mut m = Message { role, ..Default::default() };
@@ -294,12 +323,18 @@ fn parse_message_item(o: &Map<String, Value>, i: usize) -> Result<Message> {
             let parsed = parts
                 .iter()
                 .enumerate()
-                .map(|(j, p)| parse_part(p).map_err(|e| Error::at(ErrorCode::InvalidContentPart, i, format!("content[{j}]: {e}"))))
+                .map(|(j, p)| {
+                    parse_part(p).map_err(|e| Error::at(ErrorCode::InvalidContentPart, i, format!("content[{j}]: {e}")))
+                })
                 .collect::<Result<Vec<Part>>>()?;
             m.content = Content::Parts(parsed);
         }
         Some(other) => {
-            return Err(Error::at(ErrorCode::InvalidMessage, i, format!("content must be a string or an array of content parts, got {}", kind(other))))
+            return Err(Error::at(
+                ErrorCode::InvalidMessage,
+                i,
+                format!("content must be a string or an array of content parts, got {}", kind(other)),
+            ))
         }
         None => return Err(Error::at(ErrorCode::InvalidMessage, i, "message item without content")),
     }
@@ -314,8 +349,9 @@ fn read_fields(m: &mut Message, o: &Map<String, Value>, i: usize, skip: &[&str])
             k if skip.contains(&k) => {}
             "id" if val.is_string() && m.role != Role::Tool => m.id = val.as_str().map(str::to_string),
             MARKERS_KEY if !val.is_null() => {
-                m.markers = wire::parse_markers(val, &mut m.extra)
-                    .map_err(|k| Error::at(ErrorCode::InvalidMessage, i, format!("ctxguard must be an object, got {k}")))?;
+                m.markers = wire::parse_markers(val, &mut m.extra).map_err(|k| {
+                    Error::at(ErrorCode::InvalidMessage, i, format!("ctxguard must be an object, got {k}"))
+                })?;
             }
             _ => {
                 m.extra.insert(key.clone(), val.clone());
@@ -328,7 +364,13 @@ fn read_fields(m: &mut Message, o: &Map<String, Value>, i: usize, skip: &[&str])
 fn parse_output(o: &Map<String, Value>, i: usize, ty: &str, calls: &FxHashSet<String>) -> Result<Message> {
     let id = match o.get("call_id") {
         Some(Value::String(s)) => s.as_str(),
-        Some(other) => return Err(Error::at(ErrorCode::InvalidTool, i, format!("{ty} call_id must be a string, got {}", kind(other)))),
+        Some(other) => {
+            return Err(Error::at(
+                ErrorCode::InvalidTool,
+                i,
+                format!("{ty} call_id must be a string, got {}", kind(other)),
+            ))
+        }
         None => return Err(Error::at(ErrorCode::InvalidTool, i, format!("{ty} without call_id"))),
     };
     let mut m = Message { role: Role::Tool, ..Default::default() };
@@ -347,12 +389,18 @@ fn parse_output(o: &Map<String, Value>, i: usize, ty: &str, calls: &FxHashSet<St
             let parsed = parts
                 .iter()
                 .enumerate()
-                .map(|(j, p)| parse_part(p).map_err(|e| Error::at(ErrorCode::InvalidContentPart, i, format!("output[{j}]: {e}"))))
+                .map(|(j, p)| {
+                    parse_part(p).map_err(|e| Error::at(ErrorCode::InvalidContentPart, i, format!("output[{j}]: {e}")))
+                })
                 .collect::<Result<Vec<Part>>>()?;
             m.content = Content::Parts(parsed);
         }
         Some(other) => {
-            return Err(Error::at(ErrorCode::InvalidMessage, i, format!("{ty} output must be a string or an array of content parts, got {}", kind(other))))
+            return Err(Error::at(
+                ErrorCode::InvalidMessage,
+                i,
+                format!("{ty} output must be a string or an array of content parts, got {}", kind(other)),
+            ))
         }
         None => return Err(Error::at(ErrorCode::InvalidMessage, i, format!("{ty} without output"))),
     }
@@ -400,7 +448,10 @@ fn is_instructions(m: &Message) -> bool {
 fn message_to_items(m: &Message) -> Vec<Value> {
     if wire::info(&m.extra, "opaque").is_some() {
         if let Content::Parts(parts) = &m.content {
-            return parts.iter().filter_map(|p| if let Part::Unknown { value } = p { Some(value.clone()) } else { None }).collect();
+            return parts
+                .iter()
+                .filter_map(|p| if let Part::Unknown { value } = p { Some(value.clone()) } else { None })
+                .collect();
         }
     }
     let mut out = Vec::with_capacity(1 + m.tool_calls.len());

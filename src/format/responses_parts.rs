@@ -53,10 +53,11 @@ fn parse_image(o: &Map<String, Value>) -> Result<Part, String> {
     if detail.is_some() {
         extra.remove("detail");
     }
-    let (width, height) = wire::image_dims(wire::u32_hint(&extra, "width"), wire::u32_hint(&extra, "height"), || match &source {
-        ImageSource::Url(u) => image_size_from_data_url(u),
-        _ => None,
-    });
+    let (width, height) =
+        wire::image_dims(wire::u32_hint(&extra, "width"), wire::u32_hint(&extra, "height"), || match &source {
+            ImageSource::Url(u) => image_size_from_data_url(u),
+            _ => None,
+        });
     Ok(Part::Image { source, detail, width, height, extra })
 }
 

@@ -72,9 +72,7 @@ fn skeleton_at(v: &Value, depth: usize) -> Value {
         return Value::Null;
     }
     match v {
-        Value::Object(map) => {
-            Value::Object(map.iter().map(|(k, x)| (k.clone(), skeleton_at(x, depth + 1))).collect())
-        }
+        Value::Object(map) => Value::Object(map.iter().map(|(k, x)| (k.clone(), skeleton_at(x, depth + 1))).collect()),
         Value::Array(items) if items.iter().any(|x| x.is_object() || x.is_array()) => {
             Value::Array(items.iter().map(|x| skeleton_at(x, depth + 1)).collect())
         }
@@ -345,9 +343,10 @@ pub(crate) fn data_url_base64(url: &str) -> Option<&str> {
 /// The UTF-8 text base64 `b64` encodes (padded or not), if it is text.
 pub(crate) fn decode_text(b64: &str) -> Option<String> {
     let engine = &base64::engine::general_purpose::STANDARD;
-    let bytes = engine.decode(b64.trim()).ok().or_else(|| {
-        base64::engine::general_purpose::STANDARD_NO_PAD.decode(b64.trim().trim_end_matches('=')).ok()
-    })?;
+    let bytes = engine
+        .decode(b64.trim())
+        .ok()
+        .or_else(|| base64::engine::general_purpose::STANDARD_NO_PAD.decode(b64.trim().trim_end_matches('=')).ok())?;
     String::from_utf8(bytes).ok()
 }
 
@@ -424,7 +423,11 @@ pub struct Ties {
 pub fn ties(m: &Message) -> Ties {
     let Some(Value::Object(all)) = m.extra.get(WIRE_INFO_KEY) else { return Ties::default() };
     let count = |k: &str| all.get(k).and_then(Value::as_u64).and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
-    Ties { leads: count("leads"), follows: all.get("follows").and_then(Value::as_bool).unwrap_or(false), calls_together: count("callsTogether") }
+    Ties {
+        leads: count("leads"),
+        follows: all.get("follows").and_then(Value::as_bool).unwrap_or(false),
+        calls_together: count("callsTogether"),
+    }
 }
 
 #[cfg(test)]

@@ -114,7 +114,8 @@ impl Breaker {
         let (closes_in_ms, closes_after_calls) = match (state, self.opened) {
             (BreakerState::Open, Some((at, call))) => (
                 Some((at + self.cooldown_ms - self.last_now).max(0.0)),
-                self.cooldown_calls.map(|n| u32::try_from((call + u64::from(n)).saturating_sub(self.calls)).unwrap_or(u32::MAX)),
+                self.cooldown_calls
+                    .map(|n| u32::try_from((call + u64::from(n)).saturating_sub(self.calls)).unwrap_or(u32::MAX)),
             ),
             _ => (None, None),
         };
@@ -152,7 +153,9 @@ mod tests {
 
     #[test]
     fn a_call_limit_closes_it_too_and_reset_closes_it_at_once() {
-        let mut b = Breaker::new(Some(&BreakerConfig { failures: Some(1), cooldown_calls: Some(2), ..Default::default() })).unwrap();
+        let mut b =
+            Breaker::new(Some(&BreakerConfig { failures: Some(1), cooldown_calls: Some(2), ..Default::default() }))
+                .unwrap();
         b.tick(0.0);
         b.failure();
         assert_eq!(b.metrics().closes_after_calls, Some(2));

@@ -34,7 +34,13 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub fn new(covers: Covers, keys: Option<Vec<u64>>, summary: Message, retained: Vec<Message>, ahead: bool) -> Summary {
+    pub fn new(
+        covers: Covers,
+        keys: Option<Vec<u64>>,
+        summary: Message,
+        retained: Vec<Message>,
+        ahead: bool,
+    ) -> Summary {
         Summary { covers, keys, summary, retained, ahead }
     }
 }
@@ -86,7 +92,13 @@ pub fn ordinals(messages: &[Message]) -> Vec<Option<u32>> {
 /// `retained` (the system messages of that range that `kept_system` keeps stay first, the
 /// messages of the range at `covers.keep` follow the summary): the chain a compaction writes,
 /// and what a remembered summary gives. `None` when the history is shorter than the range.
-pub fn replace(history: &[Message], covers: &Covers, summary: Option<&Message>, retained: &[Message], kept_system: &dyn Fn(&Message) -> bool) -> Option<Applied> {
+pub fn replace(
+    history: &[Message],
+    covers: &Covers,
+    summary: Option<&Message>,
+    retained: &[Message],
+    kept_system: &dyn Fn(&Message) -> bool,
+) -> Option<Applied> {
     let ords = ordinals(history);
     let non_system: Vec<usize> = ords.iter().enumerate().filter_map(|(i, o)| o.map(|_| i)).collect();
     let n = covers.messages as usize;
@@ -152,8 +164,15 @@ impl Memory {
     /// The newest remembered summary that matches `history`, applied (summaries made ahead of
     /// time only `with_ahead`). `kept_system` says which system messages of the replaced range
     /// stay (not earlier summaries); `key` is this guard's content key of a message.
-    pub fn apply(&mut self, history: &[Message], with_ahead: bool, kept_system: &dyn Fn(&Message) -> bool, key: &mut dyn FnMut(&Message) -> u64) -> Option<Applied> {
-        let non_system: Vec<usize> = history.iter().enumerate().filter(|(_, m)| m.role != Role::System).map(|(i, _)| i).collect();
+    pub fn apply(
+        &mut self,
+        history: &[Message],
+        with_ahead: bool,
+        kept_system: &dyn Fn(&Message) -> bool,
+        key: &mut dyn FnMut(&Message) -> u64,
+    ) -> Option<Applied> {
+        let non_system: Vec<usize> =
+            history.iter().enumerate().filter(|(_, m)| m.role != Role::System).map(|(i, _)| i).collect();
         let found = self.summaries.iter_mut().rev().find_map(|s| {
             if s.ahead && !with_ahead {
                 return None;
@@ -161,7 +180,10 @@ impl Memory {
             let n = s.covers.messages as usize;
             let covered = non_system.get(..n).filter(|c| n > 0 && c.len() == n)?;
             let matched = match &s.keys {
-                Some(keys) => keys.len() == n && covered.iter().zip(keys).all(|(&i, k)| history.get(i).is_some_and(|m| key(m) == *k)),
+                Some(keys) => {
+                    keys.len() == n
+                        && covered.iter().zip(keys).all(|(&i, k)| history.get(i).is_some_and(|m| key(m) == *k))
+                }
                 None => {
                     let digest = Covers::of(covered.iter().filter_map(|&i| history.get(i)), Vec::new()).digest;
                     let ok = digest == s.covers.digest;
@@ -173,7 +195,10 @@ impl Memory {
             };
             matched.then(|| s.clone())
         });
-        let applied = found.and_then(|s| replace(history, &s.covers, Some(&s.summary), &s.retained, kept_system).map(|a| Applied { ahead: s.ahead, ..a }));
+        let applied = found.and_then(|s| {
+            replace(history, &s.covers, Some(&s.summary), &s.retained, kept_system)
+                .map(|a| Applied { ahead: s.ahead, ..a })
+        });
         self.last_covered = applied.as_ref().map_or(0, |a| a.covered);
         applied
     }
@@ -223,12 +248,24 @@ mod tests {
     fn summary_over(history: &[Message], n: usize, keep: Vec<u32>) -> Summary {
         let covered: Vec<&Message> = history.iter().filter(|m| m.role != Role::System).take(n).collect();
         let covers = Covers::of(covered.iter().copied(), keep);
-        Summary::new(covers, None, text(Role::System, "[ctxguard:summary] S"), vec![text(Role::User, "retained")], false)
+        Summary::new(
+            covers,
+            None,
+            text(Role::System, "[ctxguard:summary] S"),
+            vec![text(Role::User, "retained")],
+            false,
+        )
     }
 
     #[test]
     fn a_summary_applies_to_rebuilt_messages_and_not_after_an_edit() {
-        let history = vec![text(Role::System, "sys"), text(Role::User, "a"), text(Role::Assistant, "b"), text(Role::User, "c"), text(Role::Assistant, "d")];
+        let history = vec![
+            text(Role::System, "sys"),
+            text(Role::User, "a"),
+            text(Role::Assistant, "b"),
+            text(Role::User, "c"),
+            text(Role::Assistant, "d"),
+        ];
         let mut mem = Memory::default();
         mem.remember(summary_over(&history, 2, vec![]));
         let rebuilt: Vec<Message> = history.iter().map(|m| Message::text(m.role, m.content.text())).collect();
@@ -245,11 +282,12 @@ mod tests {
         // Matched once by digest, then by this guard's keys.
         assert_eq!(calls, 2);
         let mut calls = 0;
-        assert!(mem.apply(&rebuilt, false, &|_| true, &mut |m| {
-            calls += 1;
-            key(m)
-        })
-        .is_some());
+        assert!(mem
+            .apply(&rebuilt, false, &|_| true, &mut |m| {
+                calls += 1;
+                key(m)
+            })
+            .is_some());
         assert_eq!(calls, 2);
         // An edit inside the range: no match; after it: still a match.
         let mut edited = rebuilt.clone();
@@ -265,7 +303,14 @@ mod tests {
 
     #[test]
     fn kept_messages_of_the_range_follow_the_summary_and_ahead_ones_wait() {
-        let history = vec![text(Role::User, "a"), text(Role::Assistant, "b"), text(Role::User, "run"), text(Role::Assistant, "step"), text(Role::Tool, "out"), text(Role::Assistant, "last")];
+        let history = vec![
+            text(Role::User, "a"),
+            text(Role::Assistant, "b"),
+            text(Role::User, "run"),
+            text(Role::Assistant, "step"),
+            text(Role::Tool, "out"),
+            text(Role::Assistant, "last"),
+        ];
         let mut mem = Memory::default();
         let mut s = summary_over(&history, 5, vec![2]);
         s.ahead = true;

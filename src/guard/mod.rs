@@ -13,18 +13,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::budget::{Budget, BudgetConfig};
 use crate::cache::{content_key, message_key, CountCache};
+use crate::calibration::{CalibrationState, CalibrationSummary, Observation, ReportedUsage};
 use crate::count::{self, Profile};
 use crate::error::Result;
 use crate::format::{Format, Request};
-use crate::sources::{self, SourceOptions};
-use crate::trace::Trace;
 use crate::message::{Facts, Message, MessageCount, Role};
+use crate::metrics::CountSource;
 use crate::metrics::{CompactionRecord, ContextMetrics, CountedMessage, SourceBreakdown};
 use crate::models::{self, CountKind, ModelInfo, Provider};
-use crate::tokens::Encoding;
-use crate::calibration::{CalibrationState, CalibrationSummary, Observation, ReportedUsage};
-use crate::metrics::CountSource;
 use crate::pricing::{self, CacheRule, Pricing};
+use crate::sources::{self, SourceOptions};
+use crate::tokens::Encoding;
+use crate::trace::Trace;
 
 /// `new ContextGuard(config)`; every field optional when `model` is in the table.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -307,8 +307,13 @@ impl Guard {
         let profile = &self.profile;
         let salt = self.salt;
         let cache = &mut self.cache;
-        let per_message = request.messages.iter().map(|m| facts_of(m, self.id, self.scope, profile, salt, self.checkpoint_key.as_deref(), cache).raw).collect();
-        let rc = count::count_request_from(profile, &request.messages, per_message, &request.tools, &request.tool_choice);
+        let per_message = request
+            .messages
+            .iter()
+            .map(|m| facts_of(m, self.id, self.scope, profile, salt, self.checkpoint_key.as_deref(), cache).raw)
+            .collect();
+        let rc =
+            count::count_request_from(profile, &request.messages, per_message, &request.tools, &request.tool_choice);
         self.cache.end_pass();
         Counted {
             tool_definitions: to_u32(rc.tool_definitions),
@@ -391,7 +396,11 @@ impl Guard {
             None => raw,
         };
         let cached_prefix = self.prefix_of(tools.key, facts.iter().map(|f| f.key), &counted);
-        let mut breakdown = SourceBreakdown { tool_definitions: counted.tool_definitions, framing: counted.priming, ..Default::default() };
+        let mut breakdown = SourceBreakdown {
+            tool_definitions: counted.tool_definitions,
+            framing: counted.priming,
+            ..Default::default()
+        };
         for (f, c) in facts.iter().zip(&counted.per_message) {
             breakdown.add(&CountedMessage::of(f, c));
         }
@@ -414,7 +423,11 @@ impl Guard {
         metrics.clearing = self.clearing_settings();
         metrics.calibration = self.calibration_summary();
         metrics.cost = self.pricing.map(|(p, builtin)| {
-            let rule = if self.model.provider == crate::models::Provider::Anthropic { CacheRule::Breakpoint } else { CacheRule::Automatic };
+            let rule = if self.model.provider == crate::models::Provider::Anthropic {
+                CacheRule::Breakpoint
+            } else {
+                CacheRule::Automatic
+            };
             let cached = pricing::cached_prefix(cached_prefix, rule);
             pricing::estimate(&p, metrics.used_tokens, cached, self.budget.reserved_output_tokens, builtin)
         });
@@ -447,9 +460,20 @@ impl Guard {
 
     /// `observeOverflow`: learn from a provider's overflow error about `request` (see
     /// `calibration::overflow`). The request failed, so it is not taken as sent.
-    pub fn observe_overflow(&mut self, request: &Request, error: &crate::overflow::Classification) -> crate::calibration::OverflowObservation {
+    pub fn observe_overflow(
+        &mut self,
+        request: &Request,
+        error: &crate::overflow::Classification,
+    ) -> crate::calibration::OverflowObservation {
         let (predicted, estimated) = (self.count(request).total, self.count_raw(request).total);
-        let mut out = crate::calibration::observe_overflow(&mut self.calibration, &self.model, &self.budget, error, predicted, estimated);
+        let mut out = crate::calibration::observe_overflow(
+            &mut self.calibration,
+            &self.model,
+            &self.budget,
+            error,
+            predicted,
+            estimated,
+        );
         if out.outcome == crate::calibration::OverflowOutcome::Learned {
             out.predicted_after = Some(self.count(request).total);
         }
@@ -515,7 +539,8 @@ impl Guard {
         };
         let mut memo = std::mem::take(&mut self.remembered);
         let (enc, usable, factor) = (self.model.encoding, self.budget.usable_limit, self.model.estimate_factor);
-        let (messages, mut traces, cleared) = sources::guard_sources(&request.messages, enc, usable, factor, &opts, sizes.as_ref(), &mut memo, self, now);
+        let (messages, mut traces, cleared) =
+            sources::guard_sources(&request.messages, enc, usable, factor, &opts, sizes.as_ref(), &mut memo, self, now);
         self.remembered = memo;
         if !emergency {
             traces.extend(self.clearing_step(&request.messages, &messages, &cleared, now() - t0));
@@ -535,7 +560,12 @@ impl Guard {
         } else {
             traces
         };
-        let out = Request { messages, tools: request.tools.clone(), tool_choice: request.tool_choice.clone(), prepended_system: request.prepended_system };
+        let out = Request {
+            messages,
+            tools: request.tools.clone(),
+            tool_choice: request.tool_choice.clone(),
+            prepended_system: request.prepended_system,
+        };
         let mut metrics = self.measure(&out);
         metrics.clearing = self.clearing_summary(&cleared);
         SourcesOutcome { request: out, metrics, traces, cleared }
@@ -569,7 +599,11 @@ impl Guard {
     /// them.
     fn clearing_settings(&self) -> crate::metrics::Clearing {
         let l = self.source_limits();
-        crate::metrics::Clearing { protect_tokens: l.protect_tokens, clear_at_least: l.clear_at_least, ..Default::default() }
+        crate::metrics::Clearing {
+            protect_tokens: l.protect_tokens,
+            clear_at_least: l.clear_at_least,
+            ..Default::default()
+        }
     }
 
     /// The source guards' limits in force for this guard, in the model's tokens, the defaults
@@ -591,7 +625,13 @@ impl Guard {
     /// previous pass had kept (a step): how many, and the tokens of the model input from the
     /// first message it changed to the end (the part of the prompt a provider's cache can no
     /// longer serve). The outputs are known by their content keys across passes.
-    fn clearing_step(&mut self, input: &[Message], output: &[Message], c: &sources::pass::Cleared, duration_ms: f64) -> Option<Trace> {
+    fn clearing_step(
+        &mut self,
+        input: &[Message],
+        output: &[Message],
+        c: &sources::pass::Cleared,
+        duration_ms: f64,
+    ) -> Option<Trace> {
         let mut now_aged = rustc_hash::FxHashSet::default();
         let mut first_new: Option<usize> = None;
         let mut newly_cleared = 0usize;
@@ -609,9 +649,16 @@ impl Guard {
         let first = first_new?;
         let invalidated: usize = output.get(first..).unwrap_or(&[]).iter().map(|m| self.facts(m).raw.total).sum();
         // Before and after: the tokens of the outputs aged (cleared or compacted by age).
-        let aged: usize = c.cleared.iter().chain(&c.compacted).filter_map(|&i| output.get(i)).map(|m| self.facts(m).raw.total).sum();
+        let aged: usize =
+            c.cleared.iter().chain(&c.compacted).filter_map(|&i| output.get(i)).map(|m| self.facts(m).raw.total).sum();
         let scale = |n: usize| crate::count_scale(n, self.model.estimate_factor) as usize;
-        let mut t = Trace::new(crate::trace::Operation::ToolOutputClear, crate::trace::Status::Applied, duration_ms, scale(aged + c.saved), scale(aged));
+        let mut t = Trace::new(
+            crate::trace::Operation::ToolOutputClear,
+            crate::trace::Status::Applied,
+            duration_ms,
+            scale(aged + c.saved),
+            scale(aged),
+        );
         t.messages_cleared = Some(crate::trace::u32_of(newly_cleared));
         t.tokens_saved = crate::count_scale(c.saved, self.model.estimate_factor);
         t.prefix_invalidated_tokens = Some(crate::count_scale(invalidated, self.model.estimate_factor));
@@ -636,7 +683,15 @@ impl sources::remembered::Known for Guard {
 
 /// [`Guard::facts`] on the guard's parts (so that a pass can hold the count cache while the
 /// profile is borrowed).
-fn facts_of(m: &Message, guard: u64, scope: Option<u64>, profile: &Profile, salt: u64, checkpoint_key: Option<&str>, cache: &mut CountCache<MessageCount>) -> Facts {
+fn facts_of(
+    m: &Message,
+    guard: u64,
+    scope: Option<u64>,
+    profile: &Profile,
+    salt: u64,
+    checkpoint_key: Option<&str>,
+    cache: &mut CountCache<MessageCount>,
+) -> Facts {
     if let Some(f) = m.facts.get(guard, scope) {
         debug_assert_eq!(f.key, message_key(m, salt), "a message changed without `touch`");
         cache.get_or_insert_with(f.key, || f.raw);
@@ -664,7 +719,12 @@ fn facts_of(m: &Message, guard: u64, scope: Option<u64>, profile: &Profile, salt
 
 /// Whether a message's text carries a source-guard marker (compacted output or preview).
 fn carries_guard_marker(content: &crate::message::Content) -> bool {
-    let has = |t: &str| crate::scan::contains_any(t, &[sources::tool_output::MARKER, sources::attachment::MARKER, sources::stub::CLEARED_MARKER]);
+    let has = |t: &str| {
+        crate::scan::contains_any(
+            t,
+            &[sources::tool_output::MARKER, sources::attachment::MARKER, sources::stub::CLEARED_MARKER],
+        )
+    };
     match content {
         crate::message::Content::Text(t) => has(t),
         crate::message::Content::Parts(parts) => parts.iter().any(|p| match p {
@@ -682,17 +742,29 @@ fn calibrate(raw: Counted, c: f64) -> Counted {
         .per_message
         .iter()
         .map(|m| {
-            let (text, attachments, images, tool_calls, framing) = (s(m.text), s(m.attachments), s(m.images), s(m.tool_calls), s(m.framing));
-            MessageCount { total: text + attachments + images + tool_calls + framing, text, attachments, images, tool_calls, framing }
+            let (text, attachments, images, tool_calls, framing) =
+                (s(m.text), s(m.attachments), s(m.images), s(m.tool_calls), s(m.framing));
+            MessageCount {
+                total: text + attachments + images + tool_calls + framing,
+                text,
+                attachments,
+                images,
+                tool_calls,
+                framing,
+            }
         })
         .collect();
     let tool_definitions = to_u32(s(raw.tool_definitions as usize));
     let priming = to_u32(s(raw.priming as usize));
     let body = per_message.iter().fold(0u32, |a, m| a.saturating_add(to_u32(m.total)));
-    Counted { per_message, tool_definitions, priming, total: body.saturating_add(tool_definitions).saturating_add(priming) }
+    Counted {
+        per_message,
+        tool_definitions,
+        priming,
+        total: body.saturating_add(tool_definitions).saturating_add(priming),
+    }
 }
 
 fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
-

@@ -113,7 +113,9 @@ fn round_trips(format: Format, pieces: &[Message], value: &Value, exact: Option<
     }
     let (system, written) = match (format, pieces) {
         (Format::Openai, [m]) => (None, vec![Written::Value(crate::format::openai::message_to_wire(m))]),
-        (Format::Anthropic, _) => crate::format::anthropic::to_wire_with(pieces, &|_: &[&Message]| None::<crate::format::Named>),
+        (Format::Anthropic, _) => {
+            crate::format::anthropic::to_wire_with(pieces, &|_: &[&Message]| None::<crate::format::Named>)
+        }
         _ => return false,
     };
     system.is_none() && matches!(written.as_slice(), [Written::Value(w)] if same_tree(w, value))
@@ -123,7 +125,11 @@ fn round_trips(format: Format, pieces: &[Message], value: &Value, exact: Option<
 fn safe_numbers(v: &Value) -> bool {
     const MAX_SAFE: u64 = (1 << 53) - 1;
     match v {
-        Value::Number(n) => n.as_f64().is_some() && n.as_u64().is_none_or(|u| u <= MAX_SAFE) && n.as_i64().is_none_or(|i| i.unsigned_abs() <= MAX_SAFE),
+        Value::Number(n) => {
+            n.as_f64().is_some()
+                && n.as_u64().is_none_or(|u| u <= MAX_SAFE)
+                && n.as_i64().is_none_or(|i| i.unsigned_abs() <= MAX_SAFE)
+        }
         Value::Array(a) => a.iter().all(safe_numbers),
         Value::Object(o) => o.values().all(safe_numbers),
         _ => true,
@@ -136,7 +142,12 @@ type Parsed = Vec<(u32, usize, (Vec<Message>, Option<bool>))>;
 impl Guard {
     /// Parse the `system` and `tools` options and the fresh messages, in the order the plain
     /// path reads them (so the first error is the same): `(head, parsed fresh messages)`.
-    fn parse_stored_call(&self, fresh: &[Fresh], system: Option<&Value>, tools: Option<&Value>) -> Result<(Request, Parsed)> {
+    fn parse_stored_call(
+        &self,
+        fresh: &[Fresh],
+        system: Option<&Value>,
+        tools: Option<&Value>,
+    ) -> Result<(Request, Parsed)> {
         let format = self.format;
         let empty = Value::Array(Vec::new());
         let parse_fresh = || -> Result<Parsed> {
@@ -159,7 +170,14 @@ impl Guard {
     /// Parse and keep the fresh messages of a call; `Ok(None)` when `ids` names a message the
     /// store does not hold. Nothing is kept when any message is bad. The new messages are
     /// counted (through the count cache, in the caller's pass, if any).
-    fn store_call(&mut self, ids: &[u32], fresh: &[Fresh], call: u64, system: Option<&Value>, tools: Option<&Value>) -> Result<Option<(Request, FxHashSet<u32>)>> {
+    fn store_call(
+        &mut self,
+        ids: &[u32],
+        fresh: &[Fresh],
+        call: u64,
+        system: Option<&Value>,
+        tools: Option<&Value>,
+    ) -> Result<Option<(Request, FxHashSet<u32>)>> {
         if !self.format.is_context_free() {
             return Ok(None);
         }
@@ -176,7 +194,9 @@ impl Guard {
             let facts = messages.iter().map(|m| self.stamp(m)).collect();
             let round_trips = round_trips(format, &messages, &f.value, exact);
             let system = messages.iter().find(|m| m.role == Role::System).cloned();
-            self.store.entries.insert(id, Entry { messages, facts, last_used: call, index, round_trips, lent: false, system });
+            self.store
+                .entries
+                .insert(id, Entry { messages, facts, last_used: call, index, round_trips, lent: false, system });
         }
         Ok(Some((head, new_ids)))
     }
@@ -195,7 +215,14 @@ impl Guard {
     /// the call's options, read as in `parse_request`. `Ok(None)`: an id is unknown to the store.
     /// A bad message is an error naming its index, and leaves the store as it was. Always `None`
     /// for a format whose messages parse in context (AI SDK): the binding takes the plain path.
-    pub fn measure_ids(&mut self, ids: &[u32], fresh: &[Fresh], call: u64, system: Option<&Value>, tools: Option<&Value>) -> Result<Option<ContextMetrics>> {
+    pub fn measure_ids(
+        &mut self,
+        ids: &[u32],
+        fresh: &[Fresh],
+        call: u64,
+        system: Option<&Value>,
+        tools: Option<&Value>,
+    ) -> Result<Option<ContextMetrics>> {
         // One pass of the count cache: new messages are counted (or found) in it, known ones keep
         // their entries alive.
         self.begin_count_pass();
@@ -232,7 +259,14 @@ impl Guard {
     /// The request a conversation named by ids stands for (as `parse_request` reads it), for
     /// `prepare` and `guardSources`; see [`Assembled`]. `Ok(None)`: an id is unknown to the
     /// store, or the format parses in context (AI SDK).
-    pub fn assemble_ids(&mut self, ids: &[u32], fresh: &[Fresh], call: u64, system: Option<&Value>, tools: Option<&Value>) -> Result<Option<Assembled>> {
+    pub fn assemble_ids(
+        &mut self,
+        ids: &[u32],
+        fresh: &[Fresh],
+        call: u64,
+        system: Option<&Value>,
+        tools: Option<&Value>,
+    ) -> Result<Option<Assembled>> {
         self.assemble(ids, fresh, call, system, tools, false)
     }
 
@@ -240,11 +274,26 @@ impl Guard {
     /// where they can be (`Assembled::lent`): the request must be handed back with
     /// [`Guard::give_back`] once it has been read, in the same synchronous stretch of work as far
     /// as possible. Until then a call that needs those pieces is refused.
-    pub fn lend_ids(&mut self, ids: &[u32], fresh: &[Fresh], call: u64, system: Option<&Value>, tools: Option<&Value>) -> Result<Option<Assembled>> {
+    pub fn lend_ids(
+        &mut self,
+        ids: &[u32],
+        fresh: &[Fresh],
+        call: u64,
+        system: Option<&Value>,
+        tools: Option<&Value>,
+    ) -> Result<Option<Assembled>> {
         self.assemble(ids, fresh, call, system, tools, true)
     }
 
-    fn assemble(&mut self, ids: &[u32], fresh: &[Fresh], call: u64, system: Option<&Value>, tools: Option<&Value>, lend: bool) -> Result<Option<Assembled>> {
+    fn assemble(
+        &mut self,
+        ids: &[u32],
+        fresh: &[Fresh],
+        call: u64,
+        system: Option<&Value>,
+        tools: Option<&Value>,
+        lend: bool,
+    ) -> Result<Option<Assembled>> {
         if ids.iter().any(|id| self.store.entries.get(id).is_some_and(|e| e.lent)) {
             return Ok(None);
         }
@@ -281,7 +330,8 @@ impl Guard {
             };
             let len;
             if let Some(first) = lent_at.get(id).copied() {
-                let copies: Vec<Message> = request.messages.get(first.start..first.start + first.len).unwrap_or(&[]).to_vec();
+                let copies: Vec<Message> =
+                    request.messages.get(first.start..first.start + first.len).unwrap_or(&[]).to_vec();
                 len = copies.len();
                 for mut m in copies {
                     // Lent unrenumbered: the group is the entry's own.

@@ -142,7 +142,12 @@ pub fn extract(leaves: &[String], fields: &NumericFields) -> OverflowCounts {
     }
     match (fields.prompt, fields.limit) {
         (None, None) => OverflowCounts::default(),
-        (prompt, limit) => OverflowCounts { prompt_tokens: prompt, limit, qualifier: prompt.map(|_| Qualifier::Exact), ..Default::default() },
+        (prompt, limit) => OverflowCounts {
+            prompt_tokens: prompt,
+            limit,
+            qualifier: prompt.map(|_| Qualifier::Exact),
+            ..Default::default()
+        },
     }
 }
 
@@ -163,7 +168,9 @@ impl NumericFields {
         };
         if slot.is_none() {
             // JS numbers arrive as floats: a whole one is a count.
-            let whole = value.as_u64().or_else(|| value.as_f64().filter(|f| f.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(f)).map(|f| f as u64));
+            let whole = value.as_u64().or_else(|| {
+                value.as_f64().filter(|f| f.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(f)).map(|f| f as u64)
+            });
             *slot = whole.and_then(|n| u32::try_from(n).ok());
         }
     }
@@ -197,7 +204,9 @@ fn pieces(text: &str) -> Vec<Piece<'_>> {
         if let Some(tail) = rest.strip_prefix('…') {
             out.push(Piece::Gap);
             rest = tail;
-        } else if let (Some(b'{'), Some(slot), Some(b'}')) = (rest.as_bytes().first(), rest.as_bytes().get(1), rest.as_bytes().get(2)) {
+        } else if let (Some(b'{'), Some(slot), Some(b'}')) =
+            (rest.as_bytes().first(), rest.as_bytes().get(1), rest.as_bytes().get(2))
+        {
             out.push(Piece::Num(*slot));
             rest = rest.get(3..).unwrap_or("");
         } else {
@@ -363,9 +372,13 @@ mod tests {
     #[test]
     fn gaps_are_bounded() {
         let p = exact("prompt contains {p} tokens…too large for model with {l} maximum context length");
-        let near = "prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum context length";
+        let near =
+            "prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum context length";
         assert_eq!(match_pattern(&p, near).unwrap().prompt_tokens, Some(40_000));
-        let far = format!("prompt contains 40000 tokens{}too large for model with 32768 maximum context length", " ".repeat(GAP + 1));
+        let far = format!(
+            "prompt contains 40000 tokens{}too large for model with 32768 maximum context length",
+            " ".repeat(GAP + 1)
+        );
         assert!(match_pattern(&p, &far).is_none());
     }
 }

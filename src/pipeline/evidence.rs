@@ -15,11 +15,8 @@ const REQUEST_CHARS: usize = 200;
 /// The conclusion of a tool result: its last non-empty lines (logs end with their verdict),
 /// skipping ctxguard's own marker lines.
 fn conclusion(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("[ctxguard:"))
-        .collect();
+    let lines: Vec<&str> =
+        text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("[ctxguard:")).collect();
     let tail = lines.len().saturating_sub(3);
     clip(&lines.get(tail..).unwrap_or(&[]).join(" | "), CONCLUSION_CHARS)
 }
@@ -40,7 +37,11 @@ pub fn evidence_message(removed: &[Message], reason: &str, encoding: Encoding, b
                     .as_deref()
                     .and_then(|id| calls.get(id).copied())
                     .unwrap_or((m.name.as_deref().unwrap_or("tool"), ""));
-                entries.push(format!("- tool {name}({}) → {}", defuse(&key_args(args)), defuse(&conclusion(&m.content.text()))));
+                entries.push(format!(
+                    "- tool {name}({}) → {}",
+                    defuse(&key_args(args)),
+                    defuse(&conclusion(&m.content.text()))
+                ));
             }
             Role::User => {
                 let t = m.content.text();
@@ -92,10 +93,18 @@ mod tests {
         let removed = vec![
             Message::text(Role::User, "Why does   the login test fail?"),
             Message {
-                tool_calls: vec![ToolCall { id: "c1".into(), name: "run_tests".into(), arguments: r#"{"filter":"login","verbose":true}"#.into(), extra: Default::default() }],
+                tool_calls: vec![ToolCall {
+                    id: "c1".into(),
+                    name: "run_tests".into(),
+                    arguments: r#"{"filter":"login","verbose":true}"#.into(),
+                    extra: Default::default(),
+                }],
                 ..Message::text(Role::Assistant, "")
             },
-            Message { tool_call_id: Some("c1".into()), ..Message::text(Role::Tool, "running 3 tests\n\ntest login ... FAILED\nresult: 2 passed, 1 failed\n") },
+            Message {
+                tool_call_id: Some("c1".into()),
+                ..Message::text(Role::Tool, "running 3 tests\n\ntest login ... FAILED\nresult: 2 passed, 1 failed\n")
+            },
         ];
         let m = evidence_message(&removed, "timeout", Encoding::O200kBase, 1_000).unwrap();
         let t = m.content.text();
@@ -109,7 +118,8 @@ mod tests {
 
     #[test]
     fn budget_keeps_the_latest_entries() {
-        let removed: Vec<Message> = (0..200).map(|i| Message::text(Role::User, format!("request number {i}"))).collect();
+        let removed: Vec<Message> =
+            (0..200).map(|i| Message::text(Role::User, format!("request number {i}"))).collect();
         let m = evidence_message(&removed, "timeout", Encoding::O200kBase, 200).unwrap();
         let t = m.content.text();
         assert!(tokens::count(Encoding::O200kBase, &t) <= 200);

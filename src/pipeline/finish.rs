@@ -11,21 +11,50 @@ use crate::sources::pass::Cleared;
 use crate::trace::{Operation, Status, Trace};
 
 use super::session_state::{Answer, SessionState};
-use super::{evidence, is_summary, sanitize, FailureReason, Outcome, Pending, PrepareOptions, Strategy, EVIDENCE_TOKENS, MIN_SAVED_SHARE};
+use super::{
+    evidence, is_summary, sanitize, FailureReason, Outcome, Pending, PrepareOptions, Strategy, EVIDENCE_TOKENS,
+    MIN_SAVED_SHARE,
+};
 
 impl Guard {
     /// The summary of `answer` (or the mechanical fallback for `Err`), after `attempts`
     /// attempts: remembered, turned into the chain (persisted as `checkpoint` when a summary was
     /// written; a fallback is the model input of this call only), then layer 1 on the chain
     /// (what the next call will compute too, so the prompt's prefix stays the same), layer 3.
-    pub fn prepare_finish(&mut self, pending: Pending, result: std::result::Result<Answer, FailureReason>, attempts: u32, now: &dyn Fn() -> f64) -> Result<Outcome> {
+    pub fn prepare_finish(
+        &mut self,
+        pending: Pending,
+        result: std::result::Result<Answer, FailureReason>,
+        attempts: u32,
+        now: &dyn Fn() -> f64,
+    ) -> Result<Outcome> {
         self.scoped(|g| g.prepare_finish_in(pending, result, attempts, true, now))
     }
 
     /// `count_failure`: a failure is the breaker's (false when the breaker already counted it:
     /// the summary made ahead of time that failed).
-    pub(super) fn prepare_finish_in(&mut self, pending: Pending, result: std::result::Result<Answer, FailureReason>, attempts: u32, count_failure: bool, now: &dyn Fn() -> f64) -> Result<Outcome> {
-        let Pending { started_ms, before_tokens, history, removed, covers, keys, retained, options, cache_decision, kept_tokens, traces, .. } = pending;
+    pub(super) fn prepare_finish_in(
+        &mut self,
+        pending: Pending,
+        result: std::result::Result<Answer, FailureReason>,
+        attempts: u32,
+        count_failure: bool,
+        now: &dyn Fn() -> f64,
+    ) -> Result<Outcome> {
+        let Pending {
+            started_ms,
+            before_tokens,
+            history,
+            removed,
+            covers,
+            keys,
+            retained,
+            options,
+            cache_decision,
+            kept_tokens,
+            traces,
+            ..
+        } = pending;
         let mut traces = traces;
         let key = self.checkpoint_key.clone();
         let kept_system = |m: &Message| !is_summary(m, key.as_deref());
@@ -79,8 +108,8 @@ impl Guard {
         // fallback is not remembered, so skipping the next call's compaction would only make the
         // model input alternate between the emergency layer's cut and the evidence note.
         let saved = before_tokens.saturating_sub(after) as f64;
-        self.skip_next_compaction =
-            failure.is_none() && (after > self.budget.target_limit as usize || saved < before_tokens as f64 * MIN_SAVED_SHARE);
+        self.skip_next_compaction = failure.is_none()
+            && (after > self.budget.target_limit as usize || saved < before_tokens as f64 * MIN_SAVED_SHARE);
         let mut t = Trace::new(Operation::SummaryCompact, status, record.duration_ms, before_tokens, after);
         t.removed_history_items = Some(record.removed_items);
         t.failure_reason = record.failure_reason.clone();
@@ -108,7 +137,13 @@ impl Guard {
 
     /// A summary made ahead of time ended: remembered (to be applied once the trigger is
     /// crossed) or failed. The trace says which.
-    pub fn ahead_finish(&mut self, pending: Pending, result: std::result::Result<Answer, FailureReason>, attempts: u32, now: &dyn Fn() -> f64) -> Trace {
+    pub fn ahead_finish(
+        &mut self,
+        pending: Pending,
+        result: std::result::Result<Answer, FailureReason>,
+        attempts: u32,
+        now: &dyn Fn() -> f64,
+    ) -> Trace {
         let Pending { started_ms, before_tokens, covers, keys, retained, .. } = pending;
         let duration = now() - started_ms;
         let mut t = match result {
@@ -128,7 +163,8 @@ impl Guard {
                 }
                 self.memory.ahead = AheadState::Failed;
                 self.memory.ahead_failure = reason.is_summarizer_failure().then(|| reason.as_str());
-                let mut t = Trace::new(Operation::SummaryCompact, Status::Fallback, duration, before_tokens, before_tokens);
+                let mut t =
+                    Trace::new(Operation::SummaryCompact, Status::Fallback, duration, before_tokens, before_tokens);
                 t.failure_reason = Some(reason.as_str().to_string());
                 t
             }
@@ -153,7 +189,14 @@ impl Guard {
     }
 
     /// Layer 3 when needed, sanitation, guidance, metrics.
-    pub(super) fn finish_plain(&mut self, request: Request, mut traces: Vec<Trace>, cleared: &Cleared, options: &PrepareOptions, now: &dyn Fn() -> f64) -> Result<Outcome> {
+    pub(super) fn finish_plain(
+        &mut self,
+        request: Request,
+        mut traces: Vec<Trace>,
+        cleared: &Cleared,
+        options: &PrepareOptions,
+        now: &dyn Fn() -> f64,
+    ) -> Result<Outcome> {
         let (mut request, mut dropped) = self.emergency(request, &mut traces, now)?;
         // Broken pairs in the input itself (a result without its call, a call without its
         // result) are rejected by every provider: what is sent is always valid.
@@ -184,7 +227,12 @@ impl Guard {
     /// Layer 3: if still over the usable limit, re-compact tool outputs with tighter limits,
     /// then drop the oldest unprotected messages. System messages (the summary and pinned notes
     /// among them) and the latest user message are never dropped.
-    fn emergency(&mut self, request: Request, traces: &mut Vec<Trace>, now: &dyn Fn() -> f64) -> Result<(Request, usize)> {
+    fn emergency(
+        &mut self,
+        request: Request,
+        traces: &mut Vec<Trace>,
+        now: &dyn Fn() -> f64,
+    ) -> Result<(Request, usize)> {
         let usable = self.budget.usable_limit as usize;
         let mut request = request;
         if self.count(&request).total as usize <= usable {

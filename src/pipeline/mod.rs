@@ -129,13 +129,22 @@ impl FailureReason {
     /// The reason named `s` (`as_str`'s inverse).
     pub fn parse(s: &str) -> Option<FailureReason> {
         use FailureReason::*;
-        [NoCallback, Timeout, CallbackError, InvalidOutput, EmptyOutput, OverBudget, Aborted, BreakerOpen].into_iter().find(|r| r.as_str() == s)
+        [NoCallback, Timeout, CallbackError, InvalidOutput, EmptyOutput, OverBudget, Aborted, BreakerOpen]
+            .into_iter()
+            .find(|r| r.as_str() == s)
     }
 
     /// Whether the summarizer itself failed (what the circuit breaker counts): not a missing
     /// callback, an abort, an open breaker, or no room for a summary.
     pub fn is_summarizer_failure(self) -> bool {
-        matches!(self, FailureReason::Timeout | FailureReason::CallbackError | FailureReason::InvalidOutput | FailureReason::EmptyOutput | FailureReason::OverBudget)
+        matches!(
+            self,
+            FailureReason::Timeout
+                | FailureReason::CallbackError
+                | FailureReason::InvalidOutput
+                | FailureReason::EmptyOutput
+                | FailureReason::OverBudget
+        )
     }
 }
 
@@ -324,7 +333,12 @@ impl Guard {
 
     /// Layer 1, then the decision: done (no summary needed), a summary to ask for, or a summary
     /// made ahead of time to wait for.
-    pub fn prepare_start(&mut self, request: &Request, options: &PrepareOptions, now: &dyn Fn() -> f64) -> Result<Step> {
+    pub fn prepare_start(
+        &mut self,
+        request: &Request,
+        options: &PrepareOptions,
+        now: &dyn Fn() -> f64,
+    ) -> Result<Step> {
         self.scoped(|g| g.prepare_start_in(request, options, now))
     }
 
@@ -397,9 +411,13 @@ impl Guard {
             }
             return Ok(Step::Done(Box::new(out)));
         }
-        let Some(mut pending) = self.plan_compaction(history, &current, &ordinals, covered, &layer1, options, started, false)? else {
+        let Some(mut pending) =
+            self.plan_compaction(history, &current, &ordinals, covered, &layer1, options, started, false)?
+        else {
             let cleared = layer1.cleared.clone();
-            return self.finish_plain(layer1.request, layer1.traces, &cleared, options, now).map(|o| Step::Done(Box::new(o)));
+            return self
+                .finish_plain(layer1.request, layer1.traces, &cleared, options, now)
+                .map(|o| Step::Done(Box::new(o)));
         };
         if let Some(d) = pending.cache_decision.filter(|d| d.choice == crate::pricing::Choice::Continue) {
             let used = layer1.metrics.used_tokens as usize;
@@ -415,10 +433,14 @@ impl Guard {
         // The breaker is open: the mechanical fallback without asking. No room for even a
         // short summary next to the kept messages: the same (its note is sized to the room).
         if pending.max_attempts == 0 {
-            return self.prepare_finish(pending, Err(FailureReason::BreakerOpen), 0, now).map(|o| Step::Done(Box::new(o)));
+            return self
+                .prepare_finish(pending, Err(FailureReason::BreakerOpen), 0, now)
+                .map(|o| Step::Done(Box::new(o)));
         }
         if pending.request.max_tokens < MIN_SUMMARY_TOKENS {
-            return self.prepare_finish(pending, Err(FailureReason::OverBudget), 0, now).map(|o| Step::Done(Box::new(o)));
+            return self
+                .prepare_finish(pending, Err(FailureReason::OverBudget), 0, now)
+                .map(|o| Step::Done(Box::new(o)));
         }
         // The summary made ahead of time failed: the summarizer is not asked on the send path.
         // This call falls back at once (the breaker counted that failure already) and starts
@@ -437,11 +459,23 @@ impl Guard {
     /// Start a summary ahead of time from this call when `wants_ahead`: the binding runs it in
     /// the background (`out.ahead`), the trace says so.
     #[allow(clippy::too_many_arguments)]
-    fn start_ahead(&mut self, out: &mut Outcome, history: &Request, current: &Request, ordinals: &[Option<u32>], covered: u32, layer1: &SourcesOutcome, options: &PrepareOptions, started: f64, now: &dyn Fn() -> f64) -> Result<()> {
+    fn start_ahead(
+        &mut self,
+        out: &mut Outcome,
+        history: &Request,
+        current: &Request,
+        ordinals: &[Option<u32>],
+        covered: u32,
+        layer1: &SourcesOutcome,
+        options: &PrepareOptions,
+        started: f64,
+        now: &dyn Fn() -> f64,
+    ) -> Result<()> {
         if !self.wants_ahead(options, layer1) {
             return Ok(());
         }
-        out.ahead = self.plan_compaction(history, current, ordinals, covered, layer1, options, started, true)?.map(Box::new);
+        out.ahead =
+            self.plan_compaction(history, current, ordinals, covered, layer1, options, started, true)?.map(Box::new);
         if out.ahead.is_some() {
             self.memory.ahead = AheadState::Running;
             self.memory.ahead_runs += 1;
@@ -479,7 +513,8 @@ impl Guard {
             failure_reason: None,
             attempts: 0,
         };
-        let mut t = Trace::new(Operation::SummaryCompact, Status::Applied, record.duration_ms, after as usize, after as usize);
+        let mut t =
+            Trace::new(Operation::SummaryCompact, Status::Applied, record.duration_ms, after as usize, after as usize);
         t.ahead = Some(true);
         out.traces.push(t);
         self.last_compaction = Some(record.clone());
@@ -511,7 +546,11 @@ impl Guard {
         let (before, from_latest) = request.messages.split_at(latest);
         let mut messages: Vec<Message> = before
             .iter()
-            .filter(|m| m.role == Role::System && !is_summary(m, key) && !m.content.text().starts_with(evidence::EVIDENCE_MARKER))
+            .filter(|m| {
+                m.role == Role::System
+                    && !is_summary(m, key)
+                    && !m.content.text().starts_with(evidence::EVIDENCE_MARKER)
+            })
             .cloned()
             .collect();
         messages.push(self.summary_message(&Answer::State(state), None));
@@ -521,11 +560,23 @@ impl Guard {
 
     /// The cache-aware decision when the guard has an economic budget and a price, and the
     /// request is over the trigger; `None` otherwise.
-    fn cache_decision(&mut self, request: &Request, used: u32, compacted: usize, summary_input: usize, summary_output: u32, turn: u32) -> Option<crate::pricing::CacheDecision> {
+    fn cache_decision(
+        &mut self,
+        request: &Request,
+        used: u32,
+        compacted: usize,
+        summary_input: usize,
+        summary_output: u32,
+        turn: u32,
+    ) -> Option<crate::pricing::CacheDecision> {
         self.budget.economic_budget?;
         let (pricing, _) = self.pricing?;
         let counted = self.count(request);
-        let rule = if self.model.provider == crate::models::Provider::Anthropic { crate::pricing::CacheRule::Breakpoint } else { crate::pricing::CacheRule::Automatic };
+        let rule = if self.model.provider == crate::models::Provider::Anthropic {
+            crate::pricing::CacheRule::Breakpoint
+        } else {
+            crate::pricing::CacheRule::Automatic
+        };
         let cached = crate::pricing::cached_prefix(self.prefix_tokens(request, &counted), rule);
         let physical = self.budget.context_window.saturating_sub(self.budget.reserved_output_tokens);
         let to_u32 = crate::trace::u32_of;
@@ -537,7 +588,10 @@ impl Guard {
                 compacted_tokens: to_u32(compacted),
                 summary_input_tokens: to_u32(summary_input),
                 summary_output_tokens: summary_output,
-                growth_per_turn: self.growth_per_turn().or(Some(turn).filter(|t| *t > 0)).unwrap_or(crate::pricing::DEFAULT_GROWTH_PER_TURN),
+                growth_per_turn: self
+                    .growth_per_turn()
+                    .or(Some(turn).filter(|t| *t > 0))
+                    .unwrap_or(crate::pricing::DEFAULT_GROWTH_PER_TURN),
                 hard_limit: self.budget.usable_limit,
                 physical_trigger: (f64::from(physical) * self.budget.trigger_ratio).floor() as u32,
                 horizon_turns: crate::pricing::DECISION_HORIZON_TURNS,
@@ -552,7 +606,11 @@ impl Guard {
     /// the first call that applies no summary after it traces [`CHECKPOINT_MISMATCH`]).
     pub fn restore(&mut self, chain: &Request) -> Restored {
         let key = self.checkpoint_key.clone();
-        let found = chain.messages.iter().enumerate().find_map(|(i, m)| crate::checkpoint::summary_block(m, key.as_deref()).map(|b| (i, b)));
+        let found = chain
+            .messages
+            .iter()
+            .enumerate()
+            .find_map(|(i, m)| crate::checkpoint::summary_block(m, key.as_deref()).map(|b| (i, b)));
         let Some((at, (block, covers))) = found else {
             return Restored { restored: false, covered_messages: 0, reason: Some("no_summary") };
         };
@@ -562,7 +620,8 @@ impl Guard {
         // The summary alone: where the format writes the host's system prompt and the summary as
         // one string or Content (Anthropic, Gemini), the prompt is the host's, given again.
         let summary = summary_note(block);
-        let retained = chain.messages.iter().skip(at + 1).take_while(|m| m.markers.checkpoint_retained).cloned().collect();
+        let retained =
+            chain.messages.iter().skip(at + 1).take_while(|m| m.markers.checkpoint_retained).cloned().collect();
         let covered = covers.messages;
         self.memory.restored(Summary::new(covers, None, summary, retained, false));
         Restored { restored: true, covered_messages: covered, reason: None }

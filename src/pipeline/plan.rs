@@ -69,10 +69,22 @@ impl Guard {
         // What stays whatever the tail: system messages (earlier summaries excepted) and the
         // current turn (minus its folded steps).
         let stays = |i: usize| {
-            msgs.get(i).is_some_and(|m| if i < split { m.role == Role::System && !is_summary(m, key.as_deref()) } else { !folded.contains(&i) })
+            msgs.get(i).is_some_and(|m| {
+                if i < split {
+                    m.role == Role::System && !is_summary(m, key.as_deref())
+                } else {
+                    !folded.contains(&i)
+                }
+            })
         };
-        let outside = Request { messages: Vec::new(), tools: layer1.request.tools.clone(), tool_choice: layer1.request.tool_choice.clone(), prepended_system: false };
-        let fixed: usize = (0..msgs.len()).filter(|&i| stays(i)).map(tokens).sum::<usize>() + self.count(&outside).total as usize;
+        let outside = Request {
+            messages: Vec::new(),
+            tools: layer1.request.tools.clone(),
+            tool_choice: layer1.request.tool_choice.clone(),
+            prepended_system: false,
+        };
+        let fixed: usize =
+            (0..msgs.len()).filter(|&i| stays(i)).map(tokens).sum::<usize>() + self.count(&outside).total as usize;
         let usable = self.budget.usable_limit as usize;
         let target = self.budget.target_limit as usize;
         let max_tokens = options
@@ -87,7 +99,8 @@ impl Guard {
             Strategy::Summary => {
                 // At most half of what could be summarized stays verbatim: a compaction (forced
                 // after an overflow, say) always summarizes something.
-                let older: usize = (0..split).filter(|&i| msgs.get(i).is_some_and(|m| m.role != Role::System)).map(tokens).sum();
+                let older: usize =
+                    (0..split).filter(|&i| msgs.get(i).is_some_and(|m| m.role != Role::System)).map(tokens).sum();
                 let budget = options
                     .recent_tail_tokens
                     .or(self.recent_tail_tokens)
@@ -108,7 +121,13 @@ impl Guard {
         // Recent user messages of the summarized range, kept verbatim (a reloaded clone is not
         // cloned twice); none under session_state, where the SessionState is the only history.
         // They fit next to everything else that stays and the summary's answer.
-        let staying: usize = (cut.tail..msgs.len()).filter(|&i| !cut.folded.contains(&i) && (i >= cut.split || msgs.get(i).is_some_and(|m| m.role != Role::System))).map(tokens).sum::<usize>() + fixed;
+        let staying: usize = (cut.tail..msgs.len())
+            .filter(|&i| {
+                !cut.folded.contains(&i) && (i >= cut.split || msgs.get(i).is_some_and(|m| m.role != Role::System))
+            })
+            .map(tokens)
+            .sum::<usize>()
+            + fixed;
         let retain_budget = match self.strategy {
             Strategy::Summary => (options.retain_user_tokens.unwrap_or(DEFAULT_RETAIN_USER_TOKENS) as usize)
                 .min(usable.saturating_sub(staying + max_tokens as usize + 64))
@@ -138,8 +157,16 @@ impl Guard {
                 .rev()
                 .take_while(|&i| msgs.get(i).is_some_and(|m| !is_summary(m, key.as_deref())))
                 .find(|&i| msgs.get(i).is_some_and(|m| m.role == Role::User))
-                .filter(|&u| (u..cut.split).filter(|&i| msgs.get(i).is_some_and(|m| m.role != Role::System)).map(tokens).sum::<usize>() <= last_answer_room);
-            cut.tail = exchange.unwrap_or_else(|| (cut.tail..cut.split).find(|&i| msgs.get(i).is_some_and(|m| m.role == Role::User)).unwrap_or(cut.split));
+                .filter(|&u| {
+                    (u..cut.split)
+                        .filter(|&i| msgs.get(i).is_some_and(|m| m.role != Role::System))
+                        .map(tokens)
+                        .sum::<usize>()
+                        <= last_answer_room
+                });
+            cut.tail = exchange.unwrap_or_else(|| {
+                (cut.tail..cut.split).find(|&i| msgs.get(i).is_some_and(|m| m.role == Role::User)).unwrap_or(cut.split)
+            });
         }
         let removed: Vec<usize> = (0..cut.tail)
             .filter(|&i| msgs.get(i).is_some_and(|m| m.role != Role::System || is_summary(m, key.as_deref())))
@@ -148,7 +175,8 @@ impl Guard {
         // The summary source: the summarized messages (layer 1's versions, cleared outputs as
         // their stubs), trimmed to the summarizer's input budget in one pass from the newest back.
         let instructions = instructions(max_tokens);
-        let input_budget = usable.saturating_sub(max_tokens as usize).saturating_sub(self.count_text(&instructions) + 512);
+        let input_budget =
+            usable.saturating_sub(max_tokens as usize).saturating_sub(self.count_text(&instructions) + 512);
         // Under session_state the run's user message goes between the older history and the
         // folded steps (it is kept, and summarized with them).
         let source_messages: Vec<Message> = removed
@@ -172,24 +200,40 @@ impl Guard {
         // What the summary covers in the history: every history message it replaces, and the
         // ones in that range it keeps (the run's user message under session_state).
         let removed_set: rustc_hash::FxHashSet<usize> = removed.iter().copied().collect();
-        let covers_messages = removed.iter().filter_map(|&i| ordinals.get(i).copied().flatten()).map(|o| o + 1).max().unwrap_or(0).max(covered_before);
+        let covers_messages = removed
+            .iter()
+            .filter_map(|&i| ordinals.get(i).copied().flatten())
+            .map(|o| o + 1)
+            .max()
+            .unwrap_or(0)
+            .max(covered_before);
         let keep: Vec<u32> = ordinals
             .iter()
             .enumerate()
             .filter(|(i, o)| !removed_set.contains(i) && o.is_some_and(|o| o < covers_messages))
             .filter_map(|(_, o)| *o)
             .collect();
-        let covered: Vec<&Message> = history.messages.iter().filter(|m| m.role != Role::System).take(covers_messages as usize).collect();
+        let covered: Vec<&Message> =
+            history.messages.iter().filter(|m| m.role != Role::System).take(covers_messages as usize).collect();
         let covers = Covers::of(covered.iter().copied(), keep);
         let keys = covered.iter().map(|m| self.facts(m).key).collect();
-        let kept_tokens: usize = (0..msgs.len()).filter(|i| !removed_set.contains(i)).map(tokens).sum::<usize>() + retained_tokens;
+        let kept_tokens: usize =
+            (0..msgs.len()).filter(|i| !removed_set.contains(i)).map(tokens).sum::<usize>() + retained_tokens;
         let room = usable.saturating_sub(kept_tokens);
         let cache_decision = if options.force || ahead {
             None
         } else {
-            let summary_input = self.count(&Request { messages: source.clone(), ..Default::default() }).total as usize + self.count_text(&instructions);
+            let summary_input = self.count(&Request { messages: source.clone(), ..Default::default() }).total as usize
+                + self.count_text(&instructions);
             let turn_tokens = (cut.split..msgs.len()).map(tokens).sum::<usize>();
-            self.cache_decision(&layer1.request, used, kept_tokens + max_tokens as usize, summary_input, max_tokens, crate::trace::u32_of(turn_tokens))
+            self.cache_decision(
+                &layer1.request,
+                used,
+                kept_tokens + max_tokens as usize,
+                summary_input,
+                max_tokens,
+                crate::trace::u32_of(turn_tokens),
+            )
         };
         Ok(Some(Pending {
             request: SummaryRequest { messages: source, instructions, schema: schema(), max_tokens },
@@ -226,7 +270,15 @@ impl Guard {
     /// `budget` (whole exchanges); else the earliest assistant message that does (whole steps of
     /// the last exchange, never a tool result without its call); when none does, the last
     /// assistant answer if it fits `last_answer_room`; else `split` (no tail).
-    fn tail_start(&self, msgs: &[Message], split: usize, budget: usize, last_answer_room: usize, tokens: &dyn Fn(usize) -> usize, key: Option<&str>) -> usize {
+    fn tail_start(
+        &self,
+        msgs: &[Message],
+        split: usize,
+        budget: usize,
+        last_answer_room: usize,
+        tokens: &dyn Fn(usize) -> usize,
+        key: Option<&str>,
+    ) -> usize {
         let mut acc = 0usize;
         let (mut at_user, mut at_step) = (split, split);
         for i in (0..split).rev() {
@@ -251,8 +303,11 @@ impl Guard {
             return best;
         }
         // Not even the last exchange fits: its assistant answer alone, when that fits.
-        let Some(last) = (0..split).rev().find(|&i| msgs.get(i).is_some_and(|m| m.role == Role::Assistant)) else { return split };
-        let answer: usize = (last..split).filter(|&i| msgs.get(i).is_some_and(|m| m.role != Role::System)).map(tokens).sum();
+        let Some(last) = (0..split).rev().find(|&i| msgs.get(i).is_some_and(|m| m.role == Role::Assistant)) else {
+            return split;
+        };
+        let answer: usize =
+            (last..split).filter(|&i| msgs.get(i).is_some_and(|m| m.role != Role::System)).map(tokens).sum();
         if answer <= last_answer_room && !msgs.get(last..split).unwrap_or(&[]).iter().any(|m| is_summary(m, key)) {
             last
         } else {

@@ -120,7 +120,8 @@ fn pairs(messages: &mut Vec<Message>) -> Sanitized {
             .enumerate()
             .filter(|(_, (m, kept))| **kept && !m.tool_calls.is_empty())
             .filter_map(|(i, (m, _))| {
-                let k: Vec<bool> = m.tool_calls.iter().map(|c| c.id.is_empty() || answered.contains(c.id.as_str())).collect();
+                let k: Vec<bool> =
+                    m.tool_calls.iter().map(|c| c.id.is_empty() || answered.contains(c.id.as_str())).collect();
                 (!k.iter().all(|x| *x)).then_some((i, k))
             })
             .collect();

@@ -210,7 +210,9 @@ mod tests {
         assert_eq!(parse_answer(&json!([1])), Err(Invalid::Malformed));
         assert_eq!(parse_answer(&json!({"summary": 3})), Err(Invalid::Malformed));
         // A field the schema does not name (models add `confidence`, `title`...) is ignored.
-        assert!(matches!(parse_answer(&json!({"summary": "x", "confidence": 0.9})), Ok(Answer::State(s)) if s.summary == "x"));
+        assert!(
+            matches!(parse_answer(&json!({"summary": "x", "confidence": 0.9})), Ok(Answer::State(s)) if s.summary == "x")
+        );
         assert_eq!(parse_answer(&json!({"summary": "  "})), Err(Invalid::Empty));
         assert_eq!(parse_answer(&json!(" plain ")), Ok(Answer::Text("plain".into())));
         let fenced = "```json\n{\"summary\":\"s\",\"key_facts\":[\"a\",\" \"]}\n```";

@@ -79,7 +79,11 @@ pub fn validate(value: &Value) -> Result<Settlement, FailureReason> {
         Value::String(s) if s.trim().is_empty() => return Err(FailureReason::EmptyOutput),
         Value::String(s) => {
             let t = s.trim();
-            let t = t.strip_prefix("```json").or_else(|| t.strip_prefix("```")).and_then(|r| r.strip_suffix("```")).map_or(t, str::trim);
+            let t = t
+                .strip_prefix("```json")
+                .or_else(|| t.strip_prefix("```"))
+                .and_then(|r| r.strip_suffix("```"))
+                .map_or(t, str::trim);
             serde_json::from_str::<Value>(t).map_err(|_| FailureReason::InvalidOutput)?
         }
         Value::Null => return Err(FailureReason::EmptyOutput),
@@ -100,7 +104,9 @@ pub fn validate(value: &Value) -> Result<Settlement, FailureReason> {
 pub fn fallback(guard: &Guard, messages: &[Message], reason: FailureReason) -> Settlement {
     let summary = evidence_message(messages, reason.as_str(), guard.model.encoding, super::EVIDENCE_TOKENS)
         .map(|m| m.content.text())
-        .unwrap_or_else(|| format!("{} The run left no evidence to keep ({}).", super::evidence::EVIDENCE_MARKER, reason.as_str()));
+        .unwrap_or_else(|| {
+            format!("{} The run left no evidence to keep ({}).", super::evidence::EVIDENCE_MARKER, reason.as_str())
+        });
     Settlement { session_state: SessionState { summary, ..Default::default() }, ..Default::default() }
 }
 
@@ -115,8 +121,14 @@ mod tests {
         assert_eq!(validate(&json!("not json")), Err(FailureReason::InvalidOutput));
         assert_eq!(validate(&json!({"session_state": {"summary": " "}})), Err(FailureReason::EmptyOutput));
         assert!(validate(&json!({"session_state": {"summary": "s"}, "mood": 1})).is_ok(), "unknown fields are ignored");
-        assert_eq!(validate(&json!({"session_state": {"summary": "s"}, "memory_entries": "one"})), Err(FailureReason::InvalidOutput));
-        let ok = validate(&json!("```json\n{\"session_state\":{\"summary\":\"s\"},\"memory_entries\":[\"likes tea\",\"\"]}\n```")).unwrap();
+        assert_eq!(
+            validate(&json!({"session_state": {"summary": "s"}, "memory_entries": "one"})),
+            Err(FailureReason::InvalidOutput)
+        );
+        let ok = validate(&json!(
+            "```json\n{\"session_state\":{\"summary\":\"s\"},\"memory_entries\":[\"likes tea\",\"\"]}\n```"
+        ))
+        .unwrap();
         assert_eq!(ok.memory_entries, vec!["likes tea".to_string()]);
     }
 

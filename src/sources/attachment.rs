@@ -72,20 +72,52 @@ pub fn fair_shares(sizes: &[usize], budget: usize) -> Vec<usize> {
 /// Binary attachments (PDF text, spreadsheets, images, archives) versus text-like ones.
 pub fn is_binary(media_type: Option<&str>, name: Option<&str>) -> bool {
     let mt = media_type.unwrap_or("").to_ascii_lowercase();
-    if mt.starts_with("text/") || mt.contains("json") || mt.contains("xml") || mt.contains("javascript") || mt.contains("yaml") {
+    if mt.starts_with("text/")
+        || mt.contains("json")
+        || mt.contains("xml")
+        || mt.contains("javascript")
+        || mt.contains("yaml")
+    {
         return false;
     }
-    if mt.starts_with("image/") || mt.starts_with("audio/") || mt.starts_with("video/") || mt.contains("pdf")
-        || mt.contains("zip") || mt.contains("spreadsheet") || mt.contains("excel") || mt.contains("word")
-        || mt.contains("presentation") || mt.contains("octet-stream") || mt.contains("tar") || mt.contains("gzip")
+    if mt.starts_with("image/")
+        || mt.starts_with("audio/")
+        || mt.starts_with("video/")
+        || mt.contains("pdf")
+        || mt.contains("zip")
+        || mt.contains("spreadsheet")
+        || mt.contains("excel")
+        || mt.contains("word")
+        || mt.contains("presentation")
+        || mt.contains("octet-stream")
+        || mt.contains("tar")
+        || mt.contains("gzip")
     {
         return true;
     }
     let ext = name.and_then(|n| n.rsplit_once('.')).map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
     matches!(
         ext.as_str(),
-        "pdf" | "xlsx" | "xls" | "docx" | "doc" | "pptx" | "zip" | "tar" | "gz" | "tgz" | "7z" | "rar" | "png" | "jpg"
-            | "jpeg" | "gif" | "webp" | "mp3" | "mp4" | "wav"
+        "pdf"
+            | "xlsx"
+            | "xls"
+            | "docx"
+            | "doc"
+            | "pptx"
+            | "zip"
+            | "tar"
+            | "gz"
+            | "tgz"
+            | "7z"
+            | "rar"
+            | "png"
+            | "jpg"
+            | "jpeg"
+            | "gif"
+            | "webp"
+            | "mp3"
+            | "mp4"
+            | "wav"
     )
 }
 
@@ -154,7 +186,13 @@ pub struct Previewed {
 }
 
 /// Replace attachments larger than their fair share of `budget` with previews, in place.
-pub fn apply(messages: &mut [Message], enc: Encoding, budget: usize, memo: &mut Remembered, known: &dyn Known) -> Previewed {
+pub fn apply(
+    messages: &mut [Message],
+    enc: Encoding,
+    budget: usize,
+    memo: &mut Remembered,
+    known: &dyn Known,
+) -> Previewed {
     let found = find(messages, enc, memo, known);
     // The content key of each message as it was found (a preview rewrites it), and the place
     // of each attachment among its message's.
@@ -246,12 +284,25 @@ mod tests {
         // Found by tests/prop_security.rs: a file quoting the preview marker was left whole.
         let body: String = (0..2000).map(|i| format!("word{i} ")).collect();
         let forged = format!("{MARKER} notes.md: showing the first 10 of 10 tokens.\n{body}");
-        let mut msgs = vec![Message::text(crate::message::Role::User, format!("<attachment name=\"n.md\">{forged}</attachment>"))];
-        let r = apply(&mut msgs, Encoding::O200kBase, 500, &mut Remembered::default(), &crate::sources::remembered::Unknown);
+        let mut msgs =
+            vec![Message::text(crate::message::Role::User, format!("<attachment name=\"n.md\">{forged}</attachment>"))];
+        let r = apply(
+            &mut msgs,
+            Encoding::O200kBase,
+            500,
+            &mut Remembered::default(),
+            &crate::sources::remembered::Unknown,
+        );
         assert_eq!(r.truncated, 1);
         assert!(r.after_tokens <= 500, "{r:?}");
         // A real preview, within twice its share, is left alone on the next pass.
-        let again = apply(&mut msgs, Encoding::O200kBase, 500, &mut Remembered::default(), &crate::sources::remembered::Unknown);
+        let again = apply(
+            &mut msgs,
+            Encoding::O200kBase,
+            500,
+            &mut Remembered::default(),
+            &crate::sources::remembered::Unknown,
+        );
         assert_eq!(again.truncated, 0);
     }
 

@@ -35,7 +35,13 @@ pub struct Found {
 
 impl Found {
     /// An attachment outside any message (`previewAttachment`).
-    pub fn standalone(id: String, name: Option<String>, media_type: Option<String>, tokens: usize, chars: usize) -> Found {
+    pub fn standalone(
+        id: String,
+        name: Option<String>,
+        media_type: Option<String>,
+        tokens: usize,
+        chars: usize,
+    ) -> Found {
         Found { message: 0, slot: Slot::Part(0), id, name, media_type, tokens, chars, previewed: false }
     }
 }
@@ -140,4 +146,3 @@ fn file_id(extra: &crate::message::Extra) -> Option<String> {
         .and_then(|v| v.as_str())
         .map(str::to_string)
 }
-

@@ -54,7 +54,12 @@ pub struct Listed {
 
 /// The attachments of `messages` (and of the `system` option) in `format`, in order: those of
 /// the system first, then message by message, each message's in content order.
-pub fn list_attachments(enc: Encoding, format: Format, messages: &Value, system: Option<&Value>) -> Result<Vec<Listed>> {
+pub fn list_attachments(
+    enc: Encoding,
+    format: Format,
+    messages: &Value,
+    system: Option<&Value>,
+) -> Result<Vec<Listed>> {
     let mut out = Vec::new();
     if let Some(sys) = system.filter(|v| !v.is_null()) {
         let request = parse_request(format, &Value::Array(Vec::new()), Some(sys), None)?;

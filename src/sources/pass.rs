@@ -142,16 +142,22 @@ impl Limits {
         let clearing = o.clearing().unwrap_or_default();
         let total = o.tool_output_total.map_or_else(|| share(DEFAULT_TOOL_OUTPUT_SHARE), |t| t as usize);
         // The protected outputs are within the tool outputs' total (its default is larger).
-        let protect = clearing.protect_tokens.map_or_else(|| (DEFAULT_PROTECT_TOKENS as usize).min(share(DEFAULT_PROTECT_SHARE)), |t| t as usize).min(total);
+        let protect = clearing
+            .protect_tokens
+            .map_or_else(|| (DEFAULT_PROTECT_TOKENS as usize).min(share(DEFAULT_PROTECT_SHARE)), |t| t as usize)
+            .min(total);
         let mut l = Limits {
             tool_output: o.tool_output_limit.unwrap_or(DEFAULT_TOOL_OUTPUT_LIMIT) as usize,
             per_tool: o.tool_output_limits.clone().unwrap_or_default(),
             tool_output_total: total,
-            attachments: o
-                .attachment_budget
-                .map_or_else(|| (DEFAULT_ATTACHMENT_BUDGET as usize).min(share(DEFAULT_ATTACHMENT_SHARE)), |t| t as usize),
+            attachments: o.attachment_budget.map_or_else(
+                || (DEFAULT_ATTACHMENT_BUDGET as usize).min(share(DEFAULT_ATTACHMENT_SHARE)),
+                |t| t as usize,
+            ),
             protect,
-            clear_at_least: clearing.clear_at_least.map_or_else(|| (DEFAULT_CLEAR_AT_LEAST as usize).min(protect / 2), |t| t as usize),
+            clear_at_least: clearing
+                .clear_at_least
+                .map_or_else(|| (DEFAULT_CLEAR_AT_LEAST as usize).min(protect / 2), |t| t as usize),
             clear_total: 0,
         };
         if scale > 1.0 {
@@ -179,7 +185,9 @@ impl Limits {
 
     /// The limit of one output of `tool`: its own, never more than all tool outputs together.
     fn cap(&self, tool: Option<&str>) -> usize {
-        tool.and_then(|n| self.per_tool.get(n)).map_or(self.tool_output, |&v| v as usize).min(self.tool_output_total.max(1))
+        tool.and_then(|n| self.per_tool.get(n))
+            .map_or(self.tool_output, |&v| v as usize)
+            .min(self.tool_output_total.max(1))
     }
 }
 
@@ -280,7 +288,10 @@ fn calls_by_id(messages: &[Message]) -> FxHashMap<&str, CallAt<'_>> {
     let mut by_id = FxHashMap::default();
     for (message, m) in messages.iter().enumerate() {
         for (index, c) in m.tool_calls.iter().enumerate() {
-            by_id.insert(c.id.as_str(), CallAt { message, index, name: c.name.as_str(), arguments: c.arguments.as_str() });
+            by_id.insert(
+                c.id.as_str(),
+                CallAt { message, index, name: c.name.as_str(), arguments: c.arguments.as_str() },
+            );
         }
     }
     by_id
@@ -355,7 +366,16 @@ pub fn guard_tool_outputs(
             None => true,
             Some(c) => tool.is_some_and(|t| c.exclude_tools.iter().any(|x| x == t)) || super::stub::is_stub(&text()),
         };
-        outputs.push(Output { at: i, key, tokens, cap: limits.cap(tool), call, call_id: m.tool_call_id.as_deref(), tool, fixed });
+        outputs.push(Output {
+            at: i,
+            key,
+            tokens,
+            cap: limits.cap(tool),
+            call,
+            call_id: m.tool_call_id.as_deref(),
+            tool,
+            fixed,
+        });
     }
     let forms = plan_forms(messages, &outputs, enc, limits, opts, sizes, memo);
     let (forms, plan) = forms;
@@ -363,7 +383,8 @@ pub fn guard_tool_outputs(
     let mut replaced: BTreeMap<usize, Message> = BTreeMap::new();
     let before: usize = outputs.iter().map(|o| o.tokens).sum();
     let mut after = before;
-    let (mut truncated, mut report) = (0usize, Cleared { steps: plan.steps, evaluations: plan.evaluations, ..Cleared::default() });
+    let (mut truncated, mut report) =
+        (0usize, Cleared { steps: plan.steps, evaluations: plan.evaluations, ..Cleared::default() });
     for (o, form) in outputs.iter().zip(forms) {
         let Some(m) = messages.get(o.at) else { continue };
         if form == Form::Cleared {
@@ -375,7 +396,9 @@ pub fn guard_tool_outputs(
             truncated += 1;
             if clearing.as_ref().is_some_and(|c| c.clear_arguments) {
                 if let Some(c) = o.call {
-                    let host = replaced.entry(c.message).or_insert_with(|| messages.get(c.message).cloned().unwrap_or_default());
+                    let host = replaced
+                        .entry(c.message)
+                        .or_insert_with(|| messages.get(c.message).cloned().unwrap_or_default());
                     if let Some(tc) = host.tool_calls.get_mut(c.index) {
                         if tc.arguments.as_str() != "{}" {
                             tc.arguments = "{}".into();
@@ -458,7 +481,12 @@ fn plan_forms(
         fn compacted(&mut self, i: usize) -> usize {
             let Some(o) = self.outputs.get(i) else { return 0 };
             let text = self.messages.get(o.at).and_then(tool_text).unwrap_or_default();
-            let co = CompactOptions { limit: band_limit(o), emergency: false, retrieval_tool: self.opts.retrieval_tool.clone(), call_id: self.messages.get(o.at).and_then(|m| m.tool_call_id.as_deref()).map(str::to_string) };
+            let co = CompactOptions {
+                limit: band_limit(o),
+                emergency: false,
+                retrieval_tool: self.opts.retrieval_tool.clone(),
+                call_id: self.messages.get(o.at).and_then(|m| m.tool_call_id.as_deref()).map(str::to_string),
+            };
             self.memo.compact(self.enc, &text, &co).map_or(o.tokens, |c| c.tokens)
         }
         fn stub(&mut self, i: usize) -> usize {
@@ -467,7 +495,8 @@ fn plan_forms(
             self.memo.count(self.enc, &stub)
         }
     }
-    let mut forms_of = Sizes { messages, outputs: movable.iter().filter_map(|&j| outputs.get(j)).collect(), enc, opts, memo };
+    let mut forms_of =
+        Sizes { messages, outputs: movable.iter().filter_map(|&j| outputs.get(j)).collect(), enc, opts, memo };
     let plan = clearing::plan(&candidates, &tokens, &params, &mut forms_of);
     let mut forms = vec![Form::Kept; outputs.len()];
     for (c, &j) in movable.iter().enumerate() {
@@ -485,7 +514,14 @@ fn plan_forms(
 }
 
 /// A cleared output: its stub (remembered for a message the caller holds), and its tokens.
-fn cleared_output(m: &Message, o: &Output<'_>, enc: Encoding, opts: &SourceOptions, memo: &mut Remembered, known: &mut dyn Known) -> (Message, usize) {
+fn cleared_output(
+    m: &Message,
+    o: &Output<'_>,
+    enc: Encoding,
+    opts: &SourceOptions,
+    memo: &mut Remembered,
+    known: &mut dyn Known,
+) -> (Message, usize) {
     let stub = stub_of(o, opts);
     let make = |memo: &mut Remembered| {
         let mut out = m.clone();
@@ -512,12 +548,27 @@ fn cleared_output(m: &Message, o: &Output<'_>, enc: Encoding, opts: &SourceOptio
 /// An output compacted to `limit`, or `None` when it fits (remembered for a message the caller
 /// holds).
 #[allow(clippy::too_many_arguments)]
-fn compacted_output(m: &Message, o: &Output<'_>, limit: usize, enc: Encoding, opts: &SourceOptions, memo: &mut Remembered, known: &mut dyn Known) -> Option<(Message, usize)> {
+fn compacted_output(
+    m: &Message,
+    o: &Output<'_>,
+    limit: usize,
+    enc: Encoding,
+    opts: &SourceOptions,
+    memo: &mut Remembered,
+    known: &mut dyn Known,
+) -> Option<(Message, usize)> {
     // A message ctxguard holds unchanged: its compacted form (facts included) remembered.
-    if let Some(remembered) = o.key.and_then(|k| memo.output_by(k, limit, opts.emergency, opts.retrieval_tool.as_deref(), m.tool_call_id.as_deref())) {
+    if let Some(remembered) = o.key.and_then(|k| {
+        memo.output_by(k, limit, opts.emergency, opts.retrieval_tool.as_deref(), m.tool_call_id.as_deref())
+    }) {
         return remembered.map(|(out, tokens)| (out.clone(), tokens));
     }
-    let co = CompactOptions { limit, emergency: opts.emergency, retrieval_tool: opts.retrieval_tool.clone(), call_id: m.tool_call_id.as_deref().map(str::to_string) };
+    let co = CompactOptions {
+        limit,
+        emergency: opts.emergency,
+        retrieval_tool: opts.retrieval_tool.clone(),
+        call_id: m.tool_call_id.as_deref().map(str::to_string),
+    };
     let text = tool_text(m).unwrap_or_default();
     let kept = memo.compact(enc, &text, &co).filter(|c| c.tokens < o.tokens).map(|c| {
         let mut out = m.clone();
@@ -540,7 +591,14 @@ fn compacted_output(m: &Message, o: &Output<'_>, limit: usize, enc: Encoding, op
 }
 
 /// Preview attachments in place. Returns the trace, or `None` when there is no attachment.
-pub fn guard_attachments(messages: &mut [Message], enc: Encoding, limits: &Limits, memo: &mut Remembered, known: &dyn Known, now: &dyn Fn() -> f64) -> Option<Trace> {
+pub fn guard_attachments(
+    messages: &mut [Message],
+    enc: Encoding,
+    limits: &Limits,
+    memo: &mut Remembered,
+    known: &dyn Known,
+    now: &dyn Fn() -> f64,
+) -> Option<Trace> {
     let t0 = now();
     let r = attachment::apply(messages, enc, limits.attachments, memo, known);
     if r.blocks == 0 {
@@ -587,11 +645,20 @@ mod tests {
     #[test]
     fn source_limits_are_the_options_or_the_defaults_resolved() {
         let of = |json: &str, usable| SourceLimits::of(&read(json).unwrap(), usable);
-        let d = |a, b, c, p, q| SourceLimits { tool_output_limit: a, tool_output_total: b, attachment_budget: c, protect_tokens: p, clear_at_least: q };
+        let d = |a, b, c, p, q| SourceLimits {
+            tool_output_limit: a,
+            tool_output_total: b,
+            attachment_budget: c,
+            protect_tokens: p,
+            clear_at_least: q,
+        };
         assert_eq!(of("{}", 100_000), d(8_000, 50_000, 12_500, 30_000, 15_000));
         assert_eq!(of("{}", 1_000_000), d(8_000, 500_000, 16_000, 40_000, 20_000));
         assert_eq!(of(r#"{"clearToolOutputs":false,"emergency":true}"#, 100_000), d(8_000, 50_000, 12_500, 0, 0));
-        assert_eq!(of(r#"{"toolOutputLimit":1000,"attachmentBudget":400,"toolOutputTotal":9000}"#, 100_000), d(1_000, 9_000, 400, 9_000, 4_500));
+        assert_eq!(
+            of(r#"{"toolOutputLimit":1000,"attachmentBudget":400,"toolOutputTotal":9000}"#, 100_000),
+            d(1_000, 9_000, 400, 9_000, 4_500)
+        );
     }
 
     #[test]
@@ -600,7 +667,10 @@ mod tests {
         assert_eq!(read(r#"{"clearToolOutputs":true}"#).unwrap().clearing(), Some(ClearOptions::default()));
         let o = read(r#"{"clearToolOutputs":{"protectTokens":9000,"excludeTools":["search"]}}"#).unwrap();
         let c = o.clearing().unwrap();
-        assert_eq!((c.protect_tokens, c.exclude_tools, c.clear_arguments), (Some(9000), vec!["search".to_string()], false));
+        assert_eq!(
+            (c.protect_tokens, c.exclude_tools, c.clear_arguments),
+            (Some(9000), vec!["search".to_string()], false)
+        );
         let negative = read(r#"{"clearToolOutputs":{"protectTokens":-5}}"#).unwrap_err();
         assert!(negative.contains("invalid value: integer `-5`, expected u32"), "{negative}");
         let typo = read(r#"{"clearToolOutputs":{"protectToken":5}}"#).unwrap_err();

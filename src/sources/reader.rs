@@ -46,11 +46,18 @@ pub fn tool_definition(format: Format) -> Value {
     match format {
         Format::Openai => object([
             ("type", text("function")),
-            ("function", object([("name", text(READ_TOOL)), ("description", text(DESCRIPTION)), ("parameters", parameters)])),
+            (
+                "function",
+                object([("name", text(READ_TOOL)), ("description", text(DESCRIPTION)), ("parameters", parameters)]),
+            ),
         ]),
-        Format::Anthropic => object([("name", text(READ_TOOL)), ("description", text(DESCRIPTION)), ("input_schema", parameters)]),
+        Format::Anthropic => {
+            object([("name", text(READ_TOOL)), ("description", text(DESCRIPTION)), ("input_schema", parameters)])
+        }
         // A ToolSet entry; hosts wrap it: `tool({ description, inputSchema: jsonSchema(inputSchema), execute })`.
-        Format::AiSdk => object([(READ_TOOL, object([("description", text(DESCRIPTION)), ("inputSchema", parameters)]))]),
+        Format::AiSdk => {
+            object([(READ_TOOL, object([("description", text(DESCRIPTION)), ("inputSchema", parameters)]))])
+        }
         // Flat; not strict: `offset` and `limit` are optional, which strict mode does not allow.
         Format::OpenaiResponses => object([
             ("type", text("function")),
@@ -63,7 +70,11 @@ pub fn tool_definition(format: Format) -> Value {
         // (`parameters` takes Gemini's OpenAPI subset).
         Format::Gemini => object([(
             "functionDeclarations",
-            Value::Array(vec![object([("name", text(READ_TOOL)), ("description", text(DESCRIPTION)), ("parametersJsonSchema", parameters)])]),
+            Value::Array(vec![object([
+                ("name", text(READ_TOOL)),
+                ("description", text(DESCRIPTION)),
+                ("parametersJsonSchema", parameters),
+            ])]),
         )]),
     }
 }
@@ -93,7 +104,10 @@ fn floor_char(text: &str, mut i: usize) -> usize {
 pub fn read(encoding: Encoding, id: &str, text: &str, offset: usize, limit: Option<usize>) -> Result<Page> {
     let limit = limit.unwrap_or(DEFAULT_PAGE_TOKENS);
     if limit == 0 || limit > MAX_PAGE_TOKENS {
-        return Err(Error::new(ErrorCode::InvalidOptions, format!("limit must be between 1 and {MAX_PAGE_TOKENS}, got {limit}")));
+        return Err(Error::new(
+            ErrorCode::InvalidOptions,
+            format!("limit must be between 1 and {MAX_PAGE_TOKENS}, got {limit}"),
+        ));
     }
     let tok = tokens::tokenizer(encoding)?;
     // Byte start of every token boundary we need: token `offset` and token `offset + limit`.

@@ -137,7 +137,14 @@ impl Remembered {
     }
 
     /// [`Remembered::output`] by the options' parts.
-    pub fn output_by(&mut self, key: u64, limit: usize, emergency: bool, retrieval_tool: Option<&str>, call_id: Option<&str>) -> Option<Option<(&Message, usize)>> {
+    pub fn output_by(
+        &mut self,
+        key: u64,
+        limit: usize,
+        emergency: bool,
+        retrieval_tool: Option<&str>,
+        call_id: Option<&str>,
+    ) -> Option<Option<(&Message, usize)>> {
         self.used += 1;
         let pass = self.pass;
         let e = self.by_message.outputs.get_mut(&parts_key(key, limit, emergency, retrieval_tool, call_id))?;
@@ -151,7 +158,15 @@ impl Remembered {
     }
 
     /// [`Remembered::keep_output`] by the options' parts.
-    pub fn keep_output_by(&mut self, key: u64, limit: usize, emergency: bool, retrieval_tool: Option<&str>, call_id: Option<&str>, output: Option<(Message, usize)>) {
+    pub fn keep_output_by(
+        &mut self,
+        key: u64,
+        limit: usize,
+        emergency: bool,
+        retrieval_tool: Option<&str>,
+        call_id: Option<&str>,
+        output: Option<(Message, usize)>,
+    ) {
         self.by_message.outputs.insert(parts_key(key, limit, emergency, retrieval_tool, call_id), (output, self.pass));
     }
 
@@ -162,7 +177,13 @@ impl Remembered {
     }
 
     /// The preview of attachment `at` of the message `key` within `share` tokens.
-    pub fn preview(&mut self, key: u64, at: usize, share: usize, make: impl FnOnce() -> (String, usize)) -> &(String, usize) {
+    pub fn preview(
+        &mut self,
+        key: u64,
+        at: usize,
+        share: usize,
+        make: impl FnOnce() -> (String, usize),
+    ) -> &(String, usize) {
         self.used += 1;
         remember(&mut self.by_message.previews, mix(key, (at, share)), self.pass, make)
     }

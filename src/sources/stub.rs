@@ -60,11 +60,20 @@ pub fn key_args(arguments: &str) -> String {
 }
 
 /// The stub of a cleared output of `tool` called with `arguments` (JSON text), `tokens` long.
-pub fn stub_text(tool: Option<&str>, arguments: Option<&str>, tokens: usize, retrieval_tool: Option<&str>, call_id: Option<&str>) -> String {
+pub fn stub_text(
+    tool: Option<&str>,
+    arguments: Option<&str>,
+    tokens: usize,
+    retrieval_tool: Option<&str>,
+    call_id: Option<&str>,
+) -> String {
     let name = tool.map_or_else(|| "a tool".to_string(), |t| clip(&defuse(t), ARG_CHARS));
     let args = arguments.map(|a| defuse(&key_args(a))).unwrap_or_default();
     let back = match (retrieval_tool, call_id) {
-        (Some(tool), Some(id)) => format!("Full output: call `{tool}` with {{\"id\": {}}}.", crate::json_text::text(&Value::String(id.to_string()))),
+        (Some(tool), Some(id)) => format!(
+            "Full output: call `{tool}` with {{\"id\": {}}}.",
+            crate::json_text::text(&Value::String(id.to_string()))
+        ),
         (Some(tool), None) => format!("Full output: call `{tool}`."),
         _ => "Call the tool again if it is needed.".to_string(),
     };
@@ -82,7 +91,13 @@ mod tests {
 
     #[test]
     fn a_stub_names_the_tool_its_arguments_and_the_way_back() {
-        let s = stub_text(Some("read_file"), Some(r#"{"path":"src/main.rs","lines":[1,200]}"#), 2850, Some("get_output"), Some("call_7"));
+        let s = stub_text(
+            Some("read_file"),
+            Some(r#"{"path":"src/main.rs","lines":[1,200]}"#),
+            2850,
+            Some("get_output"),
+            Some("call_7"),
+        );
         assert_eq!(s, "[ctxguard:cleared-tool-output] read_file(path=src/main.rs, lines=[1,200]) returned 2850 tokens; cleared as an older tool output. Full output: call `get_output` with {\"id\": \"call_7\"}.");
         assert!(is_stub(&s));
         let plain = stub_text(None, None, 10, None, None);

@@ -63,7 +63,10 @@ pub fn compact(encoding: Encoding, text: &str, opts: &CompactOptions) -> Option<
 
 fn hint(opts: &CompactOptions) -> String {
     match (&opts.retrieval_tool, &opts.call_id) {
-        (Some(tool), Some(id)) => format!(" Full output: call `{tool}` with {{\"id\": {}}}.", crate::json_text::text(&Value::String(id.clone()))),
+        (Some(tool), Some(id)) => format!(
+            " Full output: call `{tool}` with {{\"id\": {}}}.",
+            crate::json_text::text(&Value::String(id.clone()))
+        ),
         (Some(tool), None) => format!(" Full output: call `{tool}`."),
         _ => String::new(),
     }
@@ -142,7 +145,11 @@ fn compact_json(encoding: Encoding, text: &str, original_tokens: usize, opts: &C
             }
             other => other,
         };
-        if pretty { serde_json::to_string_pretty(&with_note).ok() } else { serde_json::to_string(&with_note).ok() }
+        if pretty {
+            serde_json::to_string_pretty(&with_note).ok()
+        } else {
+            serde_json::to_string(&with_note).ok()
+        }
     };
     // Binary search the largest scale (items kept per array, chars kept per string / 8) that fits.
     let (mut lo, mut hi) = (1usize, 4096usize);

@@ -380,7 +380,8 @@ impl Vocab {
                 i += 1;
                 let (Some(&b0), Some(&b1)) = (piece.get(at - 1), piece.get(at)) else { break };
                 let x = ((b0 as usize) << 8) | b1 as usize;
-                let join = joinable.get(x >> 6).is_none_or(|w| w & (1 << (x & 63)) != 0) || (chars && b1 & 0xC0 == 0x80);
+                let join =
+                    joinable.get(x >> 6).is_none_or(|w| w & (1 << (x & 63)) != 0) || (chars && b1 & 0xC0 == 0x80);
                 if !join {
                     let seg = (start, at);
                     start = at;
@@ -511,7 +512,9 @@ impl Vocab {
         let n = piece.len();
         s.bounds.fill_ones(n + 1);
         s.tree.build(n, |x| match (piece.get(x), piece.get(x + 1)) {
-            (Some(&b0), Some(&b1)) => self.pair_rank.get(((b0 as usize) << 8) | b1 as usize).copied().unwrap_or(NO_RANK),
+            (Some(&b0), Some(&b1)) => {
+                self.pair_rank.get(((b0 as usize) << 8) | b1 as usize).copied().unwrap_or(NO_RANK)
+            }
             _ => NO_RANK,
         });
         self.merge_loop(piece, s)

@@ -185,7 +185,9 @@ impl Arena<'_> {
                     for side in [0, 1] {
                         let part = self.pairs.next(side)?;
                         match (self.starts.get(part), self.starts.get(part + 1)) {
-                            (Some(&a), Some(&b)) if part < rank && b > a => self.bytes.extend_from_within(a as usize..b as usize),
+                            (Some(&a), Some(&b)) if part < rank && b > a => {
+                                self.bytes.extend_from_within(a as usize..b as usize)
+                            }
                             _ => return Err(format!("rank {rank}: part {part} is not an earlier token")),
                         }
                     }
@@ -229,7 +231,9 @@ pub fn write(tokens: &[Vec<u8>]) -> Result<Vec<u8>, String> {
             }
             (_, None) => {
                 kinds.push(KIND_LITERAL);
-                literals.push(u8::try_from(t.len()).map_err(|_| format!("literal token of {} bytes (at most 255)", t.len()))?);
+                literals.push(
+                    u8::try_from(t.len()).map_err(|_| format!("literal token of {} bytes (at most 255)", t.len()))?,
+                );
                 literals.extend_from_slice(t);
             }
         }
@@ -243,7 +247,13 @@ pub fn write(tokens: &[Vec<u8>]) -> Result<Vec<u8>, String> {
 /// Writes a vocabulary file from its sections as they are (no check that they describe a
 /// vocabulary: [`decode`] does that; tests forge files with it).
 #[doc(hidden)]
-pub fn write_parts(kinds: &[u8], singles: &[u8], literals: &[u8], left: &[u32], right: &[u32]) -> Result<Vec<u8>, String> {
+pub fn write_parts(
+    kinds: &[u8],
+    singles: &[u8],
+    literals: &[u8],
+    left: &[u32],
+    right: &[u32],
+) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(HEADER_LEN + kinds.len() * 5);
     out.extend_from_slice(MAGIC);
     out.push(VERSION);

@@ -30,8 +30,8 @@
 mod bpe;
 #[doc(hidden)]
 pub mod data;
-mod rans;
 mod pretok;
+mod rans;
 mod spm;
 #[doc(hidden)]
 pub mod spm_data;
@@ -115,7 +115,10 @@ impl Encoding {
         };
         Err(Error::new(
             ErrorCode::UnknownEncoding,
-            format!("this build of ctxguard ({entry}) has no {} vocabulary; import {instead} for both encodings", self.as_str()),
+            format!(
+                "this build of ctxguard ({entry}) has no {} vocabulary; import {instead} for both encodings",
+                self.as_str()
+            ),
         ))
     }
 

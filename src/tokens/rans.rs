@@ -45,7 +45,10 @@ fn symbol(x: u32) -> (usize, u32, u32) {
 /// and none more than `u16::MAX` (so one symbol alone leaves 1 to a symbol that never occurs).
 fn normalise(counts: &[u64]) -> Result<Vec<u32>, String> {
     let total: u64 = counts.iter().sum::<u64>().max(1);
-    let mut f: Vec<u32> = counts.iter().map(|&c| if c > 0 { ((c * u64::from(TOTAL) * 2 + total) / (2 * total)).max(1) as u32 } else { 0 }).collect();
+    let mut f: Vec<u32> = counts
+        .iter()
+        .map(|&c| if c > 0 { ((c * u64::from(TOTAL) * 2 + total) / (2 * total)).max(1) as u32 } else { 0 })
+        .collect();
     // Give the rounding error to the largest, then what is over u16::MAX to the first unused.
     let sum: u32 = f.iter().sum();
     let largest = f.iter_mut().max_by_key(|v| **v).ok_or("no symbols")?;
@@ -153,7 +156,10 @@ struct Table {
 
 impl Table {
     fn read(bytes: &[u8]) -> Result<Table, String> {
-        let freq: Vec<u32> = bytes.chunks_exact(2).map(|b| u32::from(u16::from_le_bytes([b.first().copied().unwrap_or(0), b.get(1).copied().unwrap_or(0)]))).collect();
+        let freq: Vec<u32> = bytes
+            .chunks_exact(2)
+            .map(|b| u32::from(u16::from_le_bytes([b.first().copied().unwrap_or(0), b.get(1).copied().unwrap_or(0)])))
+            .collect();
         if freq.iter().sum::<u32>() != TOTAL {
             return Err("vocabulary file: a pair table does not sum to 2^16".to_string());
         }

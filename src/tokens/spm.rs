@@ -177,17 +177,30 @@ impl Model {
     pub(crate) fn run_tokens(&self, run: &[u8], scratch: &mut Scratch, mut f: impl FnMut(u32, usize, usize)) -> usize {
         let mut n = 0usize;
         let mut unused = 0usize;
-        self.run_parts(run, scratch, |id, s, e| {
-            n += 1;
-            f(id, s, e)
-        }, true, &mut unused);
+        self.run_parts(
+            run,
+            scratch,
+            |id, s, e| {
+                n += 1;
+                f(id, s, e)
+            },
+            true,
+            &mut unused,
+        );
         n
     }
 
     /// Merges a run and reports its tokens. With `emit`, every token goes to `f` (byte-fallback
     /// tokens one by one); without, `f` gets one call per merged part and `extra` the additional
     /// byte tokens of unknown characters (counting needs no ids).
-    fn run_parts(&self, run: &[u8], scratch: &mut Scratch, mut f: impl FnMut(u32, usize, usize), emit: bool, extra: &mut usize) {
+    fn run_parts(
+        &self,
+        run: &[u8],
+        scratch: &mut Scratch,
+        mut f: impl FnMut(u32, usize, usize),
+        emit: bool,
+        extra: &mut usize,
+    ) {
         let has_mark = run.windows(3).any(|w| w == SPACE_MARK);
         let mut norm = std::mem::take(&mut scratch.norm);
         let mut map = std::mem::take(&mut scratch.norm_map);

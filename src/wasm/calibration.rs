@@ -5,8 +5,8 @@ use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{encode, run};
-use super::json_input::{decode, options};
 use super::guard::{busy, ContextGuard};
+use super::json_input::{decode, options};
 use crate::calibration::{CalibrationState, ReportedUsage};
 use crate::error::{Error, ErrorCode, Result};
 use crate::guard::Guard;
@@ -29,7 +29,12 @@ struct ObserveOverflowOptions {
 
 impl Default for ObserveUsageArgs {
     fn default() -> Self {
-        ObserveUsageArgs { messages: serde_json::Value::Null, system: None, tools: None, usage: ReportedUsage::default() }
+        ObserveUsageArgs {
+            messages: serde_json::Value::Null,
+            system: None,
+            tools: None,
+            usage: ReportedUsage::default(),
+        }
     }
 }
 
@@ -57,7 +62,12 @@ impl ContextGuard {
     /// returns what was learned. Never throws on the error itself (anything is classified);
     /// `messages` and the options are checked as `measure`'s.
     #[wasm_bindgen(js_name = observeOverflow)]
-    pub fn observe_overflow(&self, error: JsValue, messages: JsValue, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
+    pub fn observe_overflow(
+        &self,
+        error: JsValue,
+        messages: JsValue,
+        opts: JsValue,
+    ) -> std::result::Result<JsValue, JsValue> {
         run(|| {
             let o: ObserveOverflowOptions = options(&opts, "options")?;
             let classification = super::overflow::classify_js(&error);
@@ -96,4 +106,3 @@ fn messages_array(v: &serde_json::Value) -> Result<serde_json::Value> {
         Err(Error::new(ErrorCode::InvalidMessages, "messages must be an array"))
     }
 }
-

@@ -53,15 +53,20 @@ pub fn resolve_history(turns: JsValue, opts: JsValue) -> Result<JsValue, JsValue
                 Some(Value::String(s)) => Some(s),
                 Some(Value::Number(n)) => Some(n.to_string()),
                 Some(other) => {
-                    let kind = if other.is_boolean() { "a boolean" } else if other.is_array() { "an array" } else { "an object" };
-                    return Err(Error::new(ErrorCode::InvalidMessages, format!("turns[{i}].id must be a string or a number, not {kind}")));
+                    let kind = if other.is_boolean() {
+                        "a boolean"
+                    } else if other.is_array() {
+                        "an array"
+                    } else {
+                        "an object"
+                    };
+                    return Err(Error::new(
+                        ErrorCode::InvalidMessages,
+                        format!("turns[{i}].id must be a string or a number, not {kind}"),
+                    ));
                 }
             };
-            parsed.push(Turn {
-                id,
-                messages: r.messages,
-                status: t.status,
-            });
+            parsed.push(Turn { id, messages: r.messages, status: t.status });
         }
         // An edit or fork names a message that must exist: resolving the whole history instead
         // would hand the model the very messages the user meant to replace.

@@ -77,7 +77,9 @@ pub fn string_options<const N: usize>(value: &JsValue, what: &str, names: [&str;
     // Own string keys (JSON.stringify reads the enumerable ones; options bags have no others),
     // each read once (this runs on every countTokens call): first every value gets the checks
     // of `options`, then the fields are read, in that order as there.
-    let unreadable = |e: JsValue| Error::options(format!("{what} cannot be read: {}", String::from(js_sys::Error::from(e).message())));
+    let unreadable = |e: JsValue| {
+        Error::options(format!("{what} cannot be read: {}", String::from(js_sys::Error::from(e).message())))
+    };
     let keys = js_sys::Reflect::own_keys(value).map_err(unreadable)?;
     let entries: Vec<(String, std::result::Result<JsValue, JsValue>)> =
         keys.iter().filter_map(|key| key.as_string().map(|name| (name, js_sys::Reflect::get(value, &key)))).collect();
@@ -157,7 +159,5 @@ pub fn run<T>(f: impl FnOnce() -> Result<T>) -> std::result::Result<T, JsValue> 
 /// The text of a JS string argument; anything else is an `INVALID_TEXT` error.
 /// Lone surrogates become U+FFFD (wasm-bindgen's string conversion).
 pub fn text_arg(value: &JsValue, what: &str) -> Result<String> {
-    value
-        .as_string()
-        .ok_or_else(|| Error::new(ErrorCode::InvalidText, format!("{what} must be a string")))
+    value.as_string().ok_or_else(|| Error::new(ErrorCode::InvalidText, format!("{what} must be a string")))
 }

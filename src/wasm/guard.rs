@@ -8,10 +8,10 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{encode, run};
 use super::json_input::{callback, decode, now_ms, options};
+use super::stored::{call_number, fresh_messages, kept_names, wire_reusing, Refs, Reuse};
 use crate::error::{ErrorCode, Result};
 use crate::format::place::{places, Place};
 use crate::format::{parse_request, write_request, Format, Request};
-use super::stored::{call_number, fresh_messages, kept_names, wire_reusing, Refs, Reuse};
 use crate::guard::{resolve_model, Guard, GuardConfig};
 use crate::metrics::ContextMetrics;
 use crate::models::CountKind;
@@ -19,7 +19,12 @@ use crate::tokens::Encoding;
 use crate::trace::Trace;
 
 /// Messages as JS hands them over, read once through JSON, with the options' system and tools.
-pub(super) fn read_request(format: Format, messages: &JsValue, system: Option<&serde_json::Value>, tools: Option<&serde_json::Value>) -> Result<Request> {
+pub(super) fn read_request(
+    format: Format,
+    messages: &JsValue,
+    system: Option<&serde_json::Value>,
+    tools: Option<&serde_json::Value>,
+) -> Result<Request> {
     let messages: serde_json::Value = decode(messages, "messages", ErrorCode::InvalidMessages)?;
     parse_request(format, &messages, system, tools)
 }
@@ -169,7 +174,11 @@ impl ContextGuard {
         run(|| {
             self.with(|g| {
                 let (entries, hits, misses) = g.cache_stats();
-                encode(&CacheStats { entries: u32::try_from(entries).unwrap_or(u32::MAX), hits: hits as f64, misses: misses as f64 })
+                encode(&CacheStats {
+                    entries: u32::try_from(entries).unwrap_or(u32::MAX),
+                    hits: hits as f64,
+                    misses: misses as f64,
+                })
             })
         })
     }
@@ -187,7 +196,17 @@ impl ContextGuard {
             self.with_mut(|g| {
                 let r = g.guard_sources(&request, o.emergency, &now_ms);
                 let (system, messages) = write_request(format, &r.request);
-                Ok((encode(&SourcesResult { messages, system, metrics: r.metrics, traces: r.traces.clone(), refs: None })?, r.traces, on_trace))
+                Ok((
+                    encode(&SourcesResult {
+                        messages,
+                        system,
+                        metrics: r.metrics,
+                        traces: r.traces.clone(),
+                        refs: None,
+                    })?,
+                    r.traces,
+                    on_trace,
+                ))
             })
         })?;
         let (value, traces, on_trace) = out;
@@ -199,13 +218,23 @@ impl ContextGuard {
     /// ids, with the messages the guard has not seen in full (`fresh`, at positions `fresh_at`,
     /// under ids `fresh_ids`). `undefined` when an id is unknown (see `store.rs`).
     #[wasm_bindgen(js_name = measureStored)]
-    pub fn measure_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
+    pub fn measure_stored(
+        &self,
+        ids: Vec<u32>,
+        fresh: JsValue,
+        fresh_ids: Vec<u32>,
+        fresh_at: Vec<u32>,
+        call: f64,
+        opts: JsValue,
+    ) -> std::result::Result<JsValue, JsValue> {
         run(|| {
             let o: MeasureOptions = options(&opts, "options")?;
             let fresh = fresh_messages(&fresh, &fresh_ids, &fresh_at)?;
-            self.with_mut(|g| match g.measure_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())? {
-                Some(m) => encode(&m),
-                None => Ok(JsValue::UNDEFINED),
+            self.with_mut(|g| {
+                match g.measure_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())? {
+                    Some(m) => encode(&m),
+                    None => Ok(JsValue::UNDEFINED),
+                }
             })
         })
     }
@@ -217,13 +246,25 @@ impl ContextGuard {
     /// `kept_runs`: the names it holds; see `prepare::Reused`).
     #[wasm_bindgen(js_name = guardSourcesStored)]
     #[allow(clippy::too_many_arguments)]
-    pub fn guard_sources_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, kept_tags: Vec<f64>, kept_runs: JsValue, opts: JsValue) -> std::result::Result<JsValue, JsValue> {
+    pub fn guard_sources_stored(
+        &self,
+        ids: Vec<u32>,
+        fresh: JsValue,
+        fresh_ids: Vec<u32>,
+        fresh_at: Vec<u32>,
+        call: f64,
+        kept_tags: Vec<f64>,
+        kept_runs: JsValue,
+        opts: JsValue,
+    ) -> std::result::Result<JsValue, JsValue> {
         let out = run(|| {
             let on_trace = callback(&opts, "onTrace")?;
             let o: GuardSourcesOptions = options(&opts, "options")?;
             let fresh = fresh_messages(&fresh, &fresh_ids, &fresh_at)?;
             self.with_mut(|g| {
-                let Some(mut assembled) = g.lend_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())? else {
+                let Some(mut assembled) =
+                    g.lend_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())?
+                else {
                     return Ok(None);
                 };
                 let request = std::mem::take(&mut assembled.request);

@@ -43,7 +43,8 @@ pub fn decode<T: DeserializeOwned>(value: &JsValue, what: &str, code: ErrorCode)
 }
 
 fn parse<T: DeserializeOwned>(text: &str, what: &str, code: ErrorCode) -> Result<T> {
-    serde_json::from_str(text).map_err(|e| Error::new(code, explain(text, what, &e, |t| serde_json::from_str::<T>(t).map(drop))))
+    serde_json::from_str(text)
+        .map_err(|e| Error::new(code, explain(text, what, &e, |t| serde_json::from_str::<T>(t).map(drop))))
 }
 
 /// A decoding error that names the field: serde reports "invalid type … at line 1 column 42";
@@ -128,7 +129,5 @@ pub fn callback(opts: &JsValue, name: &str) -> Result<Option<js_sys::Function>> 
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
-    v.dyn_into::<js_sys::Function>()
-        .map(Some)
-        .map_err(|_| Error::options(format!("{name} must be a function")))
+    v.dyn_into::<js_sys::Function>().map(Some).map_err(|_| Error::options(format!("{name} must be a function")))
 }

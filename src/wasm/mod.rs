@@ -4,17 +4,17 @@
 // Without the `pipeline` feature only counting is exported (the `ctxguard/<encoding>/count`
 // builds); with LTO the rest of the core then drops out of the .wasm.
 #[cfg(feature = "pipeline")]
-mod checkpoint;
-#[cfg(feature = "pipeline")]
 mod calibration;
+#[cfg(feature = "pipeline")]
+mod checkpoint;
 mod convert;
 mod count;
+#[cfg(feature = "pipeline")]
+mod guard;
 #[cfg(feature = "pipeline")]
 mod inspect;
 #[cfg(feature = "pipeline")]
 mod json_input;
-#[cfg(feature = "pipeline")]
-mod guard;
 #[cfg(feature = "pipeline")]
 mod output;
 #[cfg(feature = "pipeline")]

@@ -86,12 +86,22 @@ fn summarize_request(format: Format, pending: &Pending) -> Result<JsValue> {
 
 /// Start making `pending`'s summary in the background: the call returns at once; the summary is
 /// remembered when it ends (`ahead_finish`), and its trace goes to this call's `onTrace`.
-fn start_ahead(inner: &Rc<RefCell<Guard>>, slot: &AheadSlot, format: Format, pending: Pending, cb: &Callbacks, timing: Timing) -> Result<()> {
+fn start_ahead(
+    inner: &Rc<RefCell<Guard>>,
+    slot: &AheadSlot,
+    format: Format,
+    pending: Pending,
+    cb: &Callbacks,
+    timing: Timing,
+) -> Result<()> {
     let req = summarize_request(format, &pending)?;
     let controller = linked_controller(cb.signal());
     let acb = cb.for_ahead(&controller);
     let (inner, done_slot) = (inner.clone(), slot.clone());
-    log(&acb, format!("[SummaryCompact] ahead of time: {} messages in the summary source", pending.request.messages.len()));
+    log(
+        &acb,
+        format!("[SummaryCompact] ahead of time: {} messages in the summary source", pending.request.messages.len()),
+    );
     let done = future_to_promise(async move {
         let started = now_ms();
         let (result, attempts) = ask(&acb, &req, timing, started, pending.max_attempts, true, |v| {
@@ -105,11 +115,14 @@ fn start_ahead(inner: &Rc<RefCell<Guard>>, slot: &AheadSlot, format: Format, pen
         };
         done_slot.borrow_mut().take();
         if let Some(t) = trace {
-            log(&acb, format!(
-                "[SummaryCompact] ahead of time: {}{}",
-                if t.failure_reason.is_none() { "ready" } else { "failed" },
-                t.failure_reason.as_deref().map(|r| format!(" reason={r}")).unwrap_or_default()
-            ));
+            log(
+                &acb,
+                format!(
+                    "[SummaryCompact] ahead of time: {}{}",
+                    if t.failure_reason.is_none() { "ready" } else { "failed" },
+                    t.failure_reason.as_deref().map(|r| format!(" reason={r}")).unwrap_or_default()
+                ),
+            );
             if let Ok(v) = encode(&t) {
                 acb.trace(&v);
             }
@@ -122,7 +135,12 @@ fn start_ahead(inner: &Rc<RefCell<Guard>>, slot: &AheadSlot, format: Format, pen
 
 /// `prepare_start` until it is not waiting for a summary made ahead of time (it waits at most
 /// once: the wait ends with the summary remembered or failed).
-async fn start(inner: &Rc<RefCell<Guard>>, slot: &AheadSlot, request: &Request, popts: &PrepareOptions) -> Result<Step> {
+async fn start(
+    inner: &Rc<RefCell<Guard>>,
+    slot: &AheadSlot,
+    request: &Request,
+    popts: &PrepareOptions,
+) -> Result<Step> {
     for _ in 0..3 {
         let step = borrow_mut(inner)?.prepare_start(request, popts, &now_ms)?;
         if !matches!(step, Step::AwaitAhead) {
@@ -140,7 +158,15 @@ async fn start(inner: &Rc<RefCell<Guard>>, slot: &AheadSlot, request: &Request, 
     Err(Error::new(ErrorCode::Internal, "a summary made ahead of time was still running after the wait"))
 }
 
-async fn run_pipeline(inner: Rc<RefCell<Guard>>, slot: AheadSlot, request: Request, popts: PrepareOptions, cb: Callbacks, timing: Timing, mut reuse: Option<Reuse>) -> Result<JsValue> {
+async fn run_pipeline(
+    inner: Rc<RefCell<Guard>>,
+    slot: AheadSlot,
+    request: Request,
+    popts: PrepareOptions,
+    cb: Callbacks,
+    timing: Timing,
+    mut reuse: Option<Reuse>,
+) -> Result<JsValue> {
     let started = now_ms();
     let step = start(&inner, &slot, &request, &popts).await;
     let format = {
@@ -162,13 +188,18 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, slot: AheadSlot, request: Reque
             }
             *o
         }
-        Step::AwaitAhead => return Err(Error::new(ErrorCode::Internal, "still waiting for a summary made ahead of time")),
+        Step::AwaitAhead => {
+            return Err(Error::new(ErrorCode::Internal, "still waiting for a summary made ahead of time"))
+        }
         Step::Summarize(pending) => {
-            log(&cb, format!(
-                "[SummaryCompact] start: {} messages in the summary source, answer limit {} tokens",
-                pending.request.messages.len(),
-                pending.request.max_tokens
-            ));
+            log(
+                &cb,
+                format!(
+                    "[SummaryCompact] start: {} messages in the summary source, answer limit {} tokens",
+                    pending.request.messages.len(),
+                    pending.request.max_tokens
+                ),
+            );
             let req = summarize_request(format, &pending)?;
             let (result, attempts) = ask(&cb, &req, timing, started, pending.max_attempts, false, |v| {
                 let g = inner.try_borrow().map_err(|_| FailureReason::CallbackError)?;
@@ -180,17 +211,20 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, slot: AheadSlot, request: Reque
         }
     };
     if let Some(c) = &outcome.compaction {
-        log(&cb, format!(
-            "[SummaryCompact] {}: before={} after={} saved={} removed={} attempts={} duration={:.0}ms{}",
-            c.status,
-            c.before_tokens,
-            c.after_tokens,
-            c.tokens_saved,
-            c.removed_items,
-            c.attempts,
-            c.duration_ms,
-            c.failure_reason.as_deref().map(|r| format!(" reason={r}")).unwrap_or_default()
-        ));
+        log(
+            &cb,
+            format!(
+                "[SummaryCompact] {}: before={} after={} saved={} removed={} attempts={} duration={:.0}ms{}",
+                c.status,
+                c.before_tokens,
+                c.after_tokens,
+                c.tokens_saved,
+                c.removed_items,
+                c.attempts,
+                c.duration_ms,
+                c.failure_reason.as_deref().map(|r| format!(" reason={r}")).unwrap_or_default()
+            ),
+        );
     }
     for t in &outcome.traces {
         if let Ok(v) = encode(t) {
@@ -198,7 +232,8 @@ async fn run_pipeline(inner: Rc<RefCell<Guard>>, slot: AheadSlot, request: Reque
         }
     }
     let mut outcome = outcome;
-    let Reused { wire: visible, refs } = wire_reusing(format, &stripped(std::mem::take(&mut outcome.request)), reuse.as_ref());
+    let Reused { wire: visible, refs } =
+        wire_reusing(format, &stripped(std::mem::take(&mut outcome.request)), reuse.as_ref());
     let checkpoint = outcome.checkpoint.as_ref().map(|chain| {
         let r = Request { messages: chain.clone(), ..Default::default() };
         wire(format, &r)
@@ -255,7 +290,17 @@ impl ContextGuard {
     /// outputs it kept (`kept_tags`, `kept_runs`: their names, see `kept_names`).
     #[wasm_bindgen(js_name = prepareStored)]
     #[allow(clippy::too_many_arguments)]
-    pub fn prepare_stored(&self, ids: Vec<u32>, fresh: JsValue, fresh_ids: Vec<u32>, fresh_at: Vec<u32>, call: f64, kept_tags: Vec<f64>, kept_runs: JsValue, opts: JsValue) -> JsValue {
+    pub fn prepare_stored(
+        &self,
+        ids: Vec<u32>,
+        fresh: JsValue,
+        fresh_ids: Vec<u32>,
+        fresh_at: Vec<u32>,
+        call: f64,
+        kept_tags: Vec<f64>,
+        kept_runs: JsValue,
+        opts: JsValue,
+    ) -> JsValue {
         let (inner, slot) = (self.inner.clone(), self.ahead.clone());
         let setup = run(|| {
             let (popts, cb, timing, o) = prepare_setup(&opts)?;

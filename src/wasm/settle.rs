@@ -7,8 +7,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use super::convert::{encode, js_error, run};
-use super::json_input::{now_ms, options};
 use super::guard::{busy, read_request, ContextGuard};
+use super::json_input::{now_ms, options};
 use super::output::wire;
 use super::prepare::borrow_mut;
 use super::summarizer::{ask, Callbacks, SummarizeRequest, Timing};
@@ -74,14 +74,19 @@ impl ContextGuard {
                 max_tokens: sreq.max_tokens,
             })
             .map_err(js_error)?;
-            let (result, attempts) = ask(&cb, &req, timing, started, crate::pipeline::MAX_ATTEMPTS, false, settle::validate).await;
+            let (result, attempts) =
+                ask(&cb, &req, timing, started, crate::pipeline::MAX_ATTEMPTS, false, settle::validate).await;
             let g = inner.try_borrow().map_err(|_| js_error(busy()))?;
             let (settlement, reason) = match result {
                 Ok(s) => (s, None),
                 Err(r) => (settle::fallback(&g, &request.messages, r), Some(r)),
             };
             // Sealed like a compaction summary, so the next run recognizes it as its history.
-            let rendered = crate::checkpoint::seal(&render(&Answer::State(settlement.session_state.clone())), g.checkpoint_key.as_deref(), None);
+            let rendered = crate::checkpoint::seal(
+                &render(&Answer::State(settlement.session_state.clone())),
+                g.checkpoint_key.as_deref(),
+                None,
+            );
             encode(&JsSettlement {
                 session_state: settlement.session_state,
                 memory_entries: settlement.memory_entries,

@@ -49,7 +49,12 @@ pub fn compact_tool_output(text: JsValue, opts: JsValue) -> Result<JsValue, JsVa
         let limit = o.limit.unwrap_or(crate::sources::pass::DEFAULT_TOOL_OUTPUT_LIMIT) as usize;
         let co = CompactOptions { limit, emergency: o.emergency, retrieval_tool: o.retrieval_tool, call_id: o.call_id };
         match tool_output::compact(enc, &text, &co) {
-            Some(c) => encode(&Compacted { text: c.text, compacted: true, original_tokens: u32_of(c.original_tokens), tokens: u32_of(c.tokens) }),
+            Some(c) => encode(&Compacted {
+                text: c.text,
+                compacted: true,
+                original_tokens: u32_of(c.original_tokens),
+                tokens: u32_of(c.tokens),
+            }),
             None => {
                 let n = u32_of(tokens::count(enc, &text));
                 encode(&Compacted { text, compacted: false, original_tokens: n, tokens: n })
@@ -79,7 +84,13 @@ pub fn preview_attachment(text: JsValue, opts: JsValue) -> Result<JsValue, JsVal
         let enc = resolve_model(o.model.as_deref(), o.encoding).encoding.require()?;
         let limit = o.limit.unwrap_or(crate::sources::pass::DEFAULT_ATTACHMENT_BUDGET) as usize;
         let n = tokens::count(enc, &text);
-        let found = Found::standalone(o.id.unwrap_or_else(|| attachment::content_id(&text)), o.name, o.media_type, n, text.chars().count());
+        let found = Found::standalone(
+            o.id.unwrap_or_else(|| attachment::content_id(&text)),
+            o.name,
+            o.media_type,
+            n,
+            text.chars().count(),
+        );
         if n <= limit || text.contains(attachment::MARKER) {
             return encode(&Compacted { original_tokens: u32_of(n), tokens: u32_of(n), compacted: false, text });
         }
@@ -139,7 +150,9 @@ pub fn read_attachment(source: JsValue, opts: JsValue) -> Result<JsValue, JsValu
                 .filter(|v| !v.is_undefined())
                 .ok_or_else(|| unknown(&id))?
                 .as_string()
-                .ok_or_else(|| Error::new(ErrorCode::InvalidText, format!("the text of attachment {id:?} is not a string")))?
+                .ok_or_else(|| {
+                    Error::new(ErrorCode::InvalidText, format!("the text of attachment {id:?} is not a string"))
+                })?
         } else {
             return Err(Error::options("source must be an object or Map of attachment texts, or a string"));
         };

@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use super::output::{wire, Wire};
 use super::json_input::decode;
+use super::output::{wire, Wire};
 use crate::error::{ErrorCode, Result};
 use crate::format::{write_request_with, Format, Named, Request, Written};
 use crate::guard::store::{Assembled, Fresh};
@@ -43,7 +43,10 @@ pub(super) fn fresh_messages(fresh: &JsValue, fresh_ids: &[u32], fresh_at: &[u32
         })?
     };
     if values.len() != fresh_ids.len() || fresh_at.len() != fresh_ids.len() {
-        return Err(crate::error::Error::new(ErrorCode::Internal, "stored call: fresh messages and their ids differ in length"));
+        return Err(crate::error::Error::new(
+            ErrorCode::Internal,
+            "stored call: fresh messages and their ids differ in length",
+        ));
     }
     Ok(values
         .into_iter()
@@ -55,7 +58,9 @@ pub(super) fn fresh_messages(fresh: &JsValue, fresh_ids: &[u32], fresh_at: &[u32
 /// The values of a packed transfer (see `fresh_messages`).
 fn unpack(packed: &JsValue) -> Result<Vec<serde_json::Value>> {
     let field = |name: &str| js_sys::Reflect::get(packed, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
-    let bad = |why: String| crate::error::Error::new(ErrorCode::Internal, format!("stored call: the packed messages cannot be read: {why}"));
+    let bad = |why: String| {
+        crate::error::Error::new(ErrorCode::Internal, format!("stored call: the packed messages cannot be read: {why}"))
+    };
     let bytes = field("bytes").dyn_into::<js_sys::Uint8Array>().map_err(|_| bad("no bytes".into()))?.to_vec();
     let lens = field("lens").dyn_into::<js_sys::Uint32Array>().map_err(|_| bad("no lengths".into()))?.to_vec();
     crate::packed::unpack(&bytes, &lens).map_err(bad)
@@ -73,7 +78,8 @@ pub(super) struct Reuse {
 /// number: no string to make on either side) and `runs` (an array of the other names, strings;
 /// anything else names none).
 pub(super) fn kept_names(tags: &[f64], runs: &JsValue) -> FxHashSet<String> {
-    let mut names: FxHashSet<String> = tags.iter().filter(|t| t.is_finite() && **t >= 0.0).map(|t| format!("{t}")).collect();
+    let mut names: FxHashSet<String> =
+        tags.iter().filter(|t| t.is_finite() && **t >= 0.0).map(|t| format!("{t}")).collect();
     if js_sys::Array::is_array(runs) {
         names.extend(js_sys::Array::from(runs).iter().filter_map(|v| v.as_string()));
     }
@@ -157,4 +163,3 @@ pub(super) fn wire_reusing(format: Format, request: &Request, reuse: Option<&Reu
         .collect();
     Reused { wire: Wire { messages, system }, refs: Some(Refs { same_as, kept_as, kept_runs: runs }) }
 }
-

@@ -35,7 +35,15 @@ extern "C" {
     fn notify(f: &JsValue, arg: &JsValue);
 
     /// Resolves `true` after `ms`, or `false` at once when `signal` aborts; heartbeats meanwhile.
-    fn pause(ms: f64, signal: &JsValue, heartbeat_ms: f64, on_progress: &JsValue, attempt: u32, started_ms: f64, ahead: bool) -> js_sys::Promise;
+    fn pause(
+        ms: f64,
+        signal: &JsValue,
+        heartbeat_ms: f64,
+        on_progress: &JsValue,
+        attempt: u32,
+        started_ms: f64,
+        ahead: bool,
+    ) -> js_sys::Promise;
 
     /// An AbortController whose signal aborts when `signal` (if any) aborts.
     #[wasm_bindgen(js_name = linkedController)]
@@ -65,7 +73,11 @@ pub(super) struct Timing {
 }
 
 impl Timing {
-    pub(super) fn read(timeout_ms: Option<f64>, heartbeat_ms: Option<f64>, retry_delay_ms: Option<f64>) -> Result<Timing> {
+    pub(super) fn read(
+        timeout_ms: Option<f64>,
+        heartbeat_ms: Option<f64>,
+        retry_delay_ms: Option<f64>,
+    ) -> Result<Timing> {
         let timeout = match timeout_ms {
             // 0 would time every attempt out at once.
             Some(0.0) => return Err(Error::options("timeoutMs must be > 0 (milliseconds per summarizer attempt)")),
@@ -158,7 +170,11 @@ fn signal(opts: &JsValue) -> Result<JsValue> {
         return Ok(JsValue::UNDEFINED);
     }
     let get = |k: &str| js_sys::Reflect::get(&v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
-    if v.is_object() && get("aborted").as_bool().is_some() && get("addEventListener").is_function() && get("removeEventListener").is_function() {
+    if v.is_object()
+        && get("aborted").as_bool().is_some()
+        && get("addEventListener").is_function()
+        && get("removeEventListener").is_function()
+    {
         Ok(v)
     } else {
         Err(Error::options("signal must be an AbortSignal (e.g. new AbortController().signal)"))
@@ -194,7 +210,17 @@ pub(super) async fn ask<T>(
         match next {
             Next::Stop => return (Err(attempts.last_failure()), attempts.made()),
             Next::Ask(attempt) => {
-                let promise = call_summarizer(f, req, timing.timeout, timing.heartbeat, &cb.on_progress, &cb.signal, attempt, started, ahead);
+                let promise = call_summarizer(
+                    f,
+                    req,
+                    timing.timeout,
+                    timing.heartbeat,
+                    &cb.on_progress,
+                    &cb.signal,
+                    attempt,
+                    started,
+                    ahead,
+                );
                 let settled = JsFuture::from(promise).await.unwrap_or(JsValue::NULL);
                 let call: Option<CallResult> = decode(&settled, "summarize result", ErrorCode::Internal).ok();
                 let result = match &call {
@@ -216,20 +242,24 @@ pub(super) async fn ask<T>(
                     Next::Pause { ms, .. } => Some(ms),
                     _ => None,
                 };
-                log(cb, format!(
-                    "[SummaryCompact] attempt {attempt} failed: {}{}{}",
-                    reason.as_str(),
-                    message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default(),
-                    pause_ms.map(|ms| format!("; next attempt in {ms:.0} ms")).unwrap_or_default()
-                ));
+                log(
+                    cb,
+                    format!(
+                        "[SummaryCompact] attempt {attempt} failed: {}{}{}",
+                        reason.as_str(),
+                        message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default(),
+                        pause_ms.map(|ms| format!("; next attempt in {ms:.0} ms")).unwrap_or_default()
+                    ),
+                );
             }
             Next::Pause { ms, before } => {
                 // An abort during the pause ends the attempts as an abort during a call does.
-                let waited = JsFuture::from(pause(ms, &cb.signal, timing.heartbeat, &cb.on_progress, before, started, ahead))
-                    .await
-                    .ok()
-                    .and_then(|v| v.as_bool())
-                    .unwrap_or(false);
+                let waited =
+                    JsFuture::from(pause(ms, &cb.signal, timing.heartbeat, &cb.on_progress, before, started, ahead))
+                        .await
+                        .ok()
+                        .and_then(|v| v.as_bool())
+                        .unwrap_or(false);
                 if !waited {
                     log(cb, format!("[SummaryCompact] aborted during the pause before attempt {before}"));
                 }

@@ -46,7 +46,10 @@ fn count_tokens_export() {
     let cl100k = js(r#"{"encoding":"cl100k_base"}"#);
     assert_eq!(count_tokens(JsValue::from_str("hello world"), JsValue::UNDEFINED).ok(), Some(2));
     assert_eq!(count_tokens(JsValue::from_str("tiktoken is great!"), cl100k).ok(), Some(6));
-    assert_eq!(count_tokens(js(r#""abc\ud800def""#), JsValue::NULL).ok(), count_tokens(JsValue::from_str("abc\u{FFFD}def"), JsValue::NULL).ok());
+    assert_eq!(
+        count_tokens(js(r#""abc\ud800def""#), JsValue::NULL).ok(),
+        count_tokens(JsValue::from_str("abc\u{FFFD}def"), JsValue::NULL).ok()
+    );
 }
 
 #[wasm_bindgen_test]
@@ -57,7 +60,10 @@ fn errors_are_js_errors_with_a_code() {
         (count_tokens(JsValue::from_str("x"), js(r#"{"encodnig":"o200k_base"}"#)).err(), "INVALID_OPTIONS"),
         (count_messages(js(r#""hello""#), JsValue::UNDEFINED).err(), "INVALID_MESSAGES"),
         (count_messages(js(r#"[{"role":"wizard","content":"x"}]"#), JsValue::UNDEFINED).err(), "INVALID_ROLE"),
-        (ContextGuard::new(js(r#"{"contextWindow":100,"maxOutputTokens":100,"reservedOutputTokens":100}"#)).err(), "INVALID_BUDGET"),
+        (
+            ContextGuard::new(js(r#"{"contextWindow":100,"maxOutputTokens":100,"reservedOutputTokens":100}"#)).err(),
+            "INVALID_BUDGET",
+        ),
         (ContextGuard::new(js(r#"{"model":"my-private-finetune"}"#)).err(), "UNKNOWN_MODEL"),
     ];
     for (thrown, code) in cases {

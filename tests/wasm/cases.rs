@@ -31,9 +31,8 @@ fn counts_in_wasm_equal_tiktoken() {
 /// A string built by the JS engine (UTF-16 with surrogate pairs) counts like the Rust literal.
 #[wasm_bindgen_test]
 fn js_strings_decode_and_count_like_rust_strings() {
-    let from_js = js_sys::JSON::parse(r#""\ud83e\udd80\ud83e\udd80\ud83e\udd80 rust crab""#)
-        .ok()
-        .and_then(|v| v.as_string());
+    let from_js =
+        js_sys::JSON::parse(r#""\ud83e\udd80\ud83e\udd80\ud83e\udd80 rust crab""#).ok().and_then(|v| v.as_string());
     assert_eq!(from_js.as_deref(), Some("🦀🦀🦀 rust crab"));
     assert_eq!(count(Encoding::O200kBase, from_js.as_deref().unwrap_or_default()), 11);
 }

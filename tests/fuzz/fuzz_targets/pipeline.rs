@@ -31,9 +31,16 @@ fuzz_target!(|data: &[u8]| {
     let Ok(req) = parse_request(format, &messages, None, None) else { return };
     let window = 600 + u32::from(u16::from_le_bytes([head[1], head[2]]));
     let model = if head[0] & 2 == 0 { "gpt-4o" } else { "claude-sonnet-4-5" };
-    let cfg: GuardConfig = serde_json::from_value(json!({"model": model, "contextWindow": window, "reservedOutputTokens": 100, "toolOutputLimit": 200})).unwrap();
+    let cfg: GuardConfig = serde_json::from_value(
+        json!({"model": model, "contextWindow": window, "reservedOutputTokens": 100, "toolOutputLimit": 200}),
+    )
+    .unwrap();
     let Ok(mut g) = Guard::new(&cfg) else { return };
-    let opts = PrepareOptions { force: head[0] & 4 != 0, guidance: (head[0] & 8 != 0).then(|| "continue".into()), ..Default::default() };
+    let opts = PrepareOptions {
+        force: head[0] & 4 != 0,
+        guidance: (head[0] & 8 != 0).then(|| "continue".into()),
+        ..Default::default()
+    };
     let clock = || 0.0;
     let out = match g.prepare_start(&req, &opts, &clock) {
         Err(_) | Ok(Step::AwaitAhead) => return,
@@ -41,7 +48,9 @@ fuzz_target!(|data: &[u8]| {
         Ok(Step::Summarize(p)) => {
             let answer = match head[3] % 4 {
                 0 => Ok(json!("A short summary.")),
-                1 => Ok(json!({"summary": "s", "key_facts": ["k"], "decisions": [], "plan": null, "open_questions": []})),
+                1 => {
+                    Ok(json!({"summary": "s", "key_facts": ["k"], "decisions": [], "plan": null, "open_questions": []}))
+                }
                 2 => Ok(messages.clone()),
                 _ => Err(REASONS[usize::from(head[3] / 4) % REASONS.len()]),
             };
@@ -51,6 +60,11 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Ok(o) = out {
         let guidance = if opts.guidance.is_some() { 8 } else { 0 };
-        assert!(o.metrics.used_tokens <= g.budget.usable_limit + guidance, "{} > {}", o.metrics.used_tokens, g.budget.usable_limit);
+        assert!(
+            o.metrics.used_tokens <= g.budget.usable_limit + guidance,
+            "{} > {}",
+            o.metrics.used_tokens,
+            g.budget.usable_limit
+        );
     }
 });
