@@ -32,7 +32,7 @@ fi
 #
 # Kept out of wasm-opt's inlining (which inlines every function that has one caller, whatever its
 # size): the vocabulary load at the first count. Its loops run in chunks, one call per chunk
-# (src/tokens/data.rs, bpe.rs), so that V8 swaps the baseline-compiled chunk function for the
+# (src/tokens/vocab_file.rs, bpe.rs), so that V8 swaps the baseline-compiled chunk function for the
 # optimized one after a few calls (wasm has no on-stack replacement); inlined back into one
 # function they ran in the baseline tier throughout, and the function V8 then optimized was
 # countTokens' export with the whole one-time load inside (tens of ms of background compiling and
@@ -49,7 +49,7 @@ fi
 # 5-6 KB less gzip for those; none for the counting builds, so they keep wasm-opt's order.
 opt=node_modules/.bin/wasm-opt
 [ -x "$opt" ] || { echo "build-pkg: $opt is missing; run scripts/setup.sh (npm ci)" >&2; exit 1; }
-no_inline=('*Tokenizer::load*' '*data::tally_kinds*' '*Arena::ranks*' '*bpe::check_offsets*' '*Vocab::insert_ranks*')
+no_inline=('*Tokenizer::load*' '*vocab_file::tally_kinds*' '*Arena::ranks*' '*bpe::check_offsets*' '*Vocab::insert_ranks*')
 for dir in pkg pkg/o200k pkg/cl100k pkg/o200k/count pkg/cl100k/count pkg/gemini; do
   [ -f "$dir/ctxguard_wasm_bg.wasm" ] || continue
   for pattern in "${no_inline[@]}"; do

@@ -2,10 +2,10 @@
 //! persistence, validation.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use ctxguard::calibration::{CalibrationState, ReportedUsage};
 use ctxguard::format::{parse_request, Format, Request};
 use ctxguard::guard::{Guard, GuardConfig};
-use ctxguard::metrics::CountSource;
+use ctxguard::provider::calibration::{CalibrationState, ReportedUsage};
+use ctxguard::report::metrics::CountSource;
 use ctxguard::{Encoding, ErrorCode};
 use serde_json::json;
 
@@ -210,7 +210,7 @@ fn garbage_state_is_invalid_options() {
 
 #[test]
 fn the_ai_sdk_usage_shape_is_read() {
-    use ctxguard::calibration::ReportedUsage;
+    use ctxguard::provider::calibration::ReportedUsage;
     let v5: ReportedUsage = serde_json::from_value(
         serde_json::json!({"inputTokens": 1200, "outputTokens": 80, "totalTokens": 1280, "cachedInputTokens": 1024}),
     )
@@ -224,9 +224,10 @@ fn the_ai_sdk_usage_shape_is_read() {
 
 // ---------------------------------------------------------------- overflow errors
 
-use ctxguard::calibration::{OverflowOutcome, WINDOW};
-use ctxguard::overflow::classify_value;
 use ctxguard::pipeline::{PrepareOptions, Step};
+use ctxguard::provider::calibration::WINDOW;
+use ctxguard::provider::calibration_overflow::OverflowOutcome;
+use ctxguard::provider::overflow::classify_value;
 use serde_json::Value;
 
 fn clock() -> f64 {

@@ -2,9 +2,9 @@
 //! the forgery attempts of the threat model.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use ctxguard::checkpoint::{resolve, ResolveOptions, Turn};
 use ctxguard::format::{parse_request, write_request, Format, Request};
 use ctxguard::guard::{Guard, GuardConfig};
+use ctxguard::message::checkpoint::{resolve, ResolveOptions, Turn};
 use ctxguard::message::{Message, Role};
 use ctxguard::pipeline::{session_state::Answer, PrepareOptions, Step};
 use serde_json::{json, Value};

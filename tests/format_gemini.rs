@@ -308,8 +308,9 @@ fn compaction_through_the_pipeline_and_the_checkpoint_reloads() {
     let (cp_system, cp_contents) =
         write_request(Format::Gemini, &Request { messages: checkpoint, ..Default::default() });
     let again = parse_request(Format::Gemini, &Value::Array(cp_contents.clone()), cp_system.as_ref(), None).unwrap();
-    let turns = vec![ctxguard::checkpoint::Turn { id: Some("t".into()), messages: again.messages, status: None }];
-    let resolved = ctxguard::checkpoint::resolve(&turns, &Default::default(), None);
+    let turns =
+        vec![ctxguard::message::checkpoint::Turn { id: Some("t".into()), messages: again.messages, status: None }];
+    let resolved = ctxguard::message::checkpoint::resolve(&turns, &Default::default(), None);
     assert!(resolved.from_checkpoint);
     let (s2, c2) = write_request(Format::Gemini, &Request { messages: resolved.messages, ..Default::default() });
     assert_eq!((s2, c2), (cp_system, cp_contents));

@@ -306,9 +306,10 @@ fn compaction_through_the_pipeline_keeps_valid_items_and_checkpoints_reload() {
     assert_eq!(cp_system, Some(json!("You are helpful.")));
     let again =
         parse_request(Format::OpenaiResponses, &Value::Array(cp_items.clone()), cp_system.as_ref(), None).unwrap();
-    assert!(again.messages.iter().any(|m| ctxguard::checkpoint::is_checkpoint_summary(m, None)));
-    let turns = vec![ctxguard::checkpoint::Turn { id: Some("t1".into()), messages: again.messages, status: None }];
-    let resolved = ctxguard::checkpoint::resolve(&turns, &Default::default(), None);
+    assert!(again.messages.iter().any(|m| ctxguard::message::checkpoint::is_checkpoint_summary(m, None)));
+    let turns =
+        vec![ctxguard::message::checkpoint::Turn { id: Some("t1".into()), messages: again.messages, status: None }];
+    let resolved = ctxguard::message::checkpoint::resolve(&turns, &Default::default(), None);
     assert!(resolved.from_checkpoint);
     let (_, items2) = write_request(
         Format::OpenaiResponses,

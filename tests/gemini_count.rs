@@ -4,7 +4,7 @@
 
 use ctxguard::count::{count_message, count_request, CountKind};
 use ctxguard::message::{Content, ImageSource, Message, Part, Role};
-use ctxguard::models::{self, FACTOR_GOOGLE};
+use ctxguard::provider::models::{self, FACTOR_GOOGLE};
 use ctxguard::tokens::{self, Encoding};
 use serde_json::json;
 
@@ -140,7 +140,7 @@ mod with_vocabulary {
 #[cfg(not(feature = "gemini"))]
 mod without_vocabulary {
     use super::*;
-    use ctxguard::error::ErrorCode;
+    use ctxguard::base::error::ErrorCode;
 
     #[test]
     fn gemini_models_stay_the_o200k_estimate() {

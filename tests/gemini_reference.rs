@@ -150,7 +150,7 @@ fn offsets_cover_the_text_and_decode_back() {
 mod requests {
     use ctxguard::count::{count_request, CountKind};
     use ctxguard::message::{Content, Message, Part, Role, ToolCall, ToolDef};
-    use ctxguard::models;
+    use ctxguard::provider::models;
     use serde_json::{json, Value};
 
     fn weather_args() -> Value {

@@ -16,7 +16,7 @@
 
 use std::path::PathBuf;
 
-use ctxguard::tokens::{self, spm_data, Encoding};
+use ctxguard::tokens::{self, spm_file, Encoding};
 
 const MODEL_SHA256: &str = "1299c11d7cf632ef3b4e11937501358ada021bbdf7c47638d13c0ee982f2e79c";
 
@@ -146,8 +146,8 @@ fn model_pieces(model: &[u8]) -> Vec<Piece> {
     pieces
 }
 
-fn spec(pieces: &[Piece]) -> spm_data::Spec {
-    let mut s = spm_data::Spec {
+fn spec(pieces: &[Piece]) -> spm_file::Spec {
+    let mut s = spm_file::Spec {
         count: pieces.len() as u32,
         unk: u32::MAX,
         byte_base: u32::MAX,
@@ -191,7 +191,7 @@ fn committed_file_equals_the_pinned_model() {
     assert_eq!(model_sha256(), MODEL_SHA256, "{} is not the pinned model", model_path().display());
     let pieces = model_pieces(&model);
     assert_eq!(pieces.len(), 262_144);
-    let expected = spm_data::write(&spec(&pieces)).unwrap();
+    let expected = spm_file::write(&spec(&pieces)).unwrap();
     if std::env::var_os("CTXGUARD_WRITE_VOCAB").is_some() {
         std::fs::write(data_path(), &expected).unwrap();
         println!("wrote {} ({} bytes)", data_path().display(), expected.len());
@@ -203,7 +203,7 @@ fn committed_file_equals_the_pinned_model() {
         "{} is stale; regenerate with CTXGUARD_WRITE_VOCAB=1 cargo test --release --features gemini --test gemini_vocab_data",
         data_path().display()
     );
-    assert!(spm_data::file() == Some(&committed[..]), "embedded file differs");
+    assert!(spm_file::file() == Some(&committed[..]), "embedded file differs");
 }
 
 #[test]
@@ -223,26 +223,26 @@ fn every_id_decodes_to_its_piece() {
 
 #[test]
 fn damaged_files_are_refused_without_panicking() {
-    let file = spm_data::file().unwrap();
-    assert!(spm_data::decode(file).is_ok());
+    let file = spm_file::file().unwrap();
+    assert!(spm_file::decode(file).is_ok());
     for cut in (0..200).chain([file.len() / 2, file.len() - 1]) {
-        assert!(spm_data::decode(&file[..cut]).is_err(), "cut at {cut}");
+        assert!(spm_file::decode(&file[..cut]).is_err(), "cut at {cut}");
     }
     let mut bad = file.to_vec();
     bad[0] = b'X';
-    assert!(spm_data::decode(&bad).is_err());
+    assert!(spm_file::decode(&bad).is_err());
     let mut version = file.to_vec();
     version[4] = 9;
-    assert!(spm_data::decode(&version).is_err());
+    assert!(spm_file::decode(&version).is_err());
     // An id claimed twice (the unk id pointing into the byte pieces).
     let mut twice = file.to_vec();
     let unk: [u8; 4] = twice[9..13].try_into().unwrap();
     twice[13..17].copy_from_slice(&unk);
-    assert!(spm_data::decode(&twice).is_err());
+    assert!(spm_file::decode(&twice).is_err());
     // Flipped bytes in the header and the user-defined section never panic.
     for at in (5..64).chain((64..file.len().min(80_000)).step_by(4001)) {
         let mut damaged = file.to_vec();
         damaged[at] ^= 0x5A;
-        let _ = spm_data::decode(&damaged);
+        let _ = spm_file::decode(&damaged);
     }
 }

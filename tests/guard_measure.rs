@@ -3,7 +3,7 @@
 
 use ctxguard::format::{parse_request, Format};
 use ctxguard::guard::{Guard, GuardConfig};
-use ctxguard::metrics::ContextState;
+use ctxguard::report::metrics::ContextState;
 use serde_json::json;
 
 fn conversation(turns: usize) -> serde_json::Value {
@@ -29,7 +29,7 @@ fn measure_equals_count_request_and_fills_the_breakdown() {
     let req = parse_request(Format::Openai, &wire, None, None).unwrap();
     let mut g = guard("gpt-4o");
     let m = g.measure(&req);
-    let profile = ctxguard::models::profile(&g.model);
+    let profile = ctxguard::provider::models::profile(&g.model);
     let direct = ctxguard::count::count_request(&profile, &req.messages, &req.tools);
     assert_eq!(m.used_tokens as usize, direct.total);
     let b = m.breakdown;
@@ -103,7 +103,7 @@ fn config_errors_have_codes() {
 #[test]
 fn model_resolution_with_and_without_names() {
     use ctxguard::guard::resolve_model;
-    use ctxguard::models::CountKind;
+    use ctxguard::provider::models::CountKind;
     use ctxguard::tokens::Encoding;
     let none = resolve_model(None, None);
     assert_eq!((none.kind, none.encoding, none.estimate_factor), (CountKind::Exact, Encoding::O200kBase, 1.0));

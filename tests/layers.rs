@@ -10,21 +10,20 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The layers, lowest first. A module uses only modules of its own layer or lower ones.
+/// The layers, lowest first: the folders of `src/`. A module uses only folders of its own layer
+/// or lower ones.
 const LAYERS: &[&[&str]] = &[
-    &["error", "text", "scan", "sort", "packed"],
-    &["json_text"],
+    &["base"],
     &["tokens"],
     &["message"],
-    &["cache", "count"],
+    &["count"],
     &["format"],
-    &["models", "pricing"],
-    &["budget", "calibration", "checkpoint", "overflow"],
-    &["trace"],
+    &["provider"],
+    &["report"],
     &["sources"],
-    &["metrics"],
     &["guard"],
     &["pipeline"],
+    &["binding"],
     &["wasm"],
 ];
 
@@ -212,6 +211,28 @@ fn no_module_uses_a_higher_layer() {
         }
     }
     assert!(wrong.is_empty(), "layering broken:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn src_holds_lib_rs_and_layer_folders_and_one_module_convention() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut stray = Vec::new();
+    for e in fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        if p.is_file() && name != "lib.rs" {
+            stray.push(format!("src/{name}: src/ holds lib.rs and folders only"));
+        }
+    }
+    // `mod.rs` inside a folder, never `foo.rs` beside `foo/` (clippy's self_named_module_files).
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    for f in &files {
+        if f.with_extension("").is_dir() && f.file_name().unwrap() != "lib.rs" {
+            stray.push(format!("{}: a module file beside its folder (use the folder's mod.rs)", f.display()));
+        }
+    }
+    assert!(stray.is_empty(), "{}", stray.join("\n"));
 }
 
 #[test]

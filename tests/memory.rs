@@ -7,10 +7,10 @@
 use ctxguard::format::{parse_request, write_request, Format, Request};
 use ctxguard::guard::{Guard, GuardConfig};
 use ctxguard::message::Message;
-use ctxguard::metrics::{AheadState, BreakerState};
 use ctxguard::pipeline::attempts::{Attempts, Next};
 use ctxguard::pipeline::session_state::Answer;
 use ctxguard::pipeline::{FailureReason, Outcome, Pending, PrepareOptions, Step};
+use ctxguard::report::metrics::{AheadState, BreakerState};
 use serde_json::{json, Value};
 
 fn clock() -> f64 {
@@ -342,7 +342,7 @@ fn a_summary_made_ahead_of_time_is_used_when_the_trigger_is_crossed() {
                     assert!(o
                         .traces
                         .iter()
-                        .any(|t| t.ahead == Some(true) && t.status == ctxguard::trace::Status::Applied));
+                        .any(|t| t.ahead == Some(true) && t.status == ctxguard::report::trace::Status::Applied));
                     assert!(o.metrics.used_tokens < g.budget.trigger_limit);
                     assert_eq!(wire(&o.request.messages).last().unwrap(), &user(i));
                     break;
@@ -419,7 +419,7 @@ fn a_failed_summary_made_ahead_of_time_falls_back_at_once_and_the_breaker_ends_t
     assert_eq!(&reasons[..2], ["callback_error", "callback_error"]);
     assert!(reasons[2..].iter().all(|r| *r == "breaker_open" || *r == "callback_error"), "{reasons:?}");
     assert!(reasons.contains(&"breaker_open"));
-    assert_eq!(g.breaker.metrics().state, ctxguard::metrics::BreakerState::Open);
+    assert_eq!(g.breaker.metrics().state, ctxguard::report::metrics::BreakerState::Open);
 }
 
 /// `user(i)` / `answer(i)` in a format whose system is apart from the messages.
@@ -529,7 +529,7 @@ fn a_summarizer_that_is_down_gives_the_same_kind_of_model_input_every_turn() {
         }
         over += usize::from(was_over);
         degraded += usize::from(out.degraded);
-        for t in out.traces.iter().filter(|t| t.operation == ctxguard::trace::Operation::ToolOutputClear) {
+        for t in out.traces.iter().filter(|t| t.operation == ctxguard::report::trace::Operation::ToolOutputClear) {
             step_traces += 1;
             cleared_total += t.messages_cleared.unwrap_or(0) as usize;
         }

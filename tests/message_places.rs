@@ -5,12 +5,12 @@
 
 mod format_fixtures;
 
+use ctxguard::base::error::ErrorCode;
 use ctxguard::count::count_request;
-use ctxguard::error::ErrorCode;
 use ctxguard::format::place::places;
 use ctxguard::format::{parse_request, Format};
 use ctxguard::guard::resolve_model;
-use ctxguard::models::profile;
+use ctxguard::provider::models::profile;
 use format_fixtures::*;
 use serde_json::{json, Value};
 

@@ -3,7 +3,7 @@
 //! figures an overflow states (a second table: every wording, with and without numbers).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use ctxguard::overflow::{
+use ctxguard::provider::overflow::{
     classify, classify_value, Classification, ErrorKind, OverflowCounts, ProviderError, Qualifier, MAX_SCAN_BYTES,
 };
 use serde_json::{json, Value};

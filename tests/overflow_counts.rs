@@ -4,7 +4,7 @@
 //! of other kinds whose numbers must never be read.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use ctxguard::overflow::{classify_value, ErrorKind, OverflowCounts, Qualifier};
+use ctxguard::provider::overflow::{classify_value, ErrorKind, OverflowCounts, Qualifier};
 use serde_json::{json, Value};
 
 use Qualifier::{About, AtLeast, Exact};

@@ -379,7 +379,7 @@ fn a_run_starts_from_the_settled_session_state() {
     let m = &out.request.messages;
     assert_eq!(m.len(), 3, "system, the state, the new user message");
     assert_eq!(m[0].content.text(), "You are a build assistant.");
-    assert!(ctxguard::checkpoint::is_checkpoint_summary(&m[1], Some("k")), "sealed under the guard's key");
+    assert!(ctxguard::message::checkpoint::is_checkpoint_summary(&m[1], Some("k")), "sealed under the guard's key");
     assert!(m[1].content.text().contains("- module i fails at step i"));
     latest_user_is_last_user(&out, &wire);
     assert!(out.compaction.is_none());

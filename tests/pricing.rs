@@ -2,10 +2,12 @@
 //! cache-aware compaction decision on both sides of its threshold.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use ctxguard::calibration::ReportedUsage;
 use ctxguard::format::{parse_request, Format};
 use ctxguard::guard::{Guard, GuardConfig};
-use ctxguard::pricing::{self, decide, Choice, DecisionInput, DecisionReason, EconomicBudget, Pricing, UsdBudget};
+use ctxguard::provider::calibration::ReportedUsage;
+use ctxguard::provider::pricing::{
+    self, decide, Choice, DecisionInput, DecisionReason, EconomicBudget, Pricing, UsdBudget,
+};
 use ctxguard::ErrorCode;
 use serde_json::json;
 
@@ -222,8 +224,8 @@ fn prepare_defers_an_economic_compaction_while_the_cache_is_cheaper() {
     assert!(d.continue_usd < d.compact_usd);
     assert!(d.input.cached_tokens > 70_000, "{d:?}");
     assert!(out.compaction.is_none());
-    let t = out.traces.iter().find(|t| t.operation == ctxguard::trace::Operation::SummaryCompact).unwrap();
-    assert_eq!(t.status, ctxguard::trace::Status::Noop);
+    let t = out.traces.iter().find(|t| t.operation == ctxguard::report::trace::Operation::SummaryCompact).unwrap();
+    assert_eq!(t.status, ctxguard::report::trace::Status::Noop);
     assert_eq!(t.cache_decision, Some(d));
 
     // The same request with nothing cached (a fresh guard): compacting is cheaper.

@@ -20,13 +20,13 @@
 
 use std::collections::HashSet;
 
+use ctxguard::base::error::ErrorCode;
 use ctxguard::count::count_request_with;
-use ctxguard::error::ErrorCode;
 use ctxguard::format::{parse_request, write_request, Format, Request};
 use ctxguard::guard::{Guard, GuardConfig};
 use ctxguard::message::{Message, Role};
-use ctxguard::models::profile;
 use ctxguard::pipeline::{FailureReason, Outcome, PrepareOptions, Step, DEFAULT_SUMMARY_MAX_TOKENS, EVIDENCE_TOKENS};
+use ctxguard::provider::models::profile;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

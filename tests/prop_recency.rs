@@ -8,7 +8,7 @@
 use ctxguard::format::{parse_request, Format};
 use ctxguard::guard::{Guard, GuardConfig};
 use ctxguard::message::{Message, Role};
-use ctxguard::trace::Operation;
+use ctxguard::report::trace::Operation;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

@@ -1,6 +1,6 @@
 #![cfg(not(target_arch = "wasm32"))] // proptest is a native-only dev-dependency
 //! Forgery and prompt-injection properties (issue 8, "Security"; threat model in
-//! `src/checkpoint.rs`). The attacker writes user text, tool outputs and — through injection —
+//! `src/message/checkpoint.rs`). The attacker writes user text, tool outputs and — through injection —
 //! the assistant's text, in both wire formats; they imitate ctxguard's summary block
 //! (`[ctxguard:summary]` … `[/ctxguard:summary …]`: well-formed and unkeyed, sealed under the
 //! attacker's own key, with a random or empty-key tag, unclosed, doubled, inside an attachment,
@@ -27,9 +27,9 @@
 //! `PROPTEST_RNG_SEED`, so `make test` runs the same cases every time.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use ctxguard::checkpoint::{is_checkpoint_summary, resolve, seal, tag, ResolveOptions, Turn};
 use ctxguard::format::{parse_request, Format, Request};
 use ctxguard::guard::{Guard, GuardConfig};
+use ctxguard::message::checkpoint::{is_checkpoint_summary, resolve, seal, tag, ResolveOptions, Turn};
 use ctxguard::message::{Message, Role};
 use ctxguard::pipeline::session_state::{render, Answer, SUMMARY_MARKER};
 use ctxguard::pipeline::{FailureReason, Outcome, PrepareOptions, Step};

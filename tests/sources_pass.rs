@@ -4,10 +4,10 @@
 
 use ctxguard::format::{parse_request, write_request, Format};
 use ctxguard::guard::{Guard, GuardConfig};
+use ctxguard::report::trace::{Operation, Status};
 use ctxguard::sources::attachment::{self, fair_shares};
 use ctxguard::sources::reader;
 use ctxguard::tokens::{count, Encoding};
-use ctxguard::trace::{Operation, Status};
 use serde_json::{json, Value};
 
 fn clock() -> f64 {

@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 
-use ctxguard::tokens::{self, data, Encoding};
+use ctxguard::tokens::{self, vocab_file as data, Encoding};
 
 /// Ranks above the last ordinary token probed before concluding the table has ended (o200k has
 /// special tokens a few ranks past its last ordinary one).

@@ -11,7 +11,7 @@ const CLOSE: &str = "</attachment>";
 pub fn blocks(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut pos = 0;
-    while let Some(rel) = text.get(pos..).and_then(|rest| crate::scan::find(rest, OPEN)) {
+    while let Some(rel) = text.get(pos..).and_then(|rest| crate::base::scan::find(rest, OPEN)) {
         let start = pos + rel;
         let after = start + OPEN.len();
         let boundary_ok =
@@ -20,7 +20,7 @@ pub fn blocks(text: &str) -> Vec<(usize, usize)> {
             pos = after;
             continue;
         }
-        match text.get(after..).and_then(|rest| crate::scan::find(rest, CLOSE)) {
+        match text.get(after..).and_then(|rest| crate::base::scan::find(rest, CLOSE)) {
             Some(close_rel) => {
                 let end = after + close_rel + CLOSE.len();
                 out.push((start, end));

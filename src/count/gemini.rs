@@ -139,7 +139,7 @@ pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
                         attachments = attachments.saturating_add(audio_part_tokens(profile, extra))
                     }
                     Part::ToolCallRef { .. } => {}
-                    Part::Unknown { value } => text += tokens::count(enc, &crate::json_text::text(value)),
+                    Part::Unknown { value } => text += tokens::count(enc, &crate::base::json_text::text(value)),
                 }
             }
         }

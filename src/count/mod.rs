@@ -128,7 +128,7 @@ pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
                     }
                     Part::ToolCallRef { .. } => {}
                     Part::Unknown { value } => {
-                        raw_text += tokens::count(enc, &crate::json_text::text(value));
+                        raw_text += tokens::count(enc, &crate::base::json_text::text(value));
                     }
                 }
             }

@@ -172,7 +172,7 @@ fn enum_union(values: &[Value], quote: bool) -> String {
         .map(|v| {
             let s = match v {
                 Value::String(s) => s.clone(),
-                other => crate::json_text::text(other),
+                other => crate::base::json_text::text(other),
             };
             if quote {
                 format!("\"{s}\"")
@@ -193,5 +193,5 @@ pub fn tool_json(tool: &ToolDef) -> String {
         obj.insert("description".to_string(), Value::String(d.to_string()));
     }
     obj.insert("input_schema".to_string(), tool.parameters.clone());
-    crate::json_text::text(&Value::Object(obj))
+    crate::base::json_text::text(&Value::Object(obj))
 }

@@ -98,7 +98,7 @@ use serde_json::{Map, Value};
 
 use super::image_header::{image_size_from_base64, image_size_from_data_url};
 use super::wire::{self, data_url_base64, decode_text, is_text_media, kind, MARKERS_KEY, WIRE_INFO_KEY};
-use crate::error::{Error, ErrorCode, Result};
+use crate::base::error::{Error, ErrorCode, Result};
 use crate::message::{Content, Extra, ImageSource, Message, Part, Role, ToolCall, ToolDef};
 
 /// Format key of the key-order bookkeeping.
@@ -595,7 +595,7 @@ fn parse_tool_piece(p: &Value, i: usize, j: usize, approvals: &HashMap<String, S
             wire::set_info(&mut m.extra, "output", Value::String("result-text".into()));
         }
         Some(v) => {
-            m.content = Content::Text(crate::json_text::text(v).into());
+            m.content = Content::Text(crate::base::json_text::text(v).into());
             wire::set_info(&mut m.extra, "output", Value::String("result-json".into()));
         }
         None => return Err(tool_err("tool-result without output".into())),
@@ -640,7 +640,7 @@ fn parse_output(m: &mut Message, out: &Value) -> std::result::Result<(), String>
             None => return Err("output without value".into()),
         },
         "json" | "error-json" => match o.get("value") {
-            Some(v) => m.content = Content::Text(crate::json_text::text(v).into()),
+            Some(v) => m.content = Content::Text(crate::base::json_text::text(v).into()),
             None => return Err("output without value".into()),
         },
         "execution-denied" => {
@@ -670,7 +670,7 @@ fn parse_output(m: &mut Message, out: &Value) -> std::result::Result<(), String>
             None => return Err("output without value".into()),
         },
         _ => {
-            m.content = Content::Text(crate::json_text::text(out).into());
+            m.content = Content::Text(crate::base::json_text::text(out).into());
             wire::set_info(&mut m.extra, "output", Value::String("raw".into()));
             return Ok(());
         }

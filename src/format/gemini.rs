@@ -66,7 +66,7 @@ use serde_json::{Map, Value};
 
 use super::gemini_parts::{parse_part, part_to_wire};
 use super::wire::{self, kind, rest, MARKERS_KEY, WIRE_INFO_KEY};
-use crate::error::{Error, ErrorCode, Result};
+use crate::base::error::{Error, ErrorCode, Result};
 use crate::message::{Content, Extra, Message, Part, Role, ToolCall, ToolDef};
 
 /// Format key of the key-order bookkeeping.
@@ -397,7 +397,7 @@ fn parse_call(
         wire::set_info(&mut extra, "idAbsent", Value::Bool(true));
     }
     let arguments = match f.get("args") {
-        Some(args) => crate::json_text::text(args),
+        Some(args) => crate::base::json_text::text(args),
         None => {
             wire::set_info(&mut extra, "argsAbsent", Value::Bool(true));
             "{}".to_string()
@@ -437,7 +437,7 @@ fn parse_response(
                 wire::set_info(&mut m.extra, "responseKey", Value::String(key.clone()));
                 s.clone()
             }
-            _ => crate::json_text::text(&Value::Object(r.clone())),
+            _ => crate::base::json_text::text(&Value::Object(r.clone())),
         },
         Some(other) => return Err(tool(format!("functionResponse.response must be an object, got {}", kind(other)))),
     };

@@ -19,7 +19,7 @@ pub use wire::{ties, Ties, MARKERS_KEY, WIRE_INFO_KEY};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::base::error::{Error, ErrorCode, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -190,7 +190,7 @@ pub fn write_request(format: Format, request: &Request) -> (Option<Value>, Vec<V
         Format::OpenaiResponses => responses::to_wire(&request.messages),
         Format::Gemini => gemini::to_wire(&request.messages),
     };
-    system.iter_mut().chain(messages.iter_mut()).for_each(crate::json_text::doubles_for_unsafe_integers);
+    system.iter_mut().chain(messages.iter_mut()).for_each(crate::base::json_text::doubles_for_unsafe_integers);
     (system, messages)
 }
 
@@ -235,10 +235,10 @@ pub fn write_request_with(
     same: &dyn Fn(&[&Message]) -> Option<Named>,
 ) -> (Option<Value>, Vec<Written>) {
     let (mut system, mut written) = write_request_with_in(format, request, same);
-    system.iter_mut().for_each(crate::json_text::doubles_for_unsafe_integers);
+    system.iter_mut().for_each(crate::base::json_text::doubles_for_unsafe_integers);
     for w in &mut written {
         if let Written::Value(v) | Written::Keep(v, _) = w {
-            crate::json_text::doubles_for_unsafe_integers(v);
+            crate::base::json_text::doubles_for_unsafe_integers(v);
         }
     }
     (system, written)

@@ -53,7 +53,7 @@ use serde_json::{Map, Value};
 
 use super::image_header::image_size_from_data_url;
 use super::wire::{self, kind, MARKERS_KEY, WIRE_INFO_KEY};
-use crate::error::{Error, ErrorCode, Result};
+use crate::base::error::{Error, ErrorCode, Result};
 use crate::message::{Content, Extra, ImageSource, Message, Part, Role, ToolCall, ToolDef};
 
 /// Write internal messages back as OpenAI messages (unknown fields restored).

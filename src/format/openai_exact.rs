@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::openai::{message_to_wire, parse_message};
 use super::wire::{self, kind};
-use crate::error::{Error, ErrorCode, Result};
+use crate::base::error::{Error, ErrorCode, Result};
 use crate::message::{Content, Message, ToolCall};
 
 /// Parse an OpenAI `messages` array. Errors name the offending index.

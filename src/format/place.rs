@@ -9,7 +9,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::{parse_request, wire, Format};
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::message::{Content, Message, Role};
 
 /// The index in `messages` (as given to `parse_request` without a `system` option) of each

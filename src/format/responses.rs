@@ -70,7 +70,7 @@ use serde_json::{Map, Value};
 
 use super::responses_parts::{parse_part, part_to_wire};
 use super::wire::{self, kind, rest, MARKERS_KEY, WIRE_INFO_KEY};
-use crate::error::{Error, ErrorCode, Result};
+use crate::base::error::{Error, ErrorCode, Result};
 use crate::message::{Content, Message, Part, Role, ToolCall, ToolDef};
 
 /// Format key of the key-order bookkeeping.
@@ -254,7 +254,7 @@ fn parse_item(item: &Value, i: usize, calls: &FxHashSet<String>) -> Result<(Mess
             let mut extra = Map::new();
             wire::set_info(&mut extra, "item", item.clone());
             let call =
-                ToolCall { id: id.into(), name: t.into(), arguments: crate::json_text::text(item).into(), extra };
+                ToolCall { id: id.into(), name: t.into(), arguments: crate::base::json_text::text(item).into(), extra };
             (call_message(call), Side::Model)
         }
         Some(t) if t.strip_suffix("_output").is_some_and(|c| OPAQUE_CALLS.contains(&c)) => {

@@ -35,7 +35,7 @@ use crate::message::{Extra, Markers, Message, Part, ToolCall};
 pub(crate) fn in_place_order(placed: Vec<(usize, usize, Value)>) -> Vec<Value> {
     let mut keyed: Vec<(u64, u64)> =
         placed.iter().enumerate().map(|(i, &(pos, tie, _))| (pos as u64, ((tie as u64) << 32) | i as u64)).collect();
-    crate::sort::sort_pairs(&mut keyed);
+    crate::base::sort::sort_pairs(&mut keyed);
     let mut values: Vec<Option<Value>> = placed.into_iter().map(|(_, _, v)| Some(v)).collect();
     keyed.into_iter().filter_map(|(_, k)| values.get_mut((k & 0xFFFF_FFFF) as usize).and_then(Option::take)).collect()
 }

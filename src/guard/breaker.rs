@@ -7,8 +7,8 @@
 
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
-use crate::metrics::{BreakerMetrics, BreakerState};
+use crate::base::error::{Error, Result};
+use crate::report::metrics::{BreakerMetrics, BreakerState};
 
 /// Consecutive failed compactions that open the breaker, by default.
 pub const DEFAULT_FAILURES: u32 = 3;

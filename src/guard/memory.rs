@@ -12,9 +12,9 @@
 //! replaced range the compaction kept (`Covers::keep`), then everything after the range, as it
 //! is. This is the order a compaction writes its checkpoint in, so the two always agree.
 
-use crate::checkpoint::Covers;
+use crate::message::checkpoint::Covers;
 use crate::message::{Message, Role};
-use crate::metrics::{AheadState, MemoryMetrics};
+use crate::report::metrics::{AheadState, MemoryMetrics};
 
 /// Summaries kept (the newest; older ones serve when an edit invalidates a newer one).
 pub const MAX_SUMMARIES: usize = 4;
@@ -242,7 +242,7 @@ mod tests {
     }
 
     fn key(m: &Message) -> u64 {
-        crate::cache::message_key(m, 1)
+        crate::message::cache::message_key(m, 1)
     }
 
     fn summary_over(history: &[Message], n: usize, keep: Vec<u32>) -> Summary {

@@ -11,20 +11,20 @@ pub mod store;
 
 use serde::{Deserialize, Serialize};
 
-use crate::budget::{Budget, BudgetConfig};
-use crate::cache::{content_key, message_key, CountCache};
-use crate::calibration::{CalibrationState, CalibrationSummary, Observation, ReportedUsage};
+use crate::base::error::Result;
 use crate::count::{self, Profile};
-use crate::error::Result;
 use crate::format::{Format, Request};
+use crate::message::cache::{content_key, message_key, CountCache};
 use crate::message::{Facts, Message, MessageCount, Role};
-use crate::metrics::CountSource;
-use crate::metrics::{CompactionRecord, ContextMetrics, CountedMessage, SourceBreakdown};
-use crate::models::{self, CountKind, ModelInfo, Provider};
-use crate::pricing::{self, CacheRule, Pricing};
+use crate::provider::budget::{Budget, BudgetConfig};
+use crate::provider::calibration::{CalibrationState, CalibrationSummary, Observation, ReportedUsage};
+use crate::provider::models::{self, CountKind, ModelInfo, Provider};
+use crate::provider::pricing::{self, CacheRule, Pricing};
+use crate::report::metrics::CountSource;
+use crate::report::metrics::{CompactionRecord, ContextMetrics, CountedMessage, SourceBreakdown};
+use crate::report::trace::Trace;
 use crate::sources::{self, SourceOptions};
 use crate::tokens::Encoding;
-use crate::trace::Trace;
 
 /// `new ContextGuard(config)`; every field optional when `model` is in the table.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -35,7 +35,7 @@ pub struct GuardConfig {
     pub max_output_tokens: Option<f64>,
     pub reserved_output_tokens: Option<f64>,
     /// Tokens, or `{ usd }` per request (see `pricing::EconomicBudget`).
-    pub economic_budget: Option<crate::pricing::EconomicBudget>,
+    pub economic_budget: Option<crate::provider::pricing::EconomicBudget>,
     pub trigger_ratio: Option<f64>,
     pub target_ratio: Option<f64>,
     pub format: Option<Format>,
@@ -242,7 +242,7 @@ impl Guard {
         let trigger = budget.trigger_ratio;
         let ahead_ratio = config.ahead_ratio.unwrap_or(DEFAULT_AHEAD_RATIO.min(trigger * 0.8));
         if !(ahead_ratio > 0.0 && ahead_ratio < trigger) {
-            return Err(crate::error::Error::options(format!(
+            return Err(crate::base::error::Error::options(format!(
                 "aheadRatio must be above 0 and below triggerRatio ({trigger}), got {ahead_ratio}"
             )));
         }
@@ -423,7 +423,7 @@ impl Guard {
         metrics.clearing = self.clearing_settings();
         metrics.calibration = self.calibration_summary();
         metrics.cost = self.pricing.map(|(p, builtin)| {
-            let rule = if self.model.provider == crate::models::Provider::Anthropic {
+            let rule = if self.model.provider == crate::provider::models::Provider::Anthropic {
                 CacheRule::Breakpoint
             } else {
                 CacheRule::Automatic
@@ -463,10 +463,10 @@ impl Guard {
     pub fn observe_overflow(
         &mut self,
         request: &Request,
-        error: &crate::overflow::Classification,
-    ) -> crate::calibration::OverflowObservation {
+        error: &crate::provider::overflow::Classification,
+    ) -> crate::provider::calibration_overflow::OverflowObservation {
         let (predicted, estimated) = (self.count(request).total, self.count_raw(request).total);
-        let mut out = crate::calibration::observe_overflow(
+        let mut out = crate::provider::calibration_overflow::observe_overflow(
             &mut self.calibration,
             &self.model,
             &self.budget,
@@ -474,7 +474,7 @@ impl Guard {
             predicted,
             estimated,
         );
-        if out.outcome == crate::calibration::OverflowOutcome::Learned {
+        if out.outcome == crate::provider::calibration_overflow::OverflowOutcome::Learned {
             out.predicted_after = Some(self.count(request).total);
         }
         out.calibration = self.calibration_summary();
@@ -551,8 +551,8 @@ impl Guard {
             traces
                 .into_iter()
                 .map(|mut t| {
-                    t.before_tokens = crate::count_scale(t.before_tokens as usize, factor);
-                    t.after_tokens = crate::count_scale(t.after_tokens as usize, factor);
+                    t.before_tokens = crate::base::round::count_scale(t.before_tokens as usize, factor);
+                    t.after_tokens = crate::base::round::count_scale(t.after_tokens as usize, factor);
                     t.tokens_saved = t.before_tokens.saturating_sub(t.after_tokens);
                     t
                 })
@@ -585,11 +585,11 @@ impl Guard {
     }
 
     /// The clearing summary of the metrics, in the model's tokens.
-    pub fn clearing_summary(&self, c: &sources::pass::Cleared) -> crate::metrics::Clearing {
-        crate::metrics::Clearing {
-            cleared: crate::trace::u32_of(c.cleared.len()),
-            compacted: crate::trace::u32_of(c.compacted.len()),
-            saved_tokens: crate::count_scale(c.saved, self.model.estimate_factor),
+    pub fn clearing_summary(&self, c: &sources::pass::Cleared) -> crate::report::metrics::Clearing {
+        crate::report::metrics::Clearing {
+            cleared: crate::report::trace::u32_of(c.cleared.len()),
+            compacted: crate::report::trace::u32_of(c.compacted.len()),
+            saved_tokens: crate::base::round::count_scale(c.saved, self.model.estimate_factor),
             ..self.clearing_settings()
         }
     }
@@ -597,9 +597,9 @@ impl Guard {
     /// The protected budget and the minimum step of clearing by age in force for this guard, in
     /// the model's tokens (zeros when clearing is off): the defaults resolved, so a UI can show
     /// them.
-    fn clearing_settings(&self) -> crate::metrics::Clearing {
+    fn clearing_settings(&self) -> crate::report::metrics::Clearing {
         let l = self.source_limits();
-        crate::metrics::Clearing {
+        crate::report::metrics::Clearing {
             protect_tokens: l.protect_tokens,
             clear_at_least: l.clear_at_least,
             ..Default::default()
@@ -651,17 +651,17 @@ impl Guard {
         // Before and after: the tokens of the outputs aged (cleared or compacted by age).
         let aged: usize =
             c.cleared.iter().chain(&c.compacted).filter_map(|&i| output.get(i)).map(|m| self.facts(m).raw.total).sum();
-        let scale = |n: usize| crate::count_scale(n, self.model.estimate_factor) as usize;
+        let scale = |n: usize| crate::base::round::count_scale(n, self.model.estimate_factor) as usize;
         let mut t = Trace::new(
-            crate::trace::Operation::ToolOutputClear,
-            crate::trace::Status::Applied,
+            crate::report::trace::Operation::ToolOutputClear,
+            crate::report::trace::Status::Applied,
             duration_ms,
             scale(aged + c.saved),
             scale(aged),
         );
-        t.messages_cleared = Some(crate::trace::u32_of(newly_cleared));
-        t.tokens_saved = crate::count_scale(c.saved, self.model.estimate_factor);
-        t.prefix_invalidated_tokens = Some(crate::count_scale(invalidated, self.model.estimate_factor));
+        t.messages_cleared = Some(crate::report::trace::u32_of(newly_cleared));
+        t.tokens_saved = crate::base::round::count_scale(c.saved, self.model.estimate_factor);
+        t.prefix_invalidated_tokens = Some(crate::base::round::count_scale(invalidated, self.model.estimate_factor));
         Some(t)
     }
 
@@ -699,7 +699,7 @@ fn facts_of(
     }
     let key = message_key(m, salt);
     let raw = cache.get_or_insert_with(key, || count::count_message(profile, m));
-    let summary_block = m.role == Role::System && crate::checkpoint::is_checkpoint_summary(m, checkpoint_key);
+    let summary_block = m.role == Role::System && crate::message::checkpoint::is_checkpoint_summary(m, checkpoint_key);
     let f = Facts {
         key,
         raw,
@@ -720,7 +720,7 @@ fn facts_of(
 /// Whether a message's text carries a source-guard marker (compacted output or preview).
 fn carries_guard_marker(content: &crate::message::Content) -> bool {
     let has = |t: &str| {
-        crate::scan::contains_any(
+        crate::base::scan::contains_any(
             t,
             &[sources::tool_output::MARKER, sources::attachment::MARKER, sources::stub::CLEARED_MARKER],
         )

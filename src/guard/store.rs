@@ -7,11 +7,11 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::format::{parse_message_at, parse_request, same_tree, Format, Request, Written};
 use crate::guard::{Facts, Guard, ToolsFacts};
 use crate::message::{Message, Origin, Role};
-use crate::metrics::ContextMetrics;
+use crate::report::metrics::ContextMetrics;
 
 /// How many calls an entry outlives its last use by: one not used by the call numbered `call` or
 /// the one before is dropped at the end of `call`, so memory follows the live conversation.

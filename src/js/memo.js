@@ -12,7 +12,7 @@ const hasOwn = Object.prototype.hasOwnProperty;
 /** Longer arrays (and array-like proxies claiming a huge length) take the plain path. */
 const MAX_MESSAGES = 1_000_000;
 
-// The packed transfer of the fresh messages (src/packed.rs): instead of one JSON text of them
+// The packed transfer of the fresh messages (src/binding/packed.rs): instead of one JSON text of them
 // (JSON.stringify escaping every string, then a parse of every string in wasm), a small JSON
 // skeleton in which each long string value (and each starting with U+0000) is the placeholder
 // "\u0000", followed by those strings UTF-8-encoded one after the other; `lens[0]` is the

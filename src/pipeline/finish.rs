@@ -1,14 +1,14 @@
 //! The end of a `prepare` call: the summary (or the mechanical fallback) turned into the chain
 //! the model gets and the host persists, the emergency layer, tool pairs, guidance, metrics.
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::base::error::{Error, ErrorCode, Result};
 use crate::format::Request;
 use crate::guard::memory::{self, Summary};
 use crate::guard::Guard;
 use crate::message::{Message, Role};
-use crate::metrics::{AheadState, CompactionRecord};
+use crate::report::metrics::{AheadState, CompactionRecord};
+use crate::report::trace::{Operation, Status, Trace};
 use crate::sources::pass::Cleared;
-use crate::trace::{Operation, Status, Trace};
 
 use super::session_state::{Answer, SessionState};
 use super::{
@@ -95,10 +95,10 @@ impl Guard {
         }
         let after = layer1.metrics.used_tokens as usize;
         let record = CompactionRecord {
-            before_tokens: crate::trace::u32_of(before_tokens),
-            after_tokens: crate::trace::u32_of(after),
-            tokens_saved: crate::trace::u32_of(before_tokens.saturating_sub(after)),
-            removed_items: crate::trace::u32_of(removed.len()),
+            before_tokens: crate::report::trace::u32_of(before_tokens),
+            after_tokens: crate::report::trace::u32_of(after),
+            tokens_saved: crate::report::trace::u32_of(before_tokens.saturating_sub(after)),
+            removed_items: crate::report::trace::u32_of(removed.len()),
             duration_ms: now() - started_ms,
             status: if failure.is_none() { "completed".into() } else { "fallback".into() },
             failure_reason: failure.map(|r| r.as_str().to_string()),
@@ -217,7 +217,7 @@ impl Guard {
             checkpoint: None,
             degraded: false,
             degraded_reason: None,
-            dropped_messages: crate::trace::u32_of(dropped),
+            dropped_messages: crate::report::trace::u32_of(dropped),
             session_state: None,
             cache_decision: None,
             ahead: None,

@@ -19,15 +19,15 @@ pub mod settle;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::cache::content_key;
-use crate::checkpoint::Covers;
-use crate::error::{Error, ErrorCode, Result};
+use crate::base::error::{Error, ErrorCode, Result};
 use crate::format::Request;
 use crate::guard::memory::{self, Applied, Summary};
 use crate::guard::{Guard, SourcesOutcome};
+use crate::message::cache::content_key;
+use crate::message::checkpoint::Covers;
 use crate::message::{Message, Role};
-use crate::metrics::{AheadState, CompactionRecord, ContextMetrics};
-use crate::trace::{Operation, Status, Trace};
+use crate::report::metrics::{AheadState, CompactionRecord, ContextMetrics};
+use crate::report::trace::{Operation, Status, Trace};
 
 use session_state::{parse_answer, render, Answer, Invalid, SessionState};
 
@@ -179,7 +179,7 @@ pub struct Pending {
     kept_tokens: usize,
     /// Layer 1's traces of the request.
     traces: Vec<Trace>,
-    cache_decision: Option<crate::pricing::CacheDecision>,
+    cache_decision: Option<crate::provider::pricing::CacheDecision>,
     /// Attempts the summarizer gets (3; 1 while the circuit breaker is half open).
     pub max_attempts: u32,
     /// Made ahead of time, in the background (`ahead_finish`).
@@ -204,7 +204,7 @@ pub struct Outcome {
     /// fallback's evidence note likewise); `None` when nothing was compacted.
     pub session_state: Option<SessionState>,
     /// The cache-aware decision, when the economic budget (not the window) triggered compaction.
-    pub cache_decision: Option<crate::pricing::CacheDecision>,
+    pub cache_decision: Option<crate::provider::pricing::CacheDecision>,
     /// A summary to make ahead of time, in the background (the binding runs it and hands the
     /// result to `ahead_finish`).
     pub ahead: Option<Box<Pending>>,
@@ -245,7 +245,7 @@ Stay under {max_tokens} tokens."
 /// A summary from an earlier compaction: a system message with ctxguard's metadata marker or a
 /// sealed summary block (verified under the guard's key when it has one).
 fn is_summary(m: &Message, key: Option<&str>) -> bool {
-    m.role == Role::System && (m.markers.summary_compacted || crate::checkpoint::is_checkpoint_summary(m, key))
+    m.role == Role::System && (m.markers.summary_compacted || crate::message::checkpoint::is_checkpoint_summary(m, key))
 }
 
 /// The system message of a sealed summary, marked, with an id from its content.
@@ -284,7 +284,8 @@ impl Pending {
 impl Guard {
     /// Tokens of a text for this guard's model (the estimate factor applied).
     pub fn count_text(&self, text: &str) -> usize {
-        crate::count_scale(crate::tokens::count(self.model.encoding, text), self.model.estimate_factor) as usize
+        crate::base::round::count_scale(crate::tokens::count(self.model.encoding, text), self.model.estimate_factor)
+            as usize
     }
 
     /// The newest messages of `messages` that fit `budget` tokens, in one pass from the newest
@@ -419,7 +420,7 @@ impl Guard {
                 .finish_plain(layer1.request, layer1.traces, &cleared, options, now)
                 .map(|o| Step::Done(Box::new(o)));
         };
-        if let Some(d) = pending.cache_decision.filter(|d| d.choice == crate::pricing::Choice::Continue) {
+        if let Some(d) = pending.cache_decision.filter(|d| d.choice == crate::provider::pricing::Choice::Continue) {
             let used = layer1.metrics.used_tokens as usize;
             let mut traces = layer1.traces;
             let mut t = Trace::new(Operation::SummaryCompact, Status::Noop, now() - started, used, used);
@@ -528,7 +529,7 @@ impl Guard {
         // Layer 1 runs over the summary on every later call: attachment markup the summarizer
         // echoed is defused so that no preview ever rewrites (and unseals) it.
         let text = crate::sources::stub::defuse_tags(&render(answer));
-        summary_note(crate::checkpoint::seal(&text, self.checkpoint_key.as_deref(), covers))
+        summary_note(crate::message::checkpoint::seal(&text, self.checkpoint_key.as_deref(), covers))
     }
 
     /// `prepare(messages, { sessionState })` under the `session_state` strategy: the history
@@ -568,21 +569,21 @@ impl Guard {
         summary_input: usize,
         summary_output: u32,
         turn: u32,
-    ) -> Option<crate::pricing::CacheDecision> {
+    ) -> Option<crate::provider::pricing::CacheDecision> {
         self.budget.economic_budget?;
         let (pricing, _) = self.pricing?;
         let counted = self.count(request);
-        let rule = if self.model.provider == crate::models::Provider::Anthropic {
-            crate::pricing::CacheRule::Breakpoint
+        let rule = if self.model.provider == crate::provider::models::Provider::Anthropic {
+            crate::provider::pricing::CacheRule::Breakpoint
         } else {
-            crate::pricing::CacheRule::Automatic
+            crate::provider::pricing::CacheRule::Automatic
         };
-        let cached = crate::pricing::cached_prefix(self.prefix_tokens(request, &counted), rule);
+        let cached = crate::provider::pricing::cached_prefix(self.prefix_tokens(request, &counted), rule);
         let physical = self.budget.context_window.saturating_sub(self.budget.reserved_output_tokens);
-        let to_u32 = crate::trace::u32_of;
-        Some(crate::pricing::decide(
+        let to_u32 = crate::report::trace::u32_of;
+        Some(crate::provider::pricing::decide(
             &pricing,
-            &crate::pricing::DecisionInput {
+            &crate::provider::pricing::DecisionInput {
                 prefix_tokens: used,
                 cached_tokens: cached.min(used),
                 compacted_tokens: to_u32(compacted),
@@ -591,10 +592,10 @@ impl Guard {
                 growth_per_turn: self
                     .growth_per_turn()
                     .or(Some(turn).filter(|t| *t > 0))
-                    .unwrap_or(crate::pricing::DEFAULT_GROWTH_PER_TURN),
+                    .unwrap_or(crate::provider::pricing::DEFAULT_GROWTH_PER_TURN),
                 hard_limit: self.budget.usable_limit,
                 physical_trigger: (f64::from(physical) * self.budget.trigger_ratio).floor() as u32,
-                horizon_turns: crate::pricing::DECISION_HORIZON_TURNS,
+                horizon_turns: crate::provider::pricing::DECISION_HORIZON_TURNS,
             },
         ))
     }
@@ -610,7 +611,7 @@ impl Guard {
             .messages
             .iter()
             .enumerate()
-            .find_map(|(i, m)| crate::checkpoint::summary_block(m, key.as_deref()).map(|b| (i, b)));
+            .find_map(|(i, m)| crate::message::checkpoint::summary_block(m, key.as_deref()).map(|b| (i, b)));
         let Some((at, (block, covers))) = found else {
             return Restored { restored: false, covered_messages: 0, reason: Some("no_summary") };
         };
@@ -634,14 +635,14 @@ impl Guard {
             m.strip_metadata();
             if m.role == Role::System {
                 let visible = match &m.content {
-                    crate::message::Content::Text(t) => crate::checkpoint::model_visible(t).map(|v| crate::message::Content::Text(v.into())),
-                    crate::message::Content::Parts(parts) if parts.iter().any(|p| matches!(p, crate::message::Part::Text { text, .. } if crate::checkpoint::model_visible(text).is_some())) => {
+                    crate::message::Content::Text(t) => crate::message::checkpoint::model_visible(t).map(|v| crate::message::Content::Text(v.into())),
+                    crate::message::Content::Parts(parts) if parts.iter().any(|p| matches!(p, crate::message::Part::Text { text, .. } if crate::message::checkpoint::model_visible(text).is_some())) => {
                         Some(crate::message::Content::Parts(
                             parts
                                 .iter()
                                 .map(|p| match p {
                                     crate::message::Part::Text { text, extra } => crate::message::Part::Text {
-                                        text: crate::checkpoint::model_visible(text).map_or_else(|| text.clone(), Into::into),
+                                        text: crate::message::checkpoint::model_visible(text).map_or_else(|| text.clone(), Into::into),
                                         extra: extra.clone(),
                                     },
                                     other => other.clone(),

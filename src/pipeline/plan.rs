@@ -18,10 +18,10 @@
 //! Under the `session_state` strategy there is no tail and no retained message, and the current
 //! turn's steps between its user message and its last assistant step are summarized too.
 
-use crate::checkpoint::Covers;
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::format::Request;
 use crate::guard::SourcesOutcome;
+use crate::message::checkpoint::Covers;
 use crate::message::{Message, Role};
 
 use super::session_state::schema;
@@ -232,7 +232,7 @@ impl Guard {
                 kept_tokens + max_tokens as usize,
                 summary_input,
                 max_tokens,
-                crate::trace::u32_of(turn_tokens),
+                crate::report::trace::u32_of(turn_tokens),
             )
         };
         Ok(Some(Pending {

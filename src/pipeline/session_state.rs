@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::checkpoint::SUMMARY_MARKER;
+pub use crate::message::checkpoint::SUMMARY_MARKER;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlanStep {
@@ -143,7 +143,7 @@ pub fn parse_answer(value: &Value) -> Result<Answer, Invalid> {
         // Through the JSON text (not `from_value`): the one deserializer the crate instantiates
         // for its types (a second, over `Value`, would add its code again); the same result, as
         // the fields are strings, lists and objects.
-        Value::Object(_) => serde_json::from_str::<SessionState>(&crate::json_text::text(value))
+        Value::Object(_) => serde_json::from_str::<SessionState>(&crate::base::json_text::text(value))
             .map_err(|_| Invalid::Malformed)?
             .validated()
             .map(Answer::State),

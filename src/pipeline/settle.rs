@@ -90,7 +90,8 @@ pub fn validate(value: &Value) -> Result<Settlement, FailureReason> {
         other => other.clone(),
     };
     // From the JSON text of the value, like `session_state::parse_answer` (one deserializer).
-    let s: Settlement = serde_json::from_str(&crate::json_text::text(&v)).map_err(|_| FailureReason::InvalidOutput)?;
+    let s: Settlement =
+        serde_json::from_str(&crate::base::json_text::text(&v)).map_err(|_| FailureReason::InvalidOutput)?;
     let state = s.session_state.validated().map_err(|_| FailureReason::EmptyOutput)?;
     Ok(Settlement {
         session_state: state,

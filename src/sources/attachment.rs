@@ -40,7 +40,7 @@ pub fn find(messages: &[Message], enc: Encoding, memo: &mut Remembered, known: &
 pub fn fair_shares(sizes: &[usize], budget: usize) -> Vec<usize> {
     // Indices by (size, index): unique keys, so `sort_pairs`' unstable sort is the stable order.
     let mut keyed: Vec<(u64, u64)> = sizes.iter().enumerate().map(|(i, &size)| (size as u64, i as u64)).collect();
-    crate::sort::sort_pairs(&mut keyed);
+    crate::base::sort::sort_pairs(&mut keyed);
     let order: Vec<usize> = keyed.into_iter().map(|(_, i)| i as usize).collect();
     let mut shares = vec![0; sizes.len()];
     let mut left = budget;
@@ -126,7 +126,7 @@ pub fn footer(f: &Found, shown_tokens: usize) -> String {
     let name = f.name.as_deref().unwrap_or("attachment");
     let mt = f.media_type.as_deref().unwrap_or("unknown type");
     // The id as a JSON string (quoted, escaped).
-    let id = crate::json_text::text(&serde_json::Value::String(f.id.clone()));
+    let id = crate::base::json_text::text(&serde_json::Value::String(f.id.clone()));
     let how = if is_binary(f.media_type.as_deref(), f.name.as_deref()) {
         format!(
             "This is text extracted from a binary file; layout, images and tables may be incomplete. \
@@ -145,7 +145,7 @@ pub fn footer(f: &Found, shown_tokens: usize) -> String {
 /// [`footer`] wrote: `read_attachment({"id": …, "offset": n})`), if there is one.
 pub fn footer_call(text: &str) -> Option<(String, usize)> {
     let head = format!("{READ_TOOL}({{\"id\": ");
-    crate::scan::find(text, MARKER)?;
+    crate::base::scan::find(text, MARKER)?;
     let at = text.rfind(&head)?;
     let rest = text.get(at + head.len()..)?;
     let mut ids = serde_json::Deserializer::from_str(rest).into_iter::<String>();

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::format::place::{wire_indices, wire_part};
 use crate::format::{parse_request, Format};
 use crate::message::Message;

@@ -14,7 +14,7 @@ use super::attachment;
 use super::clearing::{self, Candidate, Forms, Params, Plan};
 use super::remembered::{Known, Remembered};
 use super::tool_output::CompactOptions;
-use crate::trace::{u32_of, Operation, Status, Trace};
+use crate::report::trace::{u32_of, Operation, Status, Trace};
 
 /// Default limit for one tool output. Agents keep single outputs between ~2.5k tokens
 /// (Codex: 10 KiB) and 25k tokens (Claude Code's MCP cap); 8k keeps a long log readable.

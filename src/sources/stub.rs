@@ -49,7 +49,7 @@ pub fn key_args(arguments: &str) -> String {
             .map(|(k, v)| {
                 let s = match v {
                     Value::String(s) => s.clone(),
-                    other => crate::json_text::text(other),
+                    other => crate::base::json_text::text(other),
                 };
                 format!("{k}={}", clip(&s, ARG_CHARS))
             })
@@ -72,7 +72,7 @@ pub fn stub_text(
     let back = match (retrieval_tool, call_id) {
         (Some(tool), Some(id)) => format!(
             "Full output: call `{tool}` with {{\"id\": {}}}.",
-            crate::json_text::text(&Value::String(id.to_string()))
+            crate::base::json_text::text(&Value::String(id.to_string()))
         ),
         (Some(tool), None) => format!("Full output: call `{tool}`."),
         _ => "Call the tool again if it is needed.".to_string(),

@@ -65,7 +65,7 @@ fn hint(opts: &CompactOptions) -> String {
     match (&opts.retrieval_tool, &opts.call_id) {
         (Some(tool), Some(id)) => format!(
             " Full output: call `{tool}` with {{\"id\": {}}}.",
-            crate::json_text::text(&Value::String(id.clone()))
+            crate::base::json_text::text(&Value::String(id.clone()))
         ),
         (Some(tool), None) => format!(" Full output: call `{tool}`."),
         _ => String::new(),

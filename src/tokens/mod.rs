@@ -28,19 +28,19 @@
 //! package's on that model (`tests/gemini_reference.rs`).
 
 mod bpe;
-#[doc(hidden)]
-pub mod data;
 mod pretok;
 mod rans;
 mod spm;
 #[doc(hidden)]
-pub mod spm_data;
+pub mod spm_file;
+#[doc(hidden)]
+pub mod vocab_file;
 
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::base::error::{Error, ErrorCode, Result};
 
 use self::bpe::{Scratch, Vocab, NO_RANK};
 use self::pretok::{Classes, Pattern, Splitter};
@@ -141,8 +141,8 @@ impl Encoding {
     /// with the `gemini` feature).
     pub fn is_available(self) -> bool {
         match self {
-            Encoding::Gemma3 => spm_data::file().is_some(),
-            _ => data::file(self).is_some(),
+            Encoding::Gemma3 => spm_file::file().is_some(),
+            _ => vocab_file::file(self).is_some(),
         }
     }
 }
@@ -203,8 +203,8 @@ impl Tokenizer {
             }
         };
         let classes = Classes::get()?;
-        let file = data::file(encoding).ok_or_else(|| internal(encoding, "no data"))?;
-        let data::Decoded { bytes, starts } = data::decode(file).map_err(|e| internal(encoding, e))?;
+        let file = vocab_file::file(encoding).ok_or_else(|| internal(encoding, "no data"))?;
+        let vocab_file::Decoded { bytes, starts } = vocab_file::decode(file).map_err(|e| internal(encoding, e))?;
         // One tokenizer per encoding, kept for the life of the process (`tokenizer`'s OnceLock):
         // its token bytes are too.
         let bytes: &'static [u8] = bytes.leak();

@@ -11,16 +11,16 @@
 //!
 //! Character classes (`\p{L}`, `\p{N}`, `\s`, and o200k's upper/lower letter classes) are not
 //! hand-written tables: they were computed at build time, 256 code points at a time, by running
-//! the regex engine itself over each block (`data::CLASS_PATTERNS`), so they agree with
+//! the regex engine itself over each block (`vocab_file::CLASS_PATTERNS`), so they agree with
 //! tiktoken-rs's regex by construction (same `regex` crate, same Unicode tables); the committed
 //! `data/classes.bin` is checked against the regex by `tests/vocab_data.rs`. ASCII is a fixed
 //! table (checked against that file in the tests).
 
 use std::sync::OnceLock;
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::base::error::{Error, ErrorCode, Result};
 
-use super::data;
+use super::vocab_file;
 
 /// tiktoken-rs 0.12.1's `O200K_BASE_PAT_STR`, copied (`tests/vocab_data.rs` checks that it is the
 /// same string, so tiktoken-rs stays a dev-dependency).
@@ -82,7 +82,7 @@ impl Classes {
     }
 
     fn new() -> Result<Classes> {
-        let (index, blocks) = data::parse_classes(data::class_file())
+        let (index, blocks) = vocab_file::parse_classes(vocab_file::class_file())
             .map_err(|e| Error::new(ErrorCode::Internal, format!("cannot load the character classes: {e}")))?;
         Ok(Classes { index, blocks })
     }
@@ -515,7 +515,7 @@ mod tests {
 
     #[test]
     fn ascii_table_matches_class_file() {
-        let (index, blocks) = data::parse_classes(data::class_file()).unwrap();
+        let (index, blocks) = vocab_file::parse_classes(vocab_file::class_file()).unwrap();
         let block0 = u16::from_le_bytes([index[0], index[1]]) as usize * 256;
         for b in 0u8..0x80 {
             assert_eq!(ascii_class(b), blocks[block0 + b as usize], "byte {b:#x}");

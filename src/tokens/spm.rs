@@ -1,7 +1,7 @@
 //! SentencePiece BPE encoding, as Google's local Gemini tokenizer runs it
 //! (docs/gemini-tokenizer.md).
 //!
-//! The model (`spm_data.rs`) normalizes nothing but spaces (identity normalizer, no dummy prefix,
+//! The model (`spm_file.rs`) normalizes nothing but spaces (identity normalizer, no dummy prefix,
 //! extra whitespace kept, spaces escaped as U+2581), and its encoder:
 //! 1. cuts the text into symbols left to right: at each character, the longest user-defined symbol
 //!    that starts there (a frozen symbol: one token, never merged), else the character;
@@ -22,7 +22,7 @@
 use rustc_hash::FxHashMap;
 
 use super::bpe::{Scratch, Vocab, HEAP_THRESHOLD, NO_RANK};
-use super::spm_data;
+use super::spm_file;
 
 /// U+2581 LOWER ONE EIGHTH BLOCK, SentencePiece's escaped space.
 const SPACE_MARK: &[u8] = "\u{2581}".as_bytes();
@@ -110,8 +110,8 @@ pub(crate) struct Model {
 
 impl Model {
     pub(crate) fn load() -> Result<Model, String> {
-        let file = spm_data::file().ok_or("no data")?;
-        let spm_data::Decoded { arena, unk, byte_base, user_defined } = spm_data::decode(file)?;
+        let file = spm_file::file().ok_or("no data")?;
+        let spm_file::Decoded { arena, unk, byte_base, user_defined } = spm_file::decode(file)?;
         let count = u32::try_from(arena.starts.len().saturating_sub(1)).map_err(|_| "too many ids")?;
         // Kept for the life of the process, as every tokenizer (`tokenizer`'s OnceLock).
         let bytes: &'static [u8] = arena.bytes.leak();

@@ -7,9 +7,9 @@ use wasm_bindgen::prelude::*;
 use super::convert::{encode, run};
 use super::guard::{busy, ContextGuard};
 use super::json_input::{decode, options};
-use crate::calibration::{CalibrationState, ReportedUsage};
-use crate::error::{Error, ErrorCode, Result};
+use crate::base::error::{Error, ErrorCode, Result};
 use crate::guard::Guard;
+use crate::provider::calibration::{CalibrationState, ReportedUsage};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

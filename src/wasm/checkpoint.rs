@@ -6,9 +6,9 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{encode, run};
 use super::json_input::{decode, options};
-use crate::checkpoint::{resolve, ResolveOptions, Turn};
-use crate::error::{Error, ErrorCode};
+use crate::base::error::{Error, ErrorCode};
 use crate::format::{parse_request, write_request, Format, Request};
+use crate::message::checkpoint::{resolve, ResolveOptions, Turn};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::base::error::{Error, ErrorCode, Result};
 
 /// Turn a core error into a JS `Error` with `name = "CtxguardError"`, `code` and `index`.
 pub fn js_error(err: Error) -> JsValue {

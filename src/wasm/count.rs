@@ -3,7 +3,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{encode, run, string_options, text_arg};
-use crate::models;
+use crate::provider::models;
 use crate::tokens::{self, Encoding};
 
 /// `countTokens(text, { encoding?, model? }) -> number`. With a model whose tokenizer is not
@@ -22,7 +22,7 @@ pub fn count_tokens(text: JsValue, opts: JsValue) -> Result<u32, JsValue> {
             (None, None) => (Encoding::build_default(), 1.0),
         };
         let n = tokens::count(encoding.require()?, &text);
-        Ok(crate::count_scale(n, factor))
+        Ok(crate::base::round::count_scale(n, factor))
     })
 }
 

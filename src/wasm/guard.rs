@@ -9,14 +9,14 @@ use wasm_bindgen::prelude::*;
 use super::convert::{encode, run};
 use super::json_input::{callback, decode, now_ms, options};
 use super::stored::{call_number, fresh_messages, kept_names, wire_reusing, Refs, Reuse};
-use crate::error::{ErrorCode, Result};
+use crate::base::error::{ErrorCode, Result};
 use crate::format::place::{places, Place};
 use crate::format::{parse_request, write_request, Format, Request};
 use crate::guard::{resolve_model, Guard, GuardConfig};
-use crate::metrics::ContextMetrics;
-use crate::models::CountKind;
+use crate::provider::models::CountKind;
+use crate::report::metrics::ContextMetrics;
+use crate::report::trace::Trace;
 use crate::tokens::Encoding;
-use crate::trace::Trace;
 
 /// Messages as JS hands them over, read once through JSON, with the options' system and tools.
 pub(super) fn read_request(
@@ -65,7 +65,7 @@ pub fn count_messages(messages: JsValue, opts: JsValue) -> std::result::Result<J
         model.encoding.require()?;
         let format = o.format.unwrap_or(model.format);
         let request = read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;
-        let profile = crate::models::profile(&model);
+        let profile = crate::provider::models::profile(&model);
         let rc = crate::count::count_request(&profile, &request.messages, &request.tools);
         let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         // The request can be an estimate for an exact model (Gemini with media: count::gemini).
@@ -324,6 +324,6 @@ impl ContextGuard {
 }
 
 /// The error when the guard's state is already borrowed (a re-entrant call on this thread).
-pub(super) fn busy() -> crate::error::Error {
-    crate::error::Error::new(ErrorCode::Internal, "the guard is in use by another call on this thread")
+pub(super) fn busy() -> crate::base::error::Error {
+    crate::base::error::Error::new(ErrorCode::Internal, "the guard is in use by another call on this thread")
 }

@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{encode, run};
 use super::json_input::{decode, options};
-use crate::error::ErrorCode;
+use crate::base::error::ErrorCode;
 use crate::format::{detect::detect, Format};
 use crate::guard::resolve_model;
 use crate::sources::listed::list_attachments as list;

@@ -8,8 +8,8 @@ use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{check_json_data, check_option_value};
-use crate::error::{Error, ErrorCode, Result};
-use crate::json_text::repair_lone_surrogates;
+use crate::base::error::{Error, ErrorCode, Result};
+use crate::base::json_text::repair_lone_surrogates;
 
 /// JSON-stringify a JS value (throws on cycles and BigInt, drops functions and `undefined`
 /// fields, exactly like `JSON.stringify`) after `check_json_data`, repairing lone-surrogate
@@ -65,7 +65,7 @@ fn explain(text: &str, what: &str, err: &serde_json::Error, try_t: fn(&str) -> s
             let alone = serde_json::Value::Object(std::iter::once((k.clone(), v)).collect());
             // `from_str` (not `from_value`): the same deserializer `parse` already instantiates
             // for `T`, so this adds no code per option type to the .wasm.
-            if let Err(e) = try_t(&crate::json_text::text(&alone)) {
+            if let Err(e) = try_t(&crate::base::json_text::text(&alone)) {
                 let m = e.to_string();
                 if all_optional || !m.starts_with("missing field") {
                     return format!("{what}.{k}: {}", clean(m));

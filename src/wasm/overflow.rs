@@ -1,4 +1,4 @@
-//! `classifyProviderError(error)`: what a failed provider call means (see `crate::overflow`).
+//! `classifyProviderError(error)`: what a failed provider call means (see `crate::provider::overflow`).
 //!
 //! The argument is whatever the host caught: an OpenAI or Anthropic SDK error, a `fetch` wrapper's
 //! `{ status, message, code, body }`, a raw body string, or garbage. It is read field by field with
@@ -11,7 +11,7 @@ use serde_json::{Map, Number, Value};
 use wasm_bindgen::prelude::*;
 
 use super::convert::{encode, run};
-use crate::overflow::{self, MAX_DEPTH, MAX_NODES, MAX_SCAN_BYTES};
+use crate::provider::overflow::{self, MAX_DEPTH, MAX_NODES, MAX_SCAN_BYTES};
 
 /// Top-level fields read from an object, in the order their text is scanned.
 const FIELDS: [&str; 7] = ["status", "statusCode", "status_code", "message", "code", "body", "error"];

@@ -17,14 +17,14 @@ use super::json_input::{now_ms, options};
 use super::output::{stripped, wire, Wire};
 use super::stored::{call_number, fresh_messages, kept_names, wire_reusing, Refs, Reuse, Reused};
 use super::summarizer::{ask, linked_controller, log, AheadRun, AheadSlot, Callbacks, SummarizeRequest, Timing};
-use crate::error::{Error, ErrorCode, Result};
+use crate::base::error::{Error, ErrorCode, Result};
 use crate::format::{Format, Request};
 use crate::guard::Guard;
-use crate::metrics::{CompactionRecord, ContextMetrics};
 use crate::pipeline::session_state::SessionState;
 use crate::pipeline::{FailureReason, Outcome, Pending, PrepareOptions, Step};
-use crate::pricing::CacheDecision;
-use crate::trace::Trace;
+use crate::provider::pricing::CacheDecision;
+use crate::report::metrics::{CompactionRecord, ContextMetrics};
+use crate::report::trace::Trace;
 
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -152,7 +152,7 @@ async fn start(
                 let _ = JsFuture::from(done).await;
             }
             // Nothing runs here (its future was dropped): the core stops waiting for it.
-            None => borrow_mut(inner)?.memory.ahead = crate::metrics::AheadState::Failed,
+            None => borrow_mut(inner)?.memory.ahead = crate::report::metrics::AheadState::Failed,
         }
     }
     Err(Error::new(ErrorCode::Internal, "a summary made ahead of time was still running after the wait"))
@@ -183,7 +183,7 @@ async fn run_pipeline(
                 if cb.has_summarize() {
                     start_ahead(&inner, &slot, format, *p, &cb, timing)?;
                 } else {
-                    borrow_mut(&inner)?.memory.ahead = crate::metrics::AheadState::Idle;
+                    borrow_mut(&inner)?.memory.ahead = crate::report::metrics::AheadState::Idle;
                 }
             }
             *o

@@ -82,7 +82,7 @@ impl ContextGuard {
                 Err(r) => (settle::fallback(&g, &request.messages, r), Some(r)),
             };
             // Sealed like a compaction summary, so the next run recognizes it as its history.
-            let rendered = crate::checkpoint::seal(
+            let rendered = crate::message::checkpoint::seal(
                 &render(&Answer::State(settlement.session_state.clone())),
                 g.checkpoint_key.as_deref(),
                 None,

@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{encode, run, text_arg};
 use super::json_input::options;
-use crate::error::{Error, ErrorCode};
+use crate::base::error::{Error, ErrorCode};
 use crate::format::Format;
 use crate::guard::resolve_model;
 use crate::sources::attachment::{self, Found};
@@ -125,7 +125,7 @@ struct ReadOptions {
     model: Option<String>,
 }
 
-fn whole(v: Option<f64>, what: &str) -> crate::error::Result<Option<usize>> {
+fn whole(v: Option<f64>, what: &str) -> crate::base::error::Result<Option<usize>> {
     match v {
         None => Ok(None),
         Some(x) if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x <= f64::from(u32::MAX) => Ok(Some(x as usize)),

@@ -1,5 +1,5 @@
 //! The binding side of the stored calls of `src/js/memo.js` (docs/stored-calls.md): the fresh
-//! messages read (as JSON or packed: `crate::packed`), the call number, the names of the layer-1
+//! messages read (as JSON or packed: `crate::binding::packed`), the call number, the names of the layer-1
 //! outputs the binding kept, and the result's `sameAs` / `keptAs` / `keptRuns`. What the guard's
 //! store keeps is `guard/store.rs`'s alone: a call naming an id it dropped answers `undefined`.
 
@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 
 use super::json_input::decode;
 use super::output::{wire, Wire};
-use crate::error::{ErrorCode, Result};
+use crate::base::error::{ErrorCode, Result};
 use crate::format::{write_request_with, Format, Named, Request, Written};
 use crate::guard::store::{Assembled, Fresh};
 use crate::message::Message;
@@ -26,7 +26,7 @@ pub(super) fn call_number(call: f64) -> u64 {
 
 /// The fresh messages of a stored call: an array of them, read through JSON (an error names the
 /// message by its place in the conversation, not in `fresh`), or the binding's packed transfer
-/// of them, `{ bytes: Uint8Array, lens: Uint32Array }` (see `crate::packed`; the binding packs
+/// of them, `{ bytes: Uint8Array, lens: Uint32Array }` (see `crate::binding::packed`; the binding packs
 /// only plain JSON data that reads back as itself, so nothing there is an error of the caller's).
 pub(super) fn fresh_messages(fresh: &JsValue, fresh_ids: &[u32], fresh_at: &[u32]) -> Result<Vec<Fresh>> {
     let values: Vec<serde_json::Value> = if fresh_ids.is_empty() {
@@ -43,7 +43,7 @@ pub(super) fn fresh_messages(fresh: &JsValue, fresh_ids: &[u32], fresh_at: &[u32
         })?
     };
     if values.len() != fresh_ids.len() || fresh_at.len() != fresh_ids.len() {
-        return Err(crate::error::Error::new(
+        return Err(crate::base::error::Error::new(
             ErrorCode::Internal,
             "stored call: fresh messages and their ids differ in length",
         ));
@@ -59,11 +59,14 @@ pub(super) fn fresh_messages(fresh: &JsValue, fresh_ids: &[u32], fresh_at: &[u32
 fn unpack(packed: &JsValue) -> Result<Vec<serde_json::Value>> {
     let field = |name: &str| js_sys::Reflect::get(packed, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
     let bad = |why: String| {
-        crate::error::Error::new(ErrorCode::Internal, format!("stored call: the packed messages cannot be read: {why}"))
+        crate::base::error::Error::new(
+            ErrorCode::Internal,
+            format!("stored call: the packed messages cannot be read: {why}"),
+        )
     };
     let bytes = field("bytes").dyn_into::<js_sys::Uint8Array>().map_err(|_| bad("no bytes".into()))?.to_vec();
     let lens = field("lens").dyn_into::<js_sys::Uint32Array>().map_err(|_| bad("no lengths".into()))?.to_vec();
-    crate::packed::unpack(&bytes, &lens).map_err(bad)
+    crate::binding::packed::unpack(&bytes, &lens).map_err(bad)
 }
 
 /// What the binding already holds, for a request assembled from the store: the assembly (the

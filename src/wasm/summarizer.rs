@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::json_input::{callback, decode};
-use crate::error::{Error, ErrorCode, Result};
+use crate::base::error::{Error, ErrorCode, Result};
 use crate::format::Format;
 use crate::pipeline::attempts::{Attempts, Next};
 use crate::pipeline::{FailureReason, DEFAULT_RETRY_DELAY_MS};

@@ -1,4 +1,4 @@
-// The stored path sends its fresh messages into wasm packed (src/js/memo.js `pack`, src/packed.rs):
+// The stored path sends its fresh messages into wasm packed (src/js/memo.js `pack`, src/binding/packed.rs):
 // a JSON skeleton whose long strings (and strings starting with U+0000) are placeholders, plus
 // those strings as UTF-8 bytes. Whatever the data, the results must be exactly those of sending
 // the messages as an array (read through JSON.stringify, as before) and of the plain path;

@@ -27,7 +27,7 @@
 //! from the model by `CTXGUARD_WRITE_VOCAB=1 cargo test --features gemini --test
 //! gemini_vocab_data` (see that test for where the model comes from).
 
-use super::data;
+use super::vocab_file;
 
 /// First bytes of the file.
 pub const MAGIC: &[u8; 4] = b"CTXS";
@@ -61,12 +61,12 @@ pub struct Spec {
     pub user_defined: Vec<(u32, Vec<u8>)>,
 }
 
-/// A decoded file: the ordinary pieces as an arena in id order (as `data::Decoded`: `starts` has
+/// A decoded file: the ordinary pieces as an arena in id order (as `vocab_file::Decoded`: `starts` has
 /// `count + 1` entries, empty ranges for ids that are not ordinary pieces) and the rest of the
 /// header.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Decoded {
-    pub arena: data::Decoded,
+    pub arena: vocab_file::Decoded,
     pub unk: u32,
     pub byte_base: u32,
     pub user_defined: Vec<(u32, Vec<u8>)>,
@@ -151,7 +151,7 @@ pub fn decode(file: &[u8]) -> Result<Decoded, String> {
         }
         user_defined.push((id, bytes.to_vec()));
     }
-    let stored = data::decode(r.rest)?;
+    let stored = vocab_file::decode(r.rest)?;
     if stored.starts.len() != order.len() + 1 {
         return Err("gemma3 vocabulary file: the body does not hold one piece per id".to_string());
     }
@@ -177,7 +177,7 @@ pub fn decode(file: &[u8]) -> Result<Decoded, String> {
         }
         starts.push(u32::try_from(bytes.len()).map_err(|_| "vocabulary too large")?);
     }
-    Ok(Decoded { arena: data::Decoded { bytes, starts }, unk, byte_base, user_defined })
+    Ok(Decoded { arena: vocab_file::Decoded { bytes, starts }, unk, byte_base, user_defined })
 }
 
 /// Writes the file for `spec` (storage order: single-character pieces first, each group by id).
@@ -210,6 +210,6 @@ pub fn write(spec: &Spec) -> Result<Vec<u8>, String> {
         out.extend_from_slice(bytes);
     }
     let tokens: Vec<Vec<u8>> = normal.iter().map(|(_, b)| b.clone()).collect();
-    out.extend_from_slice(&data::write(&tokens)?);
+    out.extend_from_slice(&vocab_file::write(&tokens)?);
     Ok(out)
 }

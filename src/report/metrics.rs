@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::budget::{Budget, NEAR_TRIGGER_SHARE};
 use crate::message::Role;
-use crate::models::CountKind;
+use crate::provider::budget::{Budget, NEAR_TRIGGER_SHARE};
+use crate::provider::models::CountKind;
 use crate::tokens::Encoding;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,10 +155,10 @@ pub struct ContextMetrics {
     pub count_source: CountSource,
     /// This model's calibration from reported usage (`null` before the first `observeUsage`).
     #[serde(default)]
-    pub calibration: Option<crate::calibration::CalibrationSummary>,
+    pub calibration: Option<crate::provider::calibration::CalibrationSummary>,
     /// Estimated cost of the next request (`null` when the model has no price).
     #[serde(default)]
-    pub cost: Option<crate::pricing::CostEstimate>,
+    pub cost: Option<crate::provider::pricing::CostEstimate>,
     /// Tool outputs cleared or compacted by age in this request (zeros for `measure`, which
     /// counts the messages as given).
     #[serde(default)]
@@ -297,7 +297,7 @@ impl ContextMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::budget::BudgetConfig;
+    use crate::provider::budget::BudgetConfig;
 
     fn budget() -> Budget {
         let c = BudgetConfig {
@@ -306,7 +306,7 @@ mod tests {
             reserved_output_tokens: Some(2_000.0),
             ..Default::default()
         };
-        Budget::resolve(&c, &crate::models::info("x")).unwrap()
+        Budget::resolve(&c, &crate::provider::models::info("x")).unwrap()
     }
 
     #[test]

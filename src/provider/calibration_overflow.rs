@@ -9,7 +9,7 @@
 //! | `no_count` | an overflow whose message states no input count (or only a total with the output) | none |
 //! | `approximate` | the count is "about" (OpenRouter) | none: an approximation is not learned |
 //! | `exact_model` | the model is counted exactly (OpenAI) | recorded as the last observation, for the check in `metrics.calibration`; counts never change |
-//! | `learned` | an estimated model, a count stated exactly or as a lower bound | learned (see `crate::calibration`): an undercount enters the window and sets the floor |
+//! | `learned` | an estimated model, a count stated exactly or as a lower bound | learned (see `crate::provider::calibration`): an undercount enters the window and sets the floor |
 //! | `outlier` | learned as an ordinary observation but rejected (far from the window, or a ratio outside [0.2, 5]: the messages are not the request that failed) | counted as an outlier |
 //!
 //! A lower bound ("at least 134145 input tokens", vLLM) is learned as the count: the truth is at
@@ -21,10 +21,10 @@
 
 use serde::Serialize;
 
-use super::{CalibrationState, CalibrationSummary};
-use crate::budget::Budget;
-use crate::models::{CountKind, ModelInfo};
-use crate::overflow::{Classification, ErrorKind, Qualifier};
+use super::calibration::{CalibrationState, CalibrationSummary};
+use crate::provider::budget::Budget;
+use crate::provider::models::{CountKind, ModelInfo};
+use crate::provider::overflow::{Classification, ErrorKind, Qualifier};
 
 /// What became of an overflow observation (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

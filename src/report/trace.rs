@@ -53,7 +53,7 @@ pub struct Trace {
     pub failure_reason: Option<String>,
     /// summary_compact: the cache-aware decision when the economic budget triggered it (a
     /// `noop` summary_compact trace says compaction was deferred because continuing is cheaper).
-    pub cache_decision: Option<crate::pricing::CacheDecision>,
+    pub cache_decision: Option<crate::provider::pricing::CacheDecision>,
 }
 
 pub fn u32_of(n: usize) -> u32 {

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
-use crate::models::ModelInfo;
+use crate::base::error::{Error, Result};
+use crate::provider::models::ModelInfo;
 
 /// Default flat reserve for the answer: the lesson of running long sessions is to reserve a flat buffer, not the
 /// model's maximum output (which would waste up to half of a 200k window on o-series models).
@@ -72,7 +72,7 @@ impl Budget {
             (None, Some(w)) => w,
             (None, None) => {
                 return Err(Error::new(
-                    crate::error::ErrorCode::UnknownModel,
+                    crate::base::error::ErrorCode::UnknownModel,
                     format!("model {:?} is not in the table; give contextWindow (and maxOutputTokens)", model.model),
                 ))
             }
@@ -146,7 +146,7 @@ impl Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::models::info;
+    use crate::provider::models::info;
 
     fn cfg() -> BudgetConfig {
         BudgetConfig::default()

@@ -39,7 +39,7 @@ pub struct ModelInfo {
     pub provider: Provider,
     pub encoding: Encoding,
     pub kind: CountKind,
-    #[serde(serialize_with = "crate::ser_round")]
+    #[serde(serialize_with = "crate::base::round::ser_round")]
     pub estimate_factor: f64,
     pub context_window: Option<u32>,
     pub max_output_tokens: Option<u32>,

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use crate::text::Text;
+pub use crate::base::text::Text;
 
 /// JSON object used for unknown fields carried through untouched.
 pub type Extra = Map<String, Value>;

@@ -47,11 +47,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
-use crate::models::CountKind;
-
-mod overflow;
-pub use overflow::{observe_overflow, OverflowObservation, OverflowOutcome};
+use crate::base::error::{Error, Result};
+use crate::provider::models::CountKind;
 
 /// Observations kept per model.
 pub const WINDOW: usize = 16;
@@ -176,7 +173,7 @@ fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
             (key, bits)
         })
         .collect();
-    crate::sort::sort_pairs(&mut keyed);
+    crate::base::sort::sort_pairs(&mut keyed);
     keyed.into_iter().map(|(_, bits)| f64::from_bits(bits)).collect()
 }
 

@@ -49,7 +49,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-mod counts;
+use super::overflow_counts as counts;
 pub use counts::{OverflowCounts, Qualifier};
 
 /// At most this many bytes of text are scanned, over all fields together.

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 /// Replace `\uD800`-`\uDFFF` escapes that are not part of a valid surrogate pair with `\uFFFD`
 /// (serde_json rejects them; JSON.stringify emits them for lone surrogates).
 pub fn repair_lone_surrogates(json: &str) -> Cow<'_, str> {
-    if !crate::scan::contains_any(json, &["\\ud", "\\uD"]) {
+    if !crate::base::scan::contains_any(json, &["\\ud", "\\uD"]) {
         return Cow::Borrowed(json);
     }
     let bytes = json.as_bytes();

@@ -52,7 +52,7 @@ impl Covers {
         let mut n = 0u32;
         let digest = messages.fold(0xcbf2_9ce4_8422_2325u64, |d, m| {
             n = n.saturating_add(1);
-            (d ^ crate::cache::stable_key(m)).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(17)
+            (d ^ crate::message::cache::stable_key(m)).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(17)
         });
         Covers { messages: n, digest, keep }
     }

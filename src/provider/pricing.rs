@@ -25,7 +25,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// The date the table was written (and checked against the sources above).
 pub const PRICES_AS_OF: &str = "2026-11-30";
@@ -46,14 +46,14 @@ pub const DEFAULT_GROWTH_PER_TURN: u32 = 1_000;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Pricing {
-    #[serde(serialize_with = "crate::ser_round")]
+    #[serde(serialize_with = "crate::base::round::ser_round")]
     pub input: f64,
-    #[serde(serialize_with = "crate::ser_round")]
+    #[serde(serialize_with = "crate::base::round::ser_round")]
     pub cached_input: f64,
-    #[serde(serialize_with = "crate::ser_round")]
+    #[serde(serialize_with = "crate::base::round::ser_round")]
     pub output: f64,
     /// Price of writing input to the cache (Anthropic: 1.25 × input); `None`: no write premium.
-    #[serde(default, serialize_with = "crate::ser_round_opt")]
+    #[serde(default, serialize_with = "crate::base::round::ser_round_opt")]
     pub cache_write: Option<f64>,
 }
 
