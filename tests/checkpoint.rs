@@ -13,10 +13,13 @@ fn clock() -> f64 {
     0.0
 }
 
+/// Compaction at the trigger (`edits: 'trigger'`): these tests are about what a compaction
+/// builds; when a guard edits by default is tests/edits.rs's subject.
 fn guard(key: Option<&str>) -> Guard {
-    let mut cfg: GuardConfig =
-        serde_json::from_value(json!({"model": "gpt-4o", "contextWindow": 10_000, "reservedOutputTokens": 1000}))
-            .unwrap();
+    let mut cfg: GuardConfig = serde_json::from_value(
+        json!({"edits": "trigger", "model": "gpt-4o", "contextWindow": 10_000, "reservedOutputTokens": 1000}),
+    )
+    .unwrap();
     cfg.checkpoint_key = key.map(str::to_string);
     Guard::new(&cfg).unwrap()
 }

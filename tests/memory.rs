@@ -17,8 +17,12 @@ fn clock() -> f64 {
     0.0
 }
 
+/// A guard that compacts whenever the request passes the trigger (`edits: 'trigger'`): these
+/// tests are about what the guard remembers of its summaries, under as much compaction as a
+/// conversation can get. When a guard edits by default (only when the request would not fit) is
+/// tests/edits.rs's subject.
 fn guard(extra: Value) -> Guard {
-    let mut cfg = json!({ "model": "gpt-4o", "contextWindow": 16_000 });
+    let mut cfg = json!({ "model": "gpt-4o", "contextWindow": 16_000, "edits": "trigger" });
     for (k, v) in extra.as_object().unwrap() {
         cfg[k] = v.clone();
     }

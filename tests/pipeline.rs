@@ -14,9 +14,11 @@ fn clock() -> f64 {
     0.0
 }
 
+/// Compaction at the trigger (`edits: 'trigger'`): these tests are about what a compaction
+/// builds; when a guard edits by default is tests/edits.rs's subject.
 fn guard(window: u32) -> Guard {
     let cfg: GuardConfig = serde_json::from_value(json!({
-        "model": "gpt-4o", "contextWindow": window, "reservedOutputTokens": 1000
+        "edits": "trigger", "model": "gpt-4o", "contextWindow": window, "reservedOutputTokens": 1000
     }))
     .unwrap();
     Guard::new(&cfg).unwrap()
@@ -290,7 +292,7 @@ fn anthropic_pairs_stay_valid() {
     msgs.push(json!({"role": "user", "content": "next?"}));
     let req = parse_request(Format::Anthropic, &Value::Array(msgs), Some(&json!("Be terse.")), None).unwrap();
     let cfg: GuardConfig = serde_json::from_value(
-        json!({"model": "claude-sonnet-4-5", "contextWindow": 12_000, "reservedOutputTokens": 1000}),
+        json!({"edits": "trigger", "model": "claude-sonnet-4-5", "contextWindow": 12_000, "reservedOutputTokens": 1000}),
     )
     .unwrap();
     let mut g = Guard::new(&cfg).unwrap();
@@ -324,7 +326,7 @@ fn trimming_a_long_conversation_is_one_pass() {
 }
 
 fn session_guard(extra: Value) -> Guard {
-    let mut cfg = json!({ "model": "gpt-4o", "contextWindow": 128_000, "reservedOutputTokens": 1000, "strategy": "session_state" });
+    let mut cfg = json!({ "edits": "trigger", "model": "gpt-4o", "contextWindow": 128_000, "reservedOutputTokens": 1000, "strategy": "session_state" });
     for (k, v) in extra.as_object().unwrap() {
         cfg[k] = v.clone();
     }
@@ -438,7 +440,7 @@ fn the_checkpoint_keeps_raw_messages_and_the_next_call_gives_the_current_output_
     let wire = Value::Array(v);
     let req = parse(&wire);
     let cfg: GuardConfig = serde_json::from_value(
-        json!({ "model": "gpt-4o", "contextWindow": 40_000, "reservedOutputTokens": 1000, "toolOutputTotal": 8_000 }),
+        json!({ "edits": "trigger", "model": "gpt-4o", "contextWindow": 40_000, "reservedOutputTokens": 1000, "toolOutputTotal": 8_000 }),
     )
     .unwrap();
     let mut g = Guard::new(&cfg).unwrap();

@@ -188,10 +188,13 @@ fn prepare_moves_the_cache_reference_point() {
 }
 
 /// Conversations on claude-sonnet-4-5 (OpenAI shape), growing turn by turn.
+/// The economic budget's cache decision is made over the trigger: the guards edit there
+/// (`edits: 'trigger'`), as before edits were priced; by default a guard edits only once the
+/// request would not fit (tests/edits.rs).
 fn claude_guard(window: f64, economic: f64) -> Guard {
     let cfg: GuardConfig = serde_json::from_value(json!({
         "model": "claude-sonnet-4-5", "format": "openai", "contextWindow": window,
-        "reservedOutputTokens": 1000, "economicBudget": economic
+        "reservedOutputTokens": 1000, "economicBudget": economic, "edits": "trigger"
     }))
     .unwrap();
     Guard::new(&cfg).unwrap()

@@ -211,7 +211,10 @@ fn older_outputs_change_only_at_clearing_steps_and_newer_ones_are_never_shorter(
             json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": format!("run {i}\n{}", log(200))}),
         ]
     };
-    let mut g = guard(json!({"model": "gpt-4o", "toolOutputTotal": 60_000, "retrievalTool": "get_output"}));
+    // The tool outputs' total makes a step due under `edits: 'trigger'` (by default only the
+    // request's size does: tests/edits.rs).
+    let mut g =
+        guard(json!({"model": "gpt-4o", "toolOutputTotal": 60_000, "retrievalTool": "get_output", "edits": "trigger"}));
     let mut wire: Vec<Value> = vec![json!({"role": "user", "content": "go"})];
     let mut before: Option<ctxguard::guard::SourcesOutcome> = None;
     let (mut changed_turns, mut step_turns) = (0, 0);

@@ -60,6 +60,11 @@ pub struct GuardConfig {
     pub recent_tail_tokens: Option<u32>,
     /// The summarizer's circuit breaker (see `breaker.rs`).
     pub breaker: Option<breaker::BreakerConfig>,
+    /// When the guard changes what it sent before: `'needed'` (default) or `'trigger'`
+    /// (`edits.rs`).
+    pub edits: Option<super::edits::EditWhen>,
+    /// Overrides of the provider's prompt-cache figures (`provider/cache.rs`).
+    pub cache: Option<crate::provider::cache::CacheConfig>,
 }
 
 /// Resolve a model name plus an optional encoding override.

@@ -86,6 +86,18 @@ impl Guard {
         metrics.breaker = self.breaker.metrics();
         metrics.clearing = self.clearing_settings();
         metrics.calibration = self.calibration_summary();
+        let warm = self.edits.warm();
+        metrics.edits = crate::report::metrics::EditMetrics {
+            when: match self.edits.when {
+                super::edits::EditWhen::Needed => "needed".into(),
+                super::edits::EditWhen::Trigger => "trigger".into(),
+            },
+            cache: Some(self.edits.cache),
+            warm,
+            threshold: self.edit_threshold(),
+            expected_cached_tokens: if warm { self.edits.cache.served(cached_prefix) } else { 0 },
+            thinking: None,
+        };
         metrics.cost = self.ledger.pricing.map(|(p, builtin)| {
             let rule = if self.model.provider == crate::provider::models::Provider::Anthropic {
                 CacheRule::Breakpoint

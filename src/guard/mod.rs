@@ -3,6 +3,7 @@
 pub mod breaker;
 mod config;
 pub mod counter;
+pub mod edits;
 pub mod ledger;
 mod measure;
 pub mod memory;
@@ -14,4 +15,4 @@ pub mod store;
 pub use config::{resolve_model, GuardConfig, Strategy, DEFAULT_AHEAD_RATIO};
 pub use counter::{Counted, Counter, ToolsFacts};
 pub use parts::Guard;
-pub use sources::{Sources, SourcesOutcome};
+pub use sources::{Aged, Sources, SourcesOutcome};

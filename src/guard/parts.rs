@@ -15,6 +15,7 @@ use crate::sources::SourceOptions;
 use super::breaker::Breaker;
 use super::config::{resolve_model, GuardConfig};
 use super::counter::Counter;
+use super::edits::Edits;
 use super::ledger::Ledger;
 use super::memory::Memory;
 use super::policy::Policy;
@@ -36,6 +37,8 @@ pub struct Guard {
     pub breaker: Breaker,
     /// Messages already handed over, by id (the binding's fast path; see `store.rs`).
     pub store: MessageStore,
+    /// When the guard edits what it sent before, and what it knows of what it sent.
+    pub edits: Edits,
 }
 
 impl Guard {
@@ -67,7 +70,10 @@ impl Guard {
             &model,
         )?;
         let policy = Policy::new(config, budget.trigger_ratio)?;
+        let cache =
+            crate::provider::cache::CachePrices::of(&model, pricing.as_ref().map(|(p, _)| p), config.cache.as_ref())?;
         let checkpoint_key = config.checkpoint_key.clone().filter(|k| !k.is_empty());
+        let deep = model.preserved_thinking;
         Ok(Guard {
             format: config.format.unwrap_or(model.format),
             counter: Counter::new(&model, models::profile(&model), checkpoint_key),
@@ -82,11 +88,13 @@ impl Guard {
                 retrieval_tool: config.retrieval_tool.clone(),
                 clear_tool_outputs: config.clear_tool_outputs.clone(),
                 emergency: false,
+                deep,
             }),
             memory: Memory::default(),
             policy,
             breaker: Breaker::new(config.breaker.as_ref())?,
             store: MessageStore::default(),
+            edits: Edits::new(config.edits.unwrap_or_default(), cache),
         })
     }
 

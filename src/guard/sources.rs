@@ -27,6 +27,13 @@ impl Sources {
     }
 }
 
+/// The clearing state a layer-1 pass leaves: the outputs it aged, and where the frontiers stand.
+#[derive(Debug, Clone)]
+pub struct Aged {
+    outputs: rustc_hash::FxHashSet<(u64, bool)>,
+    frontier: Option<crate::sources::pass::Frontier>,
+}
+
 /// What `guard_sources` returns: the model-visible request, its metrics and the traces.
 #[derive(Debug, Clone)]
 pub struct SourcesOutcome {
@@ -61,6 +68,7 @@ impl Guard {
             sources::guard_sources(&request.messages, usable, factor, sizes.as_ref(), pass);
         self.sources.remembered = memo;
         if !emergency {
+            self.edits.frontier = Some(cleared.frontier.clone());
             traces.extend(self.clearing_step(&request.messages, &messages, &cleared, now() - t0));
         }
         // Traces speak the model's tokens, like the metrics (raw counts times the factor).
@@ -92,12 +100,25 @@ impl Guard {
     /// What the clearing plan needs of the request: each message's tokens (before layer 1), the
     /// tokens outside the messages, and the trigger, in tokens of the counting encoding.
     fn request_tokens(&mut self, request: &Request) -> sources::pass::RequestTokens {
-        let per_message = request.messages.iter().map(|m| self.facts(m).raw.total).collect();
+        // Message counts are in the model's tokens (the estimate factor applied); the plan works
+        // in the counting encoding's, as layer 1 counts the outputs it compacts.
+        let factor = self.counter.factor.max(1.0);
+        let per_message = request
+            .messages
+            .iter()
+            .map(|m| (self.counter.facts(m).raw.total as f64 / factor).floor() as usize)
+            .collect();
         let tools = self.counter.tools(request);
+        let threshold = self.edit_threshold();
+        let replay = self.replay_threshold();
         sources::pass::RequestTokens {
             per_message,
-            base: tools.tokens + self.counter.reply_priming(),
-            trigger: self.counter.raw_budget(self.budget.trigger_limit as usize),
+            base: self.counter.raw_budget(tools.tokens + self.counter.reply_priming()),
+            trigger: self.counter.raw_budget(replay as usize),
+            cold_trigger: if threshold < replay { self.counter.raw_budget(threshold as usize) } else { usize::MAX },
+            tool_total_due: self.edits.when == super::edits::EditWhen::Trigger,
+            floor: self.edits.frontier.clone(),
+            band: !self.sources.options.deep,
         }
     }
 
@@ -130,12 +151,13 @@ impl Guard {
     }
 
     /// The clearing state a layer-1 pass leaves (a pass that is to be done again restores it).
-    pub fn aged_snapshot(&self) -> rustc_hash::FxHashSet<(u64, bool)> {
-        self.sources.aged.clone()
+    pub fn aged_snapshot(&self) -> Aged {
+        Aged { outputs: self.sources.aged.clone(), frontier: self.edits.frontier.clone() }
     }
 
-    pub fn restore_aged(&mut self, aged: rustc_hash::FxHashSet<(u64, bool)>) {
-        self.sources.aged = aged;
+    pub fn restore_aged(&mut self, aged: Aged) {
+        self.sources.aged = aged.outputs;
+        self.edits.frontier = aged.frontier;
     }
 
     /// A `tool_output_clear` trace when this pass cleared or compacted by age an output the
@@ -178,7 +200,9 @@ impl Guard {
         );
         t.messages_cleared = Some(crate::report::trace::u32_of(newly_cleared));
         t.tokens_saved = crate::base::round::count_scale(c.saved, self.model.estimate_factor);
-        t.prefix_invalidated_tokens = Some(crate::base::round::count_scale(invalidated, self.model.estimate_factor));
+        let invalidated = crate::base::round::count_scale(invalidated, self.model.estimate_factor);
+        t.prefix_invalidated_tokens = Some(invalidated);
+        t.edit_cost = Some(self.edits.cache.rewrite_cost(invalidated));
         Some(t)
     }
 }

@@ -121,6 +121,8 @@ export interface ModelInfo {
   contextWindow: number | null;
   maxOutputTokens: number | null;
   format: Format;
+  /** Claude's preserved thinking (Fable and Mythos 5.x, Opus, Sonnet and Haiku 5.5): thinking blocks are bound to the request that produced them, and `prepare` sends none whose prefix changed. */
+  preservedThinking: boolean;
 }
 
 export interface GuardConfig {
@@ -174,6 +176,27 @@ export interface GuardConfig {
   recentTailTokens?: number;
   /** The summarizer's circuit breaker. */
   breaker?: BreakerConfig;
+  /**
+   * When the guard changes what it sent before (clearing steps, summaries): `'needed'` (default)
+   * only when the request would not fit under the usable limit, or over the trigger when the
+   * provider's cache is cold anyway (no call within its lifetime); `'trigger'` whenever the
+   * request passes the trigger or its tool outputs their total (the rule before edits were priced).
+   */
+  edits?: 'needed' | 'trigger';
+  /** Overrides of the provider's prompt-cache figures the edit planner prices edits with. */
+  cache?: CacheConfig;
+}
+
+/** `cache`: multiples of the plain input price, the cache's lifetime, its minimum prefix. */
+export interface CacheConfig {
+  /** A token read from the cache (Anthropic 0.1, GPT-4o 0.5...). */
+  read?: number;
+  /** A token written to the cache (Anthropic 1.25 for the 5-minute cache, 2 for the 1-hour one). */
+  write?: number;
+  /** How long an entry lives after its last use, in ms (default 300000). */
+  ttlMs?: number;
+  /** Prefixes shorter than this are not cached. */
+  minTokens?: number;
 }
 
 /** `clearToolOutputs` (names after Anthropic's context editing). */
@@ -357,6 +380,43 @@ export interface ContextMetrics {
   /** What the guard remembers: summaries, and the one made ahead of time. */
   memory: MemoryMetrics;
   breaker: BreakerMetrics;
+  /** The edit planner's view of the next request: when the guard edits, what the cache bills, what it is expected to serve. */
+  edits: EditMetrics;
+}
+
+export interface EditMetrics {
+  when: 'needed' | 'trigger';
+  /** The provider's prompt-cache figures in force (multiples of the input price). */
+  cache: CachePrices | null;
+  /** Whether the provider's cache still holds the last request sent. */
+  warm: boolean;
+  /** The size over which this call edits what was sent before. */
+  threshold: number;
+  /** Tokens identical to the last request sent, as the cache serves them (0 when cold). */
+  expectedCachedTokens: number;
+  /** Claude's preserved thinking (`null` for other models). */
+  thinking: ThinkingReport | null;
+}
+
+export interface CachePrices {
+  read: number;
+  write: number;
+  ttlMs: number;
+  minTokens: number;
+  step: number;
+}
+
+export interface ThinkingReport {
+  /** Assistant turns sent with their thinking. */
+  kept: number;
+  /** Assistant turns sent without it (their prefix changed since they were produced). */
+  dropped: number;
+  /** Of which dropped by this call. */
+  newlyDropped: number;
+  /** Tokens of the dropped blocks. */
+  droppedTokens: number;
+  /** Whether the latest assistant turn keeps its thinking. */
+  latestKept: boolean;
 }
 
 export interface ClearingMetrics {
@@ -401,7 +461,7 @@ export interface RestoreResult {
 
 /** One trace schema for every protection. Fields that do not apply to the operation are `null`. */
 export interface ProtectionTrace {
-  operation: 'tool_output' | 'tool_output_clear' | 'attachment_preview' | 'summary_compact';
+  operation: 'tool_output' | 'tool_output_clear' | 'attachment_preview' | 'summary_compact' | 'thinking_drop';
   status: 'applied' | 'noop' | 'in_progress' | 'completed' | 'fallback';
   durationMs: number;
   /** tool_output_clear: the tokens of the outputs cleared or compacted by age, before and after. */
@@ -413,6 +473,10 @@ export interface ProtectionTrace {
   messagesCleared: number | null;
   /** tool_output_clear: tokens of the model input from the first message the step changed to the end (what a prompt cache can no longer serve). */
   prefixInvalidatedTokens: number | null;
+  /** tool_output_clear, summary_compact: what re-billing the invalidated tokens costs over reading them from the cache, in input-token equivalents. */
+  editCost: number | null;
+  /** thinking_drop: assistant turns whose thinking this call dropped. */
+  thinkingDropped: number | null;
   emergency: boolean | null;
   attachmentBlocks: number | null;
   attachmentBlocksTruncated: number | null;
@@ -641,6 +705,8 @@ export interface PrepareOptions<F extends Format = Format, M = MessageOf<F>> ext
   ahead?: boolean;
   /** Strategy `'session_state'` only: start the run from this SessionState (e.g. the last `settle` result's). */
   sessionState?: SessionState;
+  /** This call's time in ms on a clock the host uses for every call (`Date.now()`): whether the provider's cache is still warm is judged by it (default: the guard's clock). */
+  now?: number;
 }
 
 export interface Checkpoint<M = AnyMessage, S = SystemOf<Format, M>> {

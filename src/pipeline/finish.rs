@@ -110,6 +110,11 @@ pub(super) fn prepare_finish_in(
         failure.is_none() && (after > g.budget.target_limit as usize || saved < before_tokens as f64 * MIN_SAVED_SHARE);
     let mut t = Trace::new(Operation::SummaryCompact, status, record.duration_ms, before_tokens, after);
     t.removed_history_items = Some(record.removed_items);
+    // A summary changes the request from right after the host's system: all of it is written
+    // to the cache again.
+    let rewritten = crate::report::trace::u32_of(after);
+    t.prefix_invalidated_tokens = Some(rewritten);
+    t.edit_cost = Some(g.edits.cache.rewrite_cost(rewritten));
     t.failure_reason = record.failure_reason.clone();
     t.cache_decision = cache_decision;
     traces.extend(layer1.traces.iter().filter(|t| t.operation == Operation::ToolOutputClear).cloned());
@@ -199,13 +204,26 @@ pub(super) fn finish_plain(
     // result) are rejected by every provider: what is sent is always valid.
     let s = sanitize::sanitize(&mut request.messages);
     dropped += s.orphan_results + s.empty_messages;
-    if let Some(g) = options.guidance.as_deref().filter(|g| !g.trim().is_empty()) {
-        request.messages.push(Message::text(Role::System, g));
+    // Claude's preserved thinking: no block whose prefix changed since it was produced is sent.
+    let thinking = super::thinking::bind(g, &mut request);
+    if thinking.newly_dropped > 0 {
+        let dropped_tokens = thinking.dropped_tokens as usize;
+        let mut t = Trace::new(Operation::ThinkingDrop, Status::Applied, 0.0, dropped_tokens, 0);
+        t.thinking_dropped = Some(thinking.newly_dropped);
+        traces.push(t);
+    }
+    if let Some(text) = options.guidance.as_deref().filter(|g| !g.trim().is_empty()) {
+        let mut note = Message::text(Role::System, text);
+        note.id = Some("ctxguard-guidance".into());
+        request.messages.push(note);
     }
     let mut metrics = g.measure(&request);
     metrics.clearing = g.clearing_summary(cleared);
+    metrics.edits.thinking = g.model.preserved_thinking.then_some(thinking);
+    super::thinking::record(g, &request);
     // What prepare returns is what the host sends: the cache reference point for the next cost.
     g.note_sent(&request, metrics.used_tokens);
+    g.edits.sent_at = Some(g.edits.call_at);
     Ok(Outcome {
         request,
         metrics,
@@ -218,6 +236,8 @@ pub(super) fn finish_plain(
         session_state: None,
         cache_decision: None,
         ahead: None,
+        notes_as_user: g.model.preserved_thinking
+            && matches!(g.format, crate::format::Format::Anthropic | crate::format::Format::AiSdk),
     })
 }
 

@@ -18,12 +18,13 @@ pub mod session_state;
 pub mod settle;
 mod start;
 mod summary;
+mod thinking;
 mod types;
 
 pub use crate::guard::{Strategy, DEFAULT_AHEAD_RATIO};
 pub use attempts::{retry_pause_ms, DEFAULT_RETRY_DELAY_MS, MAX_ATTEMPTS};
 pub use finish::{ahead_finish, prepare_finish};
 pub use plan::{trim_newest, DEFAULT_TAIL_SHARE};
-pub use restore::{model_visible, restore};
+pub use restore::{model_visible, model_visible_for, restore};
 pub use start::{prepare_start, CHECKPOINT_MISMATCH};
 pub use types::*;

@@ -34,19 +34,36 @@ pub fn restore(g: &mut Guard, chain: &Request) -> Restored {
 
 /// The model-visible form of a request this guard produced: no ctxguard metadata (markers,
 /// the ids of messages ctxguard made), and summaries closed without their covers and tag.
-pub fn model_visible(mut request: Request) -> Request {
+pub fn model_visible(request: Request) -> Request {
+    model_visible_for(request, false)
+}
+
+/// [`model_visible`]; with `notes_as_user`, ctxguard's own system notes (summaries, evidence
+/// notes, guidance) are written as user messages, so that the host's `system` is sent exactly as
+/// the host wrote it (Claude's preserved thinking binds every thinking block to it: see
+/// `Outcome::notes_as_user`).
+pub fn model_visible_for(mut request: Request, notes_as_user: bool) -> Request {
+    use crate::message::checkpoint::model_visible as visible_text;
+    use crate::message::{Content, Part};
     for m in &mut request.messages {
+        let note = notes_as_user
+            && m.role == Role::System
+            && (m.markers.summary_compacted
+                || m.markers.pinned
+                || m.id.as_deref().is_some_and(|id| id.starts_with("ctxguard-")));
         m.strip_metadata();
         if m.role == Role::System {
             let visible = match &m.content {
-                crate::message::Content::Text(t) => crate::message::checkpoint::model_visible(t).map(|v| crate::message::Content::Text(v.into())),
-                crate::message::Content::Parts(parts) if parts.iter().any(|p| matches!(p, crate::message::Part::Text { text, .. } if crate::message::checkpoint::model_visible(text).is_some())) => {
-                    Some(crate::message::Content::Parts(
+                Content::Text(t) => visible_text(t).map(|v| Content::Text(v.into())),
+                Content::Parts(parts)
+                    if parts.iter().any(|p| matches!(p, Part::Text { text, .. } if visible_text(text).is_some())) =>
+                {
+                    Some(Content::Parts(
                         parts
                             .iter()
                             .map(|p| match p {
-                                crate::message::Part::Text { text, extra } => crate::message::Part::Text {
-                                    text: crate::message::checkpoint::model_visible(text).map_or_else(|| text.clone(), Into::into),
+                                Part::Text { text, extra } => Part::Text {
+                                    text: visible_text(text).map_or_else(|| text.clone(), Into::into),
                                     extra: extra.clone(),
                                 },
                                 other => other.clone(),
@@ -60,6 +77,10 @@ pub fn model_visible(mut request: Request) -> Request {
                 m.content = v;
                 m.touch();
             }
+        }
+        if note {
+            m.role = Role::User;
+            m.touch();
         }
     }
     request

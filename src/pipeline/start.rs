@@ -50,6 +50,7 @@ pub(crate) fn prepare_start_in(
 ) -> Result<Step> {
     let started = now();
     g.breaker.tick(started);
+    g.edits.call_at = options.now.unwrap_or(started);
     let from_state;
     let history = match &options.session_state {
         Some(state) => {
@@ -58,13 +59,15 @@ pub(crate) fn prepare_start_in(
         }
         None => request,
     };
+    super::thinking::begin(g, history);
     let with_memory = options.session_state.is_none();
     let applied = if with_memory { apply_memory(g, &history.messages, false) } else { None };
     let unmatched = with_memory && g.memory.unmatched_restore(applied.is_some());
-    let (current, ordinals, covered) = match applied {
+    let (mut current, ordinals, covered) = match applied {
         Some(a) => (Request { messages: a.messages, ..history.clone() }, a.ordinals, a.covered),
         None => (history.clone(), memory::ordinals(&history.messages), 0),
     };
+    super::thinking::strip_dropped(g, &mut current);
     let aged = g.aged_snapshot();
     let layer1 = g.guard_sources(&current, false, now);
     let mut turn = Turn { history, current, ordinals, covered, layer1, options, started };
@@ -75,7 +78,7 @@ pub(crate) fn prepare_start_in(
         t.failure_reason = Some(CHECKPOINT_MISMATCH.to_string());
         turn.layer1.traces.push(t);
     }
-    let mut over = turn.layer1.metrics.used_tokens > g.budget.trigger_limit;
+    let mut over = turn.layer1.metrics.used_tokens > g.edit_threshold();
     let mut ahead_used = None;
     let mut ahead_failed = None;
     if with_memory && (over || options.force) {
@@ -90,10 +93,11 @@ pub(crate) fn prepare_start_in(
                 // leaves it to be applied again by the next call).
                 Some(a) => {
                     turn.current = Request { messages: a.messages, ..history.clone() };
+                    super::thinking::strip_dropped(g, &mut turn.current);
                     turn.ordinals = a.ordinals;
                     turn.covered = a.covered;
                     turn.layer1 = g.guard_sources(&turn.current, false, now);
-                    over = turn.layer1.metrics.used_tokens > g.budget.trigger_limit;
+                    over = turn.layer1.metrics.used_tokens > g.edit_threshold();
                     ahead_used = Some(turn.current.messages.clone());
                 }
                 None => g.memory.drop_ahead(),

@@ -33,6 +33,10 @@ pub struct PrepareOptions {
     /// Compact even under the trigger (after the provider reported an overflow).
     #[serde(default)]
     pub force: bool,
+    /// The time of this call in milliseconds, on a clock the host uses for every call (e.g.
+    /// `Date.now()`): whether the provider's cache is still warm is judged by it (default: the
+    /// guard's own clock).
+    pub now: Option<f64>,
     /// Transient instructions appended to the model input after compaction; never persisted.
     pub guidance: Option<String>,
     pub summary_max_tokens: Option<u32>,
@@ -159,6 +163,9 @@ pub struct Outcome {
     /// A summary to make ahead of time, in the background (the binding runs it and hands the
     /// result to `ahead_finish`).
     pub ahead: Option<Box<Pending>>,
+    /// ctxguard's system notes go to the model as user messages (`model_visible_for`): on the
+    /// models with Claude's preserved thinking the host's `system` is never rewritten.
+    pub notes_as_user: bool,
 }
 
 pub enum Step {

@@ -4,6 +4,7 @@
 //! estimate (`calibration.rs`, `calibration_overflow.rs`).
 
 pub mod budget;
+pub mod cache;
 pub mod calibration;
 pub mod calibration_overflow;
 pub mod models;

@@ -44,6 +44,9 @@ pub struct ModelInfo {
     pub context_window: Option<u32>,
     pub max_output_tokens: Option<u32>,
     pub format: Format,
+    /// Claude's preserved thinking: every thinking block is bound to the request that produced
+    /// it (docs/edits.md, "Preserved thinking").
+    pub preserved_thinking: bool,
 }
 
 const O: Encoding = Encoding::O200kBase;
@@ -120,6 +123,14 @@ pub static MODELS: &[ModelSpec] = &[
     m("claude-opus-4-8", Anthropic, O, E, FACTOR_ANTHROPIC_V4_7, 200_000, 32_000),
     m("claude-opus-5", Anthropic, O, E, FACTOR_ANTHROPIC_V4_7, 200_000, 8_192),
     m("claude-sonnet-5", Anthropic, O, E, FACTOR_ANTHROPIC_V4_7, 200_000, 8_192),
+    // Claude 5.x with preserved thinking (docs/edits.md): 1M context, 128K output on every one
+    // (Anthropic's model pages). Their factor is the newest measured tokenizer's until one of
+    // their own is measured (docs/claude-estimate.md).
+    m("claude-fable-5", Anthropic, O, E, FACTOR_ANTHROPIC_V4_7, 1_000_000, 128_000),
+    m("claude-mythos-5", Anthropic, O, E, FACTOR_ANTHROPIC_V4_7, 1_000_000, 128_000),
+    m("claude-opus-5-5", Anthropic, O, E, FACTOR_ANTHROPIC_V4_7, 1_000_000, 128_000),
+    m("claude-sonnet-5-5", Anthropic, O, E, FACTOR_ANTHROPIC_V4_7, 1_000_000, 128_000),
+    m("claude-haiku-5-5", Anthropic, O, E, FACTOR_ANTHROPIC_V4_7, 1_000_000, 128_000),
     m("claude-sonnet-4", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 64_000),
     m("claude-haiku-4", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 64_000),
     m("claude-3-7-sonnet", Anthropic, O, E, FACTOR_ANTHROPIC, 200_000, 64_000),
@@ -162,13 +173,28 @@ pub static MODELS: &[ModelSpec] = &[
 ];
 
 /// Strip a router prefix (`openai/gpt-4o`, `anthropic/claude-...`, `models/gemini-...`) and
-/// lower-case the name.
+/// Bedrock's (`anthropic.claude-...`, `us.anthropic.claude-...`), and lower-case the name.
 fn normalize(model: &str) -> String {
     let lower = model.trim().to_ascii_lowercase();
-    match lower.rsplit_once('/') {
-        Some((_, tail)) => tail.to_string(),
-        None => lower,
+    let tail = match lower.rsplit_once('/') {
+        Some((_, tail)) => tail,
+        None => lower.as_str(),
+    };
+    match tail.find("anthropic.") {
+        Some(i) if tail.get(..i).is_some_and(|region| region.is_empty() || region.ends_with('.')) => {
+            tail.get(i + "anthropic.".len()..).unwrap_or(tail).to_string()
+        }
+        _ => tail.to_string(),
     }
+}
+
+/// Whether a model binds its thinking blocks to their prefix (Claude's preserved thinking:
+/// Fable and Mythos 5.x, Opus, Sonnet and Haiku 5.5; their API, Bedrock and Vertex ids).
+pub fn preserved_thinking(model: &str) -> bool {
+    let name = normalize(model);
+    ["claude-fable-5", "claude-mythos-5", "claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"]
+        .iter()
+        .any(|p| name.starts_with(p))
 }
 
 /// The table row for `model`, longest prefix first. A prefix matches only at a name boundary
@@ -205,6 +231,7 @@ pub fn info(model: &str) -> ModelInfo {
                 } else {
                     Format::Openai
                 },
+                preserved_thinking: preserved_thinking(model),
             }
         }
         None => ModelInfo {
@@ -217,6 +244,7 @@ pub fn info(model: &str) -> ModelInfo {
             context_window: None,
             max_output_tokens: None,
             format: Format::Openai,
+            preserved_thinking: false,
         },
     }
 }

@@ -169,6 +169,48 @@ pub struct ContextMetrics {
     /// The summarizer's circuit breaker.
     #[serde(default)]
     pub breaker: BreakerMetrics,
+    /// When the guard edits what it sent before, what the provider's cache bills, and what the
+    /// next request is expected to read from it (docs/edits.md).
+    #[serde(default)]
+    pub edits: EditMetrics,
+}
+
+/// The edit planner's view of the next request (docs/edits.md).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditMetrics {
+    /// `needed` (edits only when the request would not fit, or the cache is cold) or `trigger`.
+    pub when: String,
+    /// What the provider's prompt cache bills (multiples of the input price, lifetime, minimum).
+    pub cache: Option<crate::provider::cache::CachePrices>,
+    /// Whether the provider's cache still holds the last request sent (a call within its
+    /// lifetime).
+    pub warm: bool,
+    /// The size over which this call edits what was sent before (the model's tokens).
+    pub threshold: u32,
+    /// Tokens of this request identical to the last one sent at its start, as the cache serves
+    /// them (its minimum and step applied; 0 when cold).
+    pub expected_cached_tokens: u32,
+    /// Claude's preserved thinking (`null` for other models): what this call did with thinking
+    /// blocks.
+    pub thinking: Option<ThinkingReport>,
+}
+
+/// What a call did with thinking blocks (preserved-thinking models; `pipeline/thinking.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThinkingReport {
+    /// Assistant turns sent with their thinking.
+    pub kept: u32,
+    /// Assistant turns sent without their thinking: their prefix was edited since they were
+    /// produced, or an edit of this call dropped every block.
+    pub dropped: u32,
+    /// ...of which dropped by this call (the others were dropped earlier and stay out).
+    pub newly_dropped: u32,
+    /// Tokens of the blocks dropped (the model's tokens).
+    pub dropped_tokens: u32,
+    /// Whether the latest assistant turn of the request keeps its thinking.
+    pub latest_kept: bool,
 }
 
 /// What the guard remembers of the conversation (see `guard::memory`).
@@ -288,6 +330,7 @@ impl ContextMetrics {
             clearing: Clearing::default(),
             memory: MemoryMetrics::default(),
             breaker: BreakerMetrics::default(),
+            edits: EditMetrics::default(),
         }
     }
 }

@@ -10,6 +10,8 @@ pub enum Operation {
     ToolOutputClear,
     AttachmentPreview,
     SummaryCompact,
+    /// Claude's preserved thinking: blocks dropped because an edit invalidated them.
+    ThinkingDrop,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -39,6 +41,13 @@ pub struct Trace {
     /// tool_output_clear: tokens of the model input from the first message the step changed to
     /// the end (what a provider's prompt cache can no longer serve).
     pub prefix_invalidated_tokens: Option<u32>,
+    /// An edit of what was sent before (tool_output_clear, summary_compact, tool_output in the
+    /// emergency pass): what re-billing the invalidated tokens costs over reading them from the
+    /// cache, in input-token equivalents (the guard's cache prices; docs/edits.md).
+    pub edit_cost: Option<f64>,
+    /// thinking_drop: assistant turns whose thinking blocks this call dropped (their prefix
+    /// was edited since they were produced).
+    pub thinking_dropped: Option<u32>,
     /// tool_output: the emergency (tighter) pass.
     pub emergency: Option<bool>,
     /// attachment_preview: attachment blocks seen and rewritten.
@@ -72,6 +81,8 @@ impl Trace {
             messages_truncated: None,
             messages_cleared: None,
             prefix_invalidated_tokens: None,
+            edit_cost: None,
+            thinking_dropped: None,
             emergency: None,
             attachment_blocks: None,
             attachment_blocks_truncated: None,

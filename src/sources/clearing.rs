@@ -3,13 +3,19 @@
 //! smaller limit, the oldest are cleared to a stub that says how to get them back.
 //!
 //! Which output is in which band changes only in **steps**, so that the model input's prefix
-//! stays byte-identical between steps and a provider's prompt cache keeps hitting. The plan is a
-//! pure function of the conversation: it replays the conversation's growth message by message
-//! (as if the pipeline had run after each one) and takes a step wherever the request would have
-//! been over the trigger, or its tool outputs over their total, and the step saves at least
-//! `clear_at_least` tokens. A step at message `k` depends only on messages `..=k`, so a later
-//! call (or a new guard after a reload) finds the same steps for the same history, and a new
-//! message can only add a step, never move an earlier one.
+//! stays byte-identical between steps and a provider's prompt cache keeps hitting: every step
+//! re-bills everything after the first output it changes, and on Claude's preserved-thinking
+//! models invalidates every thinking block after it (docs/edits.md). The plan is a pure
+//! function of the conversation: it replays the conversation's growth message by message (as if
+//! the pipeline had run after each one) and takes a step wherever the request would not have
+//! fit otherwise — over `trigger`, the edit threshold while the provider's cache is warm (the
+//! usable limit by default) — and the step saves at least `clear_at_least` tokens. A step at
+//! message `k` depends only on messages `..=k`, so a later call (or a new guard after a reload)
+//! finds the same steps for the same history, and a new message can only add a step, never move
+//! an earlier one. Only the last message can take a step at the lower `cold_trigger`: the call
+//! that is made when the provider's cache is cold anyway (its step is then remembered by the
+//! guard, not replayed). `tool_total_due` (the old rule, `edits: 'trigger'`) also makes a step
+//! due whenever the tool outputs pass their total.
 //!
 //! A step moves two frontiers forward: outputs older than the protected window are compacted
 //! (those that fit the band — the total less the protected outputs and `clear_at_least`, so
@@ -39,6 +45,15 @@ pub struct Params {
     pub clear_at_least: usize,
     /// The request (every message plus `base`) over this is due a step.
     pub trigger: usize,
+    /// The request at the last message over this is due a step (the trigger when the provider's
+    /// cache is cold; `usize::MAX` otherwise).
+    pub cold_trigger: usize,
+    /// Tool outputs over `total` make a step due too (the rule before edits were priced).
+    pub tool_total_due: bool,
+    /// A step compacts the outputs between the cleared and the protected ones (the band);
+    /// without it every output older than the protected ones is cleared (the deepest step,
+    /// for models where each step also costs every thinking block).
+    pub band: bool,
     /// Tokens of the request outside its messages (tool definitions, reply priming).
     pub base: usize,
 }
@@ -84,7 +99,8 @@ pub fn plan(candidates: &[Candidate], message_tokens: &[usize], p: &Params, form
             arrived += 1;
         }
         let total = prefix.saturating_sub(plan.saved);
-        let due = total > p.trigger || tool_tokens > p.total;
+        let last = k + 1 == message_tokens.len();
+        let due = total > p.trigger || (last && total > p.cold_trigger) || (p.tool_total_due && tool_tokens > p.total);
         if !due || arrived == 0 || failed_at == Some(arrived) {
             continue;
         }
@@ -102,6 +118,54 @@ pub fn plan(candidates: &[Candidate], message_tokens: &[usize], p: &Params, form
         }
         // Until a new candidate arrives, evaluating again would find the same step (or none).
         failed_at = Some(arrived);
+    }
+    plan
+}
+
+/// Where the frontiers end when this guard's previous pass left them at `start` (cleared,
+/// compacted): a step only if the request as it stands now is due one. The replay
+/// ([`plan`]) is what a guard without a previous pass uses (a new one, after a reload); within
+/// one guard the frontiers only ever move when the request that is about to be sent would not
+/// fit otherwise, however the sizes of earlier messages changed since (thinking blocks dropped,
+/// a summary applied).
+pub fn plan_from(
+    candidates: &[Candidate],
+    message_tokens: &[usize],
+    p: &Params,
+    forms: &mut dyn Forms,
+    start: (usize, usize),
+) -> Plan {
+    let n = candidates.len();
+    let (cleared, compacted) = (start.0.min(n), start.1.min(n).max(start.0.min(n)));
+    let mut compacted_size: Vec<Option<usize>> = vec![None; n];
+    let kept = |i: usize| candidates.get(i).map_or(0, |c| c.kept);
+    let mut plan = Plan { cleared, compacted, ..Plan::default() };
+    let mut tool_tokens: usize = candidates.iter().map(|c| c.kept).sum();
+    for i in 0..cleared {
+        let stub = forms.stub(i).min(kept(i));
+        plan.saved += kept(i) - stub;
+        tool_tokens = tool_tokens.saturating_sub(kept(i));
+    }
+    for i in cleared..compacted {
+        let c = forms.compacted(i).min(kept(i));
+        if let Some(slot) = compacted_size.get_mut(i) {
+            *slot = Some(c);
+        }
+        plan.saved += kept(i) - c;
+        tool_tokens = tool_tokens.saturating_sub(kept(i) - c);
+    }
+    let total = message_tokens.iter().fold(p.base, |a, &t| a.saturating_add(t)).saturating_sub(plan.saved);
+    let due = total > p.trigger || total > p.cold_trigger || (p.tool_total_due && tool_tokens > p.total);
+    if due && n > 0 {
+        plan.evaluations += 1;
+        if let Some(step) = evaluate(candidates, n, &plan, p, forms, &mut compacted_size) {
+            if step.saving >= p.clear_at_least && step.saving > 0 {
+                plan.cleared = step.cleared;
+                plan.compacted = step.compacted;
+                plan.saved += step.saving;
+                plan.steps += 1;
+            }
+        }
     }
     plan
 }
@@ -140,7 +204,7 @@ fn evaluate(
             }
         }
     };
-    let budget = p.total.saturating_sub(protected).saturating_sub(p.clear_at_least);
+    let budget = if p.band { p.total.saturating_sub(protected).saturating_sub(p.clear_at_least) } else { 0 };
     let mut band_from = compacted_to;
     let mut band = 0usize;
     while band_from > plan.cleared {
@@ -204,7 +268,16 @@ mod tests {
         (cands, tokens)
     }
 
-    const P: Params = Params { protect: 12_000, total: 20_000, clear_at_least: 5_000, trigger: 38_000, base: 100 };
+    const P: Params = Params {
+        protect: 12_000,
+        total: 20_000,
+        clear_at_least: 5_000,
+        trigger: 38_000,
+        cold_trigger: usize::MAX,
+        tool_total_due: true,
+        band: true,
+        base: 100,
+    };
 
     #[test]
     fn nothing_happens_under_the_limits() {

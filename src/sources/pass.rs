@@ -29,8 +29,12 @@ pub const DEFAULT_ATTACHMENT_SHARE: f64 = 0.125;
 /// Default protected budget: the newest tool outputs up to this many tokens are never compacted
 /// or cleared by age (opencode protects the newest 40k tokens of tool output)...
 pub const DEFAULT_PROTECT_TOKENS: u32 = 40_000;
-/// ...and at most this share of the usable limit (Gemini CLI keeps the newest 30 % of history).
+/// ...and at most this share of the usable limit (Gemini CLI keeps the newest 30 % of history)...
 pub const DEFAULT_PROTECT_SHARE: f64 = 0.3;
+/// ...or of this share where every clearing step also drops every thinking block (Claude's
+/// preserved thinking): a smaller protected window makes each step free more room, so steps are
+/// rarer and the latest turns keep their thinking more often (docs/edits.md).
+pub const DEFAULT_PROTECT_SHARE_DEEP: f64 = 0.2;
 /// Default minimum saving of a clearing step: at most this many tokens (opencode prunes only
 /// when it saves 20k)...
 pub const DEFAULT_CLEAR_AT_LEAST: u32 = 20_000;
@@ -55,6 +59,11 @@ pub struct SourceOptions {
     /// The emergency pass: tighter limits, may re-compact compacted outputs.
     #[serde(default)]
     pub emergency: bool,
+    /// Steps are as deep as they can be: the protected window's default is
+    /// [`DEFAULT_PROTECT_SHARE_DEEP`] and no band is compacted (set by the guard for models whose
+    /// every step drops all thinking; not an option).
+    #[serde(skip)]
+    pub deep: bool,
 }
 
 /// `clearToolOutputs`: on or off, or the options.
@@ -144,7 +153,13 @@ impl Limits {
         // The protected outputs are within the tool outputs' total (its default is larger).
         let protect = clearing
             .protect_tokens
-            .map_or_else(|| (DEFAULT_PROTECT_TOKENS as usize).min(share(DEFAULT_PROTECT_SHARE)), |t| t as usize)
+            .map_or_else(
+                || {
+                    let s = if o.deep { DEFAULT_PROTECT_SHARE_DEEP } else { DEFAULT_PROTECT_SHARE };
+                    (DEFAULT_PROTECT_TOKENS as usize).min(share(s))
+                },
+                |t| t as usize,
+            )
             .min(total);
         let mut l = Limits {
             tool_output: o.tool_output_limit.unwrap_or(DEFAULT_TOOL_OUTPUT_LIMIT) as usize,
@@ -219,13 +234,30 @@ impl SourceLimits {
 }
 
 /// What the caller knows of the request's size, for the clearing plan: each message's tokens
-/// (as counted before layer 1), the tokens outside the messages, and the trigger, in tokens of
-/// the counting encoding. Without it only the tool outputs' total can make a step due.
+/// (as counted before layer 1), the tokens outside the messages, and when a step is due (see
+/// `clearing::Params`), in tokens of the counting encoding. Without it only the tool outputs'
+/// total can make a step due.
 #[derive(Debug, Clone, Default)]
 pub struct RequestTokens {
     pub per_message: Vec<usize>,
     pub base: usize,
     pub trigger: usize,
+    pub cold_trigger: usize,
+    pub tool_total_due: bool,
+    /// The frontiers the previous pass of this guard left (`Cleared::frontier`; `None` for a
+    /// guard's first pass): the plan starts from them and moves them only when the request is
+    /// due a step now (`clearing::plan_from`); without them it replays the conversation.
+    pub floor: Option<Frontier>,
+    /// Steps compact a band of outputs (see `clearing::Params::band`).
+    pub band: bool,
+}
+
+/// Where the clearing frontiers stand, by the tool call ids of the last cleared and the last
+/// compacted output (`None`: none, or an output without an id).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Frontier {
+    pub cleared: Option<String>,
+    pub compacted: Option<String>,
 }
 
 /// What clearing did in a pass: the message indices of the cleared and of the compacted-by-age
@@ -238,6 +270,8 @@ pub struct Cleared {
     /// The plan's work counters (steps found replaying the conversation, step evaluations).
     pub steps: u32,
     pub evaluations: u32,
+    /// Where the frontiers stand after this pass.
+    pub frontier: Frontier,
 }
 
 /// Whether a tool result is text (string or text parts only).
@@ -374,14 +408,13 @@ pub fn guard_tool_outputs(
             fixed,
         });
     }
-    let forms = plan_forms(messages, &outputs, enc, limits, opts, sizes, memo);
-    let (forms, plan) = forms;
+    let (forms, plan, frontier) = plan_forms(messages, &outputs, enc, limits, opts, sizes, memo);
     // The rewritten messages by index (few of them).
     let mut replaced: BTreeMap<usize, Message> = BTreeMap::new();
     let before: usize = outputs.iter().map(|o| o.tokens).sum();
     let mut after = before;
     let (mut truncated, mut report) =
-        (0usize, Cleared { steps: plan.steps, evaluations: plan.evaluations, ..Cleared::default() });
+        (0usize, Cleared { steps: plan.steps, evaluations: plan.evaluations, frontier, ..Cleared::default() });
     for (o, form) in outputs.iter().zip(forms) {
         let Some(m) = messages.get(o.at) else { continue };
         if form == Form::Cleared {
@@ -406,7 +439,10 @@ pub fn guard_tool_outputs(
             }
             continue;
         }
-        let limit = if form == Form::Aged { band_limit(o) } else { o.cap };
+        // An output already compacted (by this guard, by age, on an earlier call: a request made
+        // of the guard's own output) stays as it is in the band.
+        let aged_before = form == Form::Aged && tool_text(m).is_some_and(|t| super::tool_output::is_compacted(&t));
+        let limit = if form == Form::Aged && !aged_before { band_limit(o) } else { o.cap };
         if form == Form::Aged {
             report.compacted.push(o.at);
         }
@@ -440,10 +476,10 @@ fn plan_forms(
     opts: &SourceOptions,
     sizes: Option<&RequestTokens>,
     memo: &mut Remembered,
-) -> (Vec<Form>, Plan) {
+) -> (Vec<Form>, Plan, Frontier) {
     let movable: Vec<usize> = outputs.iter().enumerate().filter(|(_, o)| !o.fixed).map(|(j, _)| j).collect();
     if movable.is_empty() {
-        return (vec![Form::Kept; outputs.len()], Plan::default());
+        return (vec![Form::Kept; outputs.len()], Plan::default(), Frontier::default());
     }
     let candidates: Vec<Candidate> = movable
         .iter()
@@ -465,6 +501,9 @@ fn plan_forms(
         total: limits.clear_total,
         clear_at_least: limits.clear_at_least,
         trigger: sizes.map_or(usize::MAX, |s| s.trigger),
+        cold_trigger: sizes.map_or(usize::MAX, |s| s.cold_trigger),
+        tool_total_due: sizes.is_none_or(|s| s.tool_total_due),
+        band: sizes.is_none_or(|s| s.band),
         base: sizes.map_or(0, |s| s.base),
     };
     struct Sizes<'a, 'b> {
@@ -478,6 +517,9 @@ fn plan_forms(
         fn compacted(&mut self, i: usize) -> usize {
             let Some(o) = self.outputs.get(i) else { return 0 };
             let text = self.messages.get(o.at).and_then(tool_text).unwrap_or_default();
+            if super::tool_output::is_compacted(&text) {
+                return o.tokens;
+            }
             let co = CompactOptions {
                 limit: band_limit(o),
                 emergency: false,
@@ -494,7 +536,27 @@ fn plan_forms(
     }
     let mut forms_of =
         Sizes { messages, outputs: movable.iter().filter_map(|&j| outputs.get(j)).collect(), enc, opts, memo };
-    let plan = clearing::plan(&candidates, &tokens, &params, &mut forms_of);
+    // Where the previous pass of this guard left the frontiers, when it left them at outputs
+    // this request still has (or at none).
+    // A frontier output may be a stub by now (a request made of the guard's own output):
+    // the frontier is after every movable output up to it.
+    let id_of = |c: usize| movable.get(c).and_then(|&j| outputs.get(j)).and_then(|o| o.call_id);
+    let at = |id: &Option<String>| match id.as_deref() {
+        None => Some(0),
+        Some(id) => {
+            let j = outputs.iter().position(|o| o.call_id == Some(id))?;
+            Some(movable.iter().take_while(|&&m| m <= j).count())
+        }
+    };
+    let start = sizes.and_then(|s| s.floor.as_ref()).and_then(|f| Some((at(&f.cleared)?, at(&f.compacted)?)));
+    let plan = match start {
+        Some(start) => clearing::plan_from(&candidates, &tokens, &params, &mut forms_of, start),
+        None => clearing::plan(&candidates, &tokens, &params, &mut forms_of),
+    };
+    let frontier = Frontier {
+        cleared: plan.cleared.checked_sub(1).and_then(id_of).map(str::to_string),
+        compacted: plan.compacted.checked_sub(1).and_then(id_of).map(str::to_string),
+    };
     let mut forms = vec![Form::Kept; outputs.len()];
     for (c, &j) in movable.iter().enumerate() {
         if let Some(f) = forms.get_mut(j) {
@@ -507,7 +569,7 @@ fn plan_forms(
             };
         }
     }
-    (forms, plan)
+    (forms, plan, frontier)
 }
 
 /// A cleared output: its stub (remembered for a message the caller holds), and its tokens.

@@ -13,9 +13,10 @@ pub(super) struct Wire {
 }
 
 /// Model-visible messages carry no ctxguard metadata (providers reject unknown fields): no
-/// markers, and no ids on the messages ctxguard created.
-pub(super) fn stripped(request: Request) -> Request {
-    crate::pipeline::model_visible(request)
+/// markers, and no ids on the messages ctxguard created; ctxguard's own system notes as user
+/// messages where the host's `system` must stay as written (`Outcome::notes_as_user`).
+pub(super) fn stripped(request: Request, notes_as_user: bool) -> Request {
+    crate::pipeline::model_visible_for(request, notes_as_user)
 }
 
 pub(super) fn wire(format: Format, request: &Request) -> Wire {

@@ -42,6 +42,8 @@ struct JsPrepareOptions {
     recent_tail_tokens: Option<u32>,
     ahead: Option<bool>,
     session_state: Option<SessionState>,
+    /// The call's time on the host's clock (`Date.now()`), for whether the cache is warm.
+    now: Option<f64>,
     /// An AbortSignal serializes as `{}`; it is read separately.
     #[allow(dead_code)]
     signal: Option<Value>,
@@ -233,7 +235,7 @@ async fn run_pipeline(
     }
     let mut outcome = outcome;
     let Reused { wire: visible, refs } =
-        wire_reusing(format, &stripped(std::mem::take(&mut outcome.request)), reuse.as_ref());
+        wire_reusing(format, &stripped(std::mem::take(&mut outcome.request), outcome.notes_as_user), reuse.as_ref());
     let checkpoint = outcome.checkpoint.as_ref().map(|chain| {
         let r = Request { messages: chain.clone(), ..Default::default() };
         wire(format, &r)
@@ -367,6 +369,14 @@ fn prepare_setup(opts: &JsValue) -> Result<(PrepareOptions, Callbacks, Timing, J
         recent_tail_tokens: o.recent_tail_tokens,
         ahead: o.ahead,
         session_state: o.session_state.take(),
+        now: match o.now {
+            Some(t) if !t.is_finite() => {
+                return Err(Error::options(format!(
+                    "now must be a finite number of milliseconds (Date.now()), got {t}"
+                )))
+            }
+            other => other,
+        },
     };
     Ok((popts, cb, timing, o))
 }

@@ -64,6 +64,7 @@ const CONFIG_FIELDS = [
   'model', 'contextWindow', 'maxOutputTokens', 'reservedOutputTokens', 'economicBudget', 'triggerRatio', 'targetRatio',
   'format', 'encoding', 'toolOutputLimit', 'toolOutputLimits', 'toolOutputTotal', 'attachmentBudget', 'retrievalTool',
   'checkpointKey', 'pricing', 'calibration', 'strategy', 'clearToolOutputs', 'ahead', 'aheadRatio', 'recentTailTokens', 'breaker',
+  'edits', 'cache',
 ];
 
 /**
