@@ -2,8 +2,10 @@
 
 Reads JSON lines {"i": n, "text": "..."} on stdin and writes JSON lines {"i": n, "3.0": c, "4.7": c,
 "4.8": c} on stdout: the count of each text sent as one user message, frame included, for each
-tokenizer family ctok reconstructs. The first line written is {"meta": {...}}: the versions of
-ctok, Python and its Unicode data. Run by run.mjs; needs CPython >= 3.12 and the ctok package.
+tokenizer family ctok reconstructs. The versions asked for can be given as arguments instead
+(`ctok_counts.py 3.0 4.7 4.8 5.5`: ctok's version strings, routed by ctok to one of its families).
+The first line written is {"meta": {...}}: the versions of ctok, Python and its Unicode data. Run
+by run.mjs; needs CPython >= 3.12 and the ctok package.
 """
 
 import json
@@ -17,6 +19,7 @@ VERSIONS = ("3.0", "4.7", "4.8")
 
 
 def main() -> None:
+    versions = tuple(sys.argv[1:]) or VERSIONS
     meta = {
         "ctok": version("ctok"),
         "regex": version("regex") if _has("regex") else None,
@@ -30,7 +33,7 @@ def main() -> None:
             continue
         item = json.loads(line)
         row = {"i": item["i"]}
-        for v in VERSIONS:
+        for v in versions:
             row[v] = token_count(item["text"], v)
         out.write(json.dumps(row) + "\n")
 

@@ -9,8 +9,10 @@
 // with ctok installed). Prints, per kind of content, the ratio estimate / reconstruction per
 // message (lowest, median, highest) and over all the kind's messages together; then the same
 // for other estimate factors (`--factor`, computed from the o200k count by the estimate's own
-// formula, checked against the package on every text first, to within one token). `--write` replaces the
-// generated part of docs/claude-estimate.md.
+// formula, checked against the package on every text first, to within one token). Then the Claude 5.x
+// models (CLAUDE_5), which no ctok family was measured against: their counts under ctok's version
+// strings for them (checked equal to v4.8's on every text) and the estimate each gets from the
+// table today. `--write` replaces the generated part of docs/claude-estimate.md.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,8 +32,26 @@ const root = path.resolve(here, '..', '..');
 const FAMILIES = [
   { version: '3.0', models: 'Claude 3 to Opus 4.6', frame: 7, model: 'claude-sonnet-4-5' },
   { version: '4.7', models: 'Opus 4.7', frame: 7, model: 'claude-opus-4-7' },
-  { version: '4.8', models: 'Opus 4.8, Sonnet 5', frame: 6, model: 'claude-opus-4-8' },
+  { version: '4.8', models: 'Opus 4.8, Sonnet 5, Fable 5', frame: 6, model: 'claude-opus-4-8' },
 ];
+/**
+ * The Claude 5.x models. ctok (1.3.0) measured none of them: it names Opus 4.8, Sonnet 5 and
+ * Fable 5 for its v4.8 family and routes every version from 4.8 on to it. Anthropic's pages give
+ * each the tokenizer introduced with Opus 4.7 (`tokenizer`, quoted in docs/claude-estimate.md):
+ * v4.7's vocabulary, which v4.8 reuses. So their figures are v4.8's, inherited, not measured.
+ * `ctok` is the version string asked of ctok for the model.
+ */
+const CLAUDE_5 = [
+  { model: 'claude-fable-5-1', ctok: '5.1', tokenizer: "Opus 4.7's" },
+  { model: 'claude-mythos-5-1', ctok: '5.1', tokenizer: "Fable 5.1's (the same model)" },
+  { model: 'claude-fable-5-2', ctok: '5.2', tokenizer: "Opus 4.7's" },
+  { model: 'claude-mythos-5-2', ctok: '5.2', tokenizer: "Fable 5.2's" },
+  { model: 'claude-opus-5-5', ctok: '5.5', tokenizer: "Opus 4.7's" },
+  { model: 'claude-sonnet-5-5', ctok: '5.5', tokenizer: "Sonnet 5's" },
+  { model: 'claude-haiku-5-5', ctok: '5.5', tokenizer: "Claude 4.7 and later models'" },
+];
+/** The ctok family the Claude 5.x figures are taken from. */
+const CLAUDE_5_FAMILY = '4.8';
 /** ctxguard's framing of one user message in the estimate: 4 per message + 3 to prime the reply. */
 const EST_FRAME = 7;
 /** The kinds whose text is English, source code or JSON (the rest: other natural languages). */
@@ -48,9 +68,9 @@ function args(argv) {
   return o;
 }
 
-function reconstruct(python, texts) {
+function reconstruct(python, texts, versions) {
   const input = texts.map((text, i) => JSON.stringify({ i, text })).join('\n') + '\n';
-  const r = spawnSync(python, [path.join(here, 'ctok_counts.py')], { input, maxBuffer: 1 << 28, encoding: 'utf8' });
+  const r = spawnSync(python, [path.join(here, 'ctok_counts.py'), ...versions], { input, maxBuffer: 1 << 28, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${python} ctok_counts.py failed (${r.status}): ${r.stderr || r.error}`);
   const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
   const meta = lines.shift().meta;
@@ -77,10 +97,12 @@ function stats(items, est, f) {
 function main() {
   const o = args(process.argv.slice(2));
   for (const f of FAMILIES) f.factor = modelInfo(f.model).estimateFactor;
+  for (const m of CLAUDE_5) m.factor = modelInfo(m.model).estimateFactor;
   const kinds = buildCorpus(root);
   const items = kinds.flatMap((k) => k.texts.map((text) => ({ kind: k.kind, text })));
   const t0 = performance.now();
-  const { meta, counts } = reconstruct(o.python, items.map((it) => it.text));
+  const versions = [...new Set([...FAMILIES.map((f) => f.version), ...CLAUDE_5.map((m) => m.ctok)])];
+  const { meta, counts } = reconstruct(o.python, items.map((it) => it.text), versions);
   const reconMs = performance.now() - t0;
   for (const [i, it] of items.entries()) {
     it.recon = counts[i];
@@ -93,6 +115,11 @@ function main() {
       const formula = EST_FRAME + Math.ceil(it.o200k * f.factor);
       if (Math.abs(formula - est) > 1) throw new Error(`estimate formula ${formula} != countMessages ${est} for a ${it.kind} text`);
       it.est[f.version] = est;
+    }
+    for (const m of CLAUDE_5) {
+      const est = countMessages([{ role: 'user', content: it.text }], { model: m.model }).total;
+      const formula = EST_FRAME + Math.ceil(it.o200k * m.factor);
+      if (Math.abs(formula - est) > 1) throw new Error(`estimate formula ${formula} != countMessages ${est} for ${m.model}, a ${it.kind} text`);
     }
   }
   const byKind = kinds.map((k) => ({ ...k, items: items.filter((it) => it.kind === k.kind) }));
@@ -149,6 +176,31 @@ function main() {
     }
     line();
   }
+  const f5 = FAMILIES.find((f) => f.version === CLAUDE_5_FAMILY);
+  line('#### Claude 5.x: the table\'s estimate against v4.8 (inherited, not measured)');
+  line();
+  line(`ctok measured none of these models; the figures are those of its v${f5.version} family (${f5.models}), whose ` +
+    'vocabulary Anthropic documents for each model (the tokenizer column). "ctok" is what ctok counts under the ' +
+    'version string for the model, compared with v4.8 on every message.');
+  line();
+  line('| model | tokenizer (Anthropic) | ctok | factor in the table | English, code, JSON: closest kind | lowest single message | overcount, all messages | other languages: together | lowest kind | highest kind |');
+  line('|---|---|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const m of CLAUDE_5) {
+    const same = items.filter((it) => it.recon[m.ctok] === it.recon[f5.version]).length;
+    const est = estAt(m.factor);
+    const core = items.filter((it) => isCore(it.kind));
+    const other = items.filter((it) => !isCore(it.kind));
+    const kindsBy = (c) => byKind.filter((k) => isCore(k.kind) === c).map((k) => ({ k, s: stats(k.items, est, f5) })).sort((a, b) => a.s.total - b.s.total);
+    const coreKinds = kindsBy(true);
+    const otherKinds = kindsBy(false);
+    const lowCore = coreKinds[0];
+    const lowOther = otherKinds[0];
+    const highOther = otherKinds[otherKinds.length - 1];
+    line(`| \`${m.model}\` | ${m.tokenizer} | ${m.ctok}: ${same} of ${items.length} = v${f5.version} | ${m.factor.toFixed(3)} | ` +
+      `${pct(lowCore.s.total - 1)} (${lowCore.k.kind}) | ${pct(stats(core, est, f5).min - 1)} | ${pct(stats(core, est, f5).total - 1)} | ` +
+      `${pct(stats(other, est, f5).total - 1)} | ${pct(lowOther.s.total - 1)} (${lowOther.k.kind}) | ${pct(highOther.s.total - 1)} (${highOther.k.kind}) |`);
+  }
+  line();
   const text = out.join('\n');
   console.log(text);
   if (o.write) {
