@@ -70,11 +70,29 @@ impl Budget {
         let window = match (config.context_window, model.context_window) {
             (Some(w), _) => tokens(w, "contextWindow")?,
             (None, Some(w)) => w,
-            (None, None) => {
+            (None, None) if model.model.trim().is_empty() => {
                 return Err(Error::new(
                     crate::base::error::ErrorCode::UnknownModel,
-                    format!("model {:?} is not in the table; give contextWindow (and maxOutputTokens)", model.model),
+                    "no model: name the model the conversation is sent to, e.g. new ContextGuard({ model: 'gpt-4o' }) \
+                     (knownModels() lists the models ctxguard knows), or give contextWindow (and maxOutputTokens) \
+                     for another one",
                 ))
+            }
+            (None, None) => {
+                let known = crate::provider::models::known_models();
+                let hint =
+                    match crate::base::explain::closest(model.model.trim(), known.iter().map(|m| m.model.as_str())) {
+                        Some(m) => format!("did you mean {m:?}? Else give "),
+                        None => "give ".to_string(),
+                    };
+                return Err(Error::new(
+                    crate::base::error::ErrorCode::UnknownModel,
+                    format!(
+                        "model {:?} is not in the table (knownModels() lists it); {hint}contextWindow (and \
+                         maxOutputTokens) for it",
+                        model.model
+                    ),
+                ));
             }
         };
         if window == 0 {

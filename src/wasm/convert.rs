@@ -83,8 +83,20 @@ pub fn string_options<const N: usize>(value: &JsValue, what: &str, names: [&str;
     let keys = js_sys::Reflect::own_keys(value).map_err(unreadable)?;
     let entries: Vec<(String, std::result::Result<JsValue, JsValue>)> =
         keys.iter().filter_map(|key| key.as_string().map(|name| (name, js_sys::Reflect::get(value, &key)))).collect();
+    let unknown = |name: &str| {
+        if names.contains(&name) {
+            return None;
+        }
+        Some(match crate::base::explain::closest(name, names) {
+            Some(c) => format!("unknown field `{name}`; did you mean `{c}`?"),
+            None => {
+                let expected = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" or ");
+                format!("unknown field `{name}` (known: {expected})")
+            }
+        })
+    };
     for (name, v) in &entries {
-        check_option_value(name, v.as_ref().unwrap_or(&JsValue::UNDEFINED), what)?;
+        check_option_value(name, v.as_ref().unwrap_or(&JsValue::UNDEFINED), what, &unknown)?;
     }
     for (name, v) in entries {
         let v = v.map_err(unreadable)?;
@@ -92,8 +104,7 @@ pub fn string_options<const N: usize>(value: &JsValue, what: &str, names: [&str;
             continue;
         }
         let Some(slot) = names.iter().position(|n| *n == name).and_then(|i| out.get_mut(i)) else {
-            let expected = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" or ");
-            return Err(Error::options(format!("{what}: unknown field `{name}`, expected {expected}")));
+            return Err(Error::options(format!("{what}: {}", unknown(&name).unwrap_or_default())));
         };
         if v.is_null() {
             continue;
@@ -110,23 +121,40 @@ pub fn string_options<const N: usize>(value: &JsValue, what: &str, names: [&str;
                 } else {
                     "an object"
                 };
-                return Err(Error::options(format!("{what}.{name}: invalid type: {kind}, expected a string")));
+                return Err(Error::options(format!("{what}.{name}: expected a string, got {kind}")));
             }
         }
     }
     Ok(out)
 }
 
-/// Option fields that are callbacks (read separately; JSON drops them).
-const CALLBACK_FIELDS: &[&str] = &["summarize", "onProgress", "onTrace", "logger", "signal"];
+/// Option fields that are callbacks (read separately; JSON drops them). The options structs
+/// that take one declare it (`Option<IgnoredAny>`), so that it is a known field there and an
+/// unknown one elsewhere.
+pub(super) const CALLBACK_FIELDS: &[&str] = &["summarize", "onProgress", "onTrace", "logger", "signal"];
 
 /// `json_input::check_option_values` for one field `name` holding `v` (also `string_options`').
-pub(super) fn check_option_value(name: &str, v: &JsValue, what: &str) -> Result<()> {
+/// `unknown(name)` is the error message when the options do not have a field `name`: a value
+/// JSON would drop (a function) in a field they lack is a typo, named as one.
+pub(super) fn check_option_value(
+    name: &str,
+    v: &JsValue,
+    what: &str,
+    unknown: &dyn Fn(&str) -> Option<String>,
+) -> Result<()> {
+    let dropped = v.is_function() || v.is_symbol() || v.is_bigint();
+    if dropped {
+        if let Some(m) = unknown(name) {
+            return Err(Error::options(format!("{what}: {m}")));
+        }
+    }
     if CALLBACK_FIELDS.contains(&name) {
         return Ok(());
     }
-    let bad = if v.is_function() || v.is_symbol() || v.is_bigint() {
-        Some("a function, symbol or BigInt")
+    let bad = if v.is_function() {
+        Some("a function")
+    } else if v.is_symbol() || v.is_bigint() {
+        Some("a symbol or BigInt")
     } else if v.as_f64().is_some_and(|n| !n.is_finite()) {
         Some("not a finite number")
     } else if v.is_instance_of::<js_sys::Date>() {

@@ -98,6 +98,9 @@ struct GuardSourcesOptions {
     tools: Option<serde_json::Value>,
     #[serde(default)]
     emergency: bool,
+    /// Read separately (`callback`); named so that a typo of it is an unknown field.
+    #[allow(dead_code)]
+    on_trace: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Serialize)]

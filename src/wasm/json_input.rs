@@ -53,9 +53,12 @@ fn parse<T: DeserializeOwned>(text: &str, what: &str, code: ErrorCode) -> Result
 /// `try_t` decodes a text as `T` (the type being decoded); a function pointer so that this body is
 /// compiled once, not once per option type.
 fn explain(text: &str, what: &str, err: &serde_json::Error, try_t: fn(&str) -> serde_json::Result<()>) -> String {
-    let clean = |m: String| match m.find(" at line ") {
-        Some(i) => m[..i].to_string(),
-        None => m,
+    let clean = |m: String| {
+        let m = match m.find(" at line ") {
+            Some(i) => m.get(..i).unwrap_or(&m).to_string(),
+            None => m,
+        };
+        crate::base::explain::js_terms(&m)
     };
     if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text) {
         // When `T` has required fields, any one field alone fails with "missing field": only
@@ -68,7 +71,13 @@ fn explain(text: &str, what: &str, err: &serde_json::Error, try_t: fn(&str) -> s
             if let Err(e) = try_t(&crate::base::json_text::text(&alone)) {
                 let m = e.to_string();
                 if all_optional || !m.starts_with("missing field") {
-                    return format!("{what}.{k}: {}", clean(m));
+                    let m = clean(m);
+                    // The message names the unknown field itself (a nested one keeps the path).
+                    return if m.starts_with(&format!("unknown field `{k}`")) {
+                        format!("{what}: {m}")
+                    } else {
+                        format!("{what}.{k}: {m}")
+                    };
                 }
             }
         }
@@ -85,14 +94,17 @@ pub fn options<T: DeserializeOwned + Default>(value: &JsValue, what: &str) -> Re
     if !value.is_object() || js_sys::Array::is_array(value) {
         return Err(Error::options(format!("{what} must be an object")));
     }
-    check_option_values(value, what)?;
+    check_option_values(value, what, |t| serde_json::from_str::<T>(t).map(drop))?;
     parse(&stringify(value, what, ErrorCode::InvalidOptions)?, what, ErrorCode::InvalidOptions)
 }
 
 /// Reject top-level option values that JSON would silently drop or change — a function, symbol
 /// or BigInt outside the callback fields, a NaN or infinite number, a Date — so a wrong type is
-/// an `INVALID_OPTIONS` error rather than a default; nested values get `check_json_data`.
-fn check_option_values(value: &JsValue, what: &str) -> Result<()> {
+/// an `INVALID_OPTIONS` error rather than a default; nested values get `check_json_data`. A
+/// field `T` does not know is named as unknown (with the field meant), whatever its value: a
+/// misspelled callback (`summarise: fn`) is a typo, not a wrong type. `try_t` decodes a text as
+/// `T` (as in `explain`).
+fn check_option_values(value: &JsValue, what: &str, try_t: fn(&str) -> serde_json::Result<()>) -> Result<()> {
     // Reflect.ownKeys catches a throwing Proxy trap (JSON.stringify then reports it).
     let Ok(keys) = js_sys::Reflect::own_keys(value) else {
         return Ok(());
@@ -100,9 +112,37 @@ fn check_option_values(value: &JsValue, what: &str) -> Result<()> {
     for key in keys.iter() {
         let Some(name) = key.as_string() else { continue };
         let v = js_sys::Reflect::get(value, &key).unwrap_or(JsValue::UNDEFINED);
-        check_option_value(&name, &v, what)?;
+        let unknown = |name: &str| {
+            let alone =
+                serde_json::Value::Object(std::iter::once((name.to_string(), serde_json::Value::Null)).collect());
+            match try_t(&crate::base::json_text::text(&alone)) {
+                Err(e) if e.to_string().starts_with("unknown field") => Some(explain_unknown(name, &e.to_string())),
+                _ => None,
+            }
+        };
+        check_option_value(&name, &v, what, &unknown)?;
     }
     Ok(())
+}
+
+/// serde's "unknown field" message for the function-valued field `name`, without its text
+/// position, in JS terms. A callback these options do not take, or a typo of one, is named
+/// with the calls that take it (`summarize` on the guard's config belongs to `prepare`).
+fn explain_unknown(name: &str, message: &str) -> String {
+    let m = message.find(" at line ").and_then(|i| message.get(..i)).unwrap_or(message);
+    let m = crate::base::explain::js_terms(m);
+    if m.contains("did you mean") {
+        return m;
+    }
+    let callbacks = super::convert::CALLBACK_FIELDS.iter().copied();
+    let callback = callbacks.clone().find(|c| *c == name).or_else(|| crate::base::explain::closest(name, callbacks));
+    match callback {
+        Some(c) => format!(
+            "unknown field `{name}`: `{c}` is an option of the calls that take it (prepare and settle; onTrace \
+             guardSources too), not of this object"
+        ),
+        None => m,
+    }
 }
 
 /// Milliseconds from `performance.now()` where there is one (browsers, workers, Node), else

@@ -6,6 +6,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -47,6 +48,16 @@ struct JsPrepareOptions {
     /// An AbortSignal serializes as `{}`; it is read separately.
     #[allow(dead_code)]
     signal: Option<Value>,
+    /// The callbacks, read separately (`Callbacks::read`); named here so that a typo of one is
+    /// an unknown field with the name meant.
+    #[allow(dead_code)]
+    summarize: Option<IgnoredAny>,
+    #[allow(dead_code)]
+    on_progress: Option<IgnoredAny>,
+    #[allow(dead_code)]
+    on_trace: Option<IgnoredAny>,
+    #[allow(dead_code)]
+    logger: Option<IgnoredAny>,
 }
 
 #[derive(Serialize)]

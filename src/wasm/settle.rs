@@ -1,6 +1,7 @@
 //! `guard.settle(messages, options) -> Promise<Settlement>`: end-of-run settlement through the
 //! host's `summarize` callback, with the same attempts, timeout and fallback as compaction.
 
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -26,6 +27,13 @@ struct JsSettleOptions {
     retry_delay_ms: Option<f64>,
     #[allow(dead_code)]
     signal: Option<Value>,
+    /// The callbacks (`Callbacks::read`), named so that a typo of one is an unknown field.
+    #[allow(dead_code)]
+    summarize: Option<IgnoredAny>,
+    #[allow(dead_code)]
+    on_progress: Option<IgnoredAny>,
+    #[allow(dead_code)]
+    logger: Option<IgnoredAny>,
 }
 
 #[derive(Serialize)]
