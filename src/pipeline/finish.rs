@@ -291,10 +291,7 @@ fn emergency(
     }
     let remaining = g.count(&request).total as usize;
     if remaining > usable {
-        return Err(Error::new(
-            ErrorCode::LatestMessageTooLarge,
-            format!("the system messages and the latest user message alone need {remaining} tokens; the usable limit is {usable}"),
-        ));
+        return Err(crate::sources::attachment::latest_too_large(remaining, usable));
     }
     Ok((request, dropped))
 }

@@ -12,6 +12,23 @@ use super::remembered::{Known, Remembered};
 
 pub use super::found::{content_id, Found, MARKER, READ_TOOL};
 
+/// `LATEST_MESSAGE_TOO_LARGE`: the system messages and the latest user message alone need
+/// `need` tokens, over the usable limit. The question is never cut; the way through for a long
+/// text the user pasted is this guard: as an attachment it reaches the model as a bounded
+/// preview (docs/sources.md), so the error names that route.
+pub fn latest_too_large(need: usize, usable: usize) -> crate::base::error::Error {
+    crate::base::error::Error::new(
+        crate::base::error::ErrorCode::LatestMessageTooLarge,
+        format!(
+            "the system messages and the latest user message alone need {need} tokens; the usable limit is {usable}. \
+             The question is never cut: send a long pasted text as an attachment instead — inside \
+             <attachment name=\"paste.txt\">…</attachment> in the message text, or as a file part with its text — \
+             and the model gets a bounded preview it can read on with the read_attachment tool \
+             (readAttachmentTool, readAttachment)"
+        ),
+    )
+}
+
 /// Tokens kept for the preview's footer line inside each share.
 const FOOTER_RESERVE: usize = 80;
 
