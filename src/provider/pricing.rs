@@ -208,9 +208,15 @@ pub struct CostEstimate {
     pub cached_input_tokens: u32,
     pub uncached_input_tokens: u32,
     pub output_tokens: u32,
+    /// The dollar figures reach JS rounded to nine decimals (exact for prices per million tokens
+    /// with up to three decimals): `0.0039475`, not `0.0039475000000000005`.
+    #[serde(serialize_with = "crate::base::round::ser_round")]
     pub cached_input_usd: f64,
+    #[serde(serialize_with = "crate::base::round::ser_round")]
     pub uncached_input_usd: f64,
+    #[serde(serialize_with = "crate::base::round::ser_round")]
     pub output_usd: f64,
+    #[serde(serialize_with = "crate::base::round::ser_round")]
     pub total_usd: f64,
     pub pricing: Pricing,
     /// Date of the built-in table, or `null` when the guard's `pricing` override was used.
@@ -323,8 +329,10 @@ pub struct CacheDecision {
     pub choice: Choice,
     pub reason: DecisionReason,
     /// Estimated input cost of continuing (and compacting later when the hard limit forces it).
+    #[serde(serialize_with = "crate::base::round::ser_round")]
     pub continue_usd: f64,
     /// Estimated input cost of compacting now (summary call included).
+    #[serde(serialize_with = "crate::base::round::ser_round")]
     pub compact_usd: f64,
     /// Turns of the horizon before continuing hits the hard limit (`horizonTurns` if never).
     pub turns_until_forced: u32,
