@@ -12,6 +12,9 @@ pub enum Operation {
     SummaryCompact,
     /// Claude's preserved thinking: blocks dropped because an edit invalidated them.
     ThinkingDrop,
+    /// A message of the input that is not sent, or sent without some of its tool calls: a
+    /// broken tool pair, a half-streamed empty assistant message (`pipeline::sanitize`).
+    MessageDropped,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -63,6 +66,15 @@ pub struct Trace {
     /// summary_compact: the cache-aware decision when the economic budget triggered it (a
     /// `noop` summary_compact trace says compaction was deferred because continuing is cheaper).
     pub cache_decision: Option<crate::provider::pricing::CacheDecision>,
+    /// message_dropped: the message's index in the caller's `messages`.
+    pub message_index: Option<u32>,
+    /// message_dropped: why (`orphan_tool_result`, `unanswered_tool_call`, `empty_message`,
+    /// `broken_bundle`).
+    pub reason: Option<String>,
+    /// message_dropped: the whole message is left out (`false`: only the calls in `callIds`).
+    pub removed: Option<bool>,
+    /// message_dropped: the ids of the calls removed, or of the call a removed result answers.
+    pub call_ids: Option<Vec<String>>,
 }
 
 pub fn u32_of(n: usize) -> u32 {
@@ -91,6 +103,10 @@ impl Trace {
             attempts: None,
             failure_reason: None,
             cache_decision: None,
+            message_index: None,
+            reason: None,
+            removed: None,
+            call_ids: None,
         }
     }
 }

@@ -21,6 +21,7 @@ use super::summarizer::{ask, linked_controller, log, AheadRun, AheadSlot, Callba
 use crate::base::error::{Error, ErrorCode, Result};
 use crate::format::{Format, Request};
 use crate::guard::Guard;
+use crate::pipeline::sanitize;
 use crate::pipeline::session_state::SessionState;
 use crate::pipeline::{FailureReason, Outcome, Pending, PrepareOptions, Step};
 use crate::provider::pricing::CacheDecision;
@@ -171,6 +172,33 @@ async fn start(
     Err(Error::new(ErrorCode::Internal, "a summary made ahead of time was still running after the wait"))
 }
 
+/// The `message_dropped` traces of what sanitation leaves out of `request`, the caller's input
+/// (`system`: the `system` option it was read with): each with the index in the caller's
+/// `messages` (of the message holding it, for a tool result that is a block of one) and its
+/// tokens as the guard counts them. Empty after one read-only pass when nothing is broken.
+fn dropped_traces(g: &Guard, format: Format, request: &Request, system: Option<&Value>) -> Result<Vec<Trace>> {
+    let defects = sanitize::defects(&request.messages);
+    if defects.is_empty() {
+        return Ok(Vec::new());
+    }
+    let places = crate::format::place::places(format, &request.messages, system)?;
+    let profile = crate::provider::models::profile(&g.model);
+    let count = |m: &crate::message::Message| crate::count::count_message(&profile, m).total;
+    Ok(defects
+        .iter()
+        .filter_map(|d| {
+            let m = request.messages.get(d.index)?;
+            let index = match places.get(d.index).map(|p| p.message) {
+                Some(crate::format::place::Origin::Message(i)) => Some(i),
+                _ => None,
+            };
+            let after = if d.removed { 0 } else { count(&sanitize::without_calls(m, &d.call_ids)) };
+            Some(sanitize::trace(d, index, count(m), after))
+        })
+        .collect())
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn run_pipeline(
     inner: Rc<RefCell<Guard>>,
     slot: AheadSlot,
@@ -179,6 +207,7 @@ async fn run_pipeline(
     cb: Callbacks,
     timing: Timing,
     mut reuse: Option<Reuse>,
+    dropped: Vec<Trace>,
 ) -> Result<JsValue> {
     let started = now_ms();
     let step = start(&inner, &slot, &request, &popts).await;
@@ -223,6 +252,8 @@ async fn run_pipeline(
             crate::pipeline::prepare_finish(&mut g, *pending, result, attempts, &now_ms)?
         }
     };
+    let mut outcome = outcome;
+    outcome.traces.splice(0..0, dropped);
     if let Some(c) = &outcome.compaction {
         log(
             &cb,
@@ -244,7 +275,6 @@ async fn run_pipeline(
             cb.trace(&v);
         }
     }
-    let mut outcome = outcome;
     let Reused { wire: visible, refs } =
         wire_reusing(format, &stripped(std::mem::take(&mut outcome.request), outcome.notes_as_user), reuse.as_ref());
     let checkpoint = outcome.checkpoint.as_ref().map(|chain| {
@@ -286,13 +316,14 @@ impl ContextGuard {
         let (inner, slot) = (self.inner.clone(), self.ahead.clone());
         let setup = run(|| {
             let (popts, cb, timing, o) = prepare_setup(&opts)?;
-            let format = inner.try_borrow().map(|g| g.format).map_err(|_| busy())?;
-            let request = read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;
-            Ok((request, popts, cb, timing))
+            let g = inner.try_borrow().map_err(|_| busy())?;
+            let request = read_request(g.format, &messages, o.system.as_ref(), o.tools.as_ref())?;
+            let dropped = dropped_traces(&g, g.format, &request, o.system.as_ref())?;
+            Ok((request, popts, cb, timing, dropped))
         });
         future_to_promise(async move {
-            let (request, popts, cb, timing) = setup?;
-            run_pipeline(inner, slot, request, popts, cb, timing, None).await.map_err(js_error)
+            let (request, popts, cb, timing, dropped) = setup?;
+            run_pipeline(inner, slot, request, popts, cb, timing, None, dropped).await.map_err(js_error)
         })
     }
 
@@ -320,7 +351,9 @@ impl ContextGuard {
             let fresh = fresh_messages(&fresh, &fresh_ids, &fresh_at)?;
             let mut g = borrow_mut(&inner)?;
             let assembled = g.lend_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())?;
-            Ok(assembled.map(|a| (a, popts, cb, timing)))
+            let Some(a) = assembled else { return Ok(None) };
+            let dropped = dropped_traces(&g, g.format, &a.request, o.system.as_ref())?;
+            Ok(Some((a, popts, cb, timing, dropped)))
         });
         let setup = match setup {
             Ok(None) => return JsValue::UNDEFINED,
@@ -328,10 +361,10 @@ impl ContextGuard {
             Err(e) => Err(e),
         };
         future_to_promise(async move {
-            let (mut assembled, popts, cb, timing) = setup?;
+            let (mut assembled, popts, cb, timing, dropped) = setup?;
             let request = std::mem::take(&mut assembled.request);
             let reuse = Reuse { assembled, kept: kept_names(&kept_tags, &kept_runs) };
-            run_pipeline(inner, slot, request, popts, cb, timing, Some(reuse)).await.map_err(js_error)
+            run_pipeline(inner, slot, request, popts, cb, timing, Some(reuse), dropped).await.map_err(js_error)
         })
         .into()
     }
