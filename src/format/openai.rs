@@ -11,7 +11,7 @@
 //! | `text` part | `Part::Text` |
 //! | `image_url` part | `Part::Image` with `ImageSource::Url` (https and `data:` URLs alike); `detail`; size from non-standard `width`/`height` hints (part or `image_url` level, kept in `extra` too) or read from a png/jpeg/gif/webp data URL header |
 //! | `input_audio` part | `Part::Audio` (everything but `type` in `extra`) |
-//! | `file` part | `Part::File`: `name` = `file.filename`, `media_type` from a `file.file_data` data URL, `text` = host-supplied extracted text from a non-standard `text` on the part or `file.text` |
+//! | `file` part | `Part::File`: `name` = `file.filename`, `media_type` from a `file.file_data` data URL, `text` = host-supplied extracted text from a non-standard `text` on the part or `file.text`, else the decoded `file_data` when its media type is textual (`text/*`, JSON, XML…; a changed text is encoded back there) |
 //! | `refusal` part and any other part type | `Part::Unknown` (the whole part) |
 //! | `tool_calls` | `ToolCall`s (`type: "custom"` calls too: `custom.input` is the arguments) |
 //! | legacy `function_call` | one `ToolCall` with empty id, `wire.legacy_function_call` |
@@ -311,6 +311,9 @@ fn parse_image_part(o: &Map<String, Value>, i: usize, j: usize) -> Result<Part> 
     Ok(Part::Image { source: ImageSource::Url(url.clone()), detail, width, height, extra })
 }
 
+/// Wire info of a file part whose text is its `file.file_data` decoded (written back there).
+const TEXT_FROM_FILE_DATA: &str = "textFromFileData";
+
 fn parse_file_part(o: &Map<String, Value>, i: usize, j: usize) -> Result<Part> {
     let file = match o.get("file") {
         Some(Value::Object(m)) => m,
@@ -348,6 +351,15 @@ fn parse_file_part(o: &Map<String, Value>, i: usize, j: usize) -> Result<Part> {
         }
     }
     let mut extra = rest(o, &["type", "file", "text"]);
+    // A text file sent as a data URL (`data:text/plain;base64,…`) is read as text: counted as the
+    // text it is and previewed like any attachment, not charged as an opaque file.
+    if text.is_none() && media_type.as_deref().is_some_and(wire::is_text_media) {
+        let data = inner.get("file_data").and_then(Value::as_str);
+        text = data.and_then(wire::data_url_base64).and_then(wire::decode_text);
+        if text.is_some() {
+            wire::set_info(&mut extra, TEXT_FROM_FILE_DATA, Value::Bool(true));
+        }
+    }
     if !inner.is_empty() {
         extra.insert("file".to_string(), Value::Object(inner));
     }
@@ -573,6 +585,19 @@ fn part_to_wire(p: &Part) -> Option<Value> {
                     }
                 }
             }
+            let from_data = wire::info(extra, TEXT_FROM_FILE_DATA).is_some();
+            if let (true, Some(t)) = (from_data, text) {
+                // The text is the data URL's: unchanged, the URL stays as it was; a preview is
+                // encoded in its place, under the same header.
+                let data = file.get("file_data").and_then(Value::as_str);
+                let same = data.and_then(wire::data_url_base64).and_then(wire::decode_text).as_deref() == Some(t);
+                if !same {
+                    let head =
+                        data.and_then(|d| d.find(',').and_then(|c| d.get(..=c))).unwrap_or("data:text/plain;base64,");
+                    file.insert("file_data".into(), Value::String(format!("{head}{}", wire::encode_text(t))));
+                }
+                text_placed = true;
+            }
             let mut o = typed("file");
             o.insert("file".into(), Value::Object(file));
             if !text_placed {
@@ -580,7 +605,11 @@ fn part_to_wire(p: &Part) -> Option<Value> {
                     o.insert("text".into(), Value::String(t.to_string()));
                 }
             }
-            wire::append_fields(&mut o, extra);
+            for (k, v) in extra {
+                if k != wire::WIRE_INFO_KEY && !o.contains_key(k) {
+                    o.insert(k.clone(), v.clone());
+                }
+            }
             Value::Object(o)
         }
         Part::Audio { extra } => {
@@ -620,4 +649,58 @@ fn function_call_to_wire(c: &ToolCall) -> Value {
     o.insert("arguments".into(), Value::String(c.arguments.to_string()));
     wire::append_fields(&mut o, &c.extra);
     Value::Object(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::format::{parse_request, write_request, Format};
+    use crate::message::{Content, Part};
+
+    fn file_text(m: &crate::message::Message) -> Option<String> {
+        match &m.content {
+            Content::Parts(parts) => parts.iter().find_map(|p| match p {
+                Part::File { text, .. } => text.as_ref().map(|t| t.to_string()),
+                _ => None,
+            }),
+            Content::Text(_) => None,
+        }
+    }
+
+    #[test]
+    fn a_text_file_data_url_is_read_as_its_text_and_written_back_as_it_was() {
+        // Unpadded base64 of "hello\n": written back byte for byte while the text is unchanged.
+        let wire = json!([{ "role": "user", "content": [
+            { "type": "text", "text": "read this" },
+            { "type": "file", "file": { "filename": "a.txt", "file_data": "data:text/plain;base64,aGVsbG8K" } }
+        ]}]);
+        let mut r = parse_request(Format::Openai, &wire, None, None).unwrap();
+        assert_eq!(file_text(&r.messages[0]).as_deref(), Some("hello\n"));
+        assert_eq!(serde_json::Value::Array(write_request(Format::Openai, &r).1), wire);
+        // A changed text (a preview) goes back into file_data, under the same header.
+        if let Content::Parts(parts) = &mut r.messages[0].content {
+            if let Some(Part::File { text, .. }) = parts.get_mut(1) {
+                *text = Some("bye".into());
+            }
+        }
+        let out = write_request(Format::Openai, &r).1;
+        assert_eq!(
+            out[0]["content"][1],
+            json!({ "type": "file", "file": { "filename": "a.txt", "file_data": "data:text/plain;base64,Ynll" } })
+        );
+    }
+
+    #[test]
+    fn a_pdf_stays_opaque_and_host_text_wins() {
+        let wire = json!([{ "role": "user", "content": [
+            { "type": "file", "file": { "file_data": "data:application/pdf;base64,JVBERi0=" } },
+            { "type": "file", "text": "extracted", "file": { "file_data": "data:text/plain;base64,aGVsbG8K" } }
+        ]}]);
+        let r = parse_request(Format::Openai, &wire, None, None).unwrap();
+        let Content::Parts(parts) = &r.messages[0].content else { panic!("parts") };
+        assert!(matches!(&parts[0], Part::File { text: None, .. }));
+        assert!(matches!(&parts[1], Part::File { text: Some(t), .. } if t.as_str() == "extracted"));
+        assert_eq!(serde_json::Value::Array(write_request(Format::Openai, &r).1), wire);
+    }
 }
