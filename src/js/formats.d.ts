@@ -22,26 +22,80 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 // format's messages from another's; every other field is carried through untouched. At run time
 // messages are read as JSON data (README, "API"): a `Date`, typed array or cycle is an error.
 
-/** A message as plain JSON, in any format (for hosts without an SDK's types). Unknown fields are carried through. */
+/**
+ * A message as plain JSON, in any format, for hosts whose messages are not typed (parsed JSON,
+ * a store's records). An array typed `WireMessage[]` goes in unchecked and comes back as it is;
+ * written out, a message is checked against its format's type (`MessageOf`). Unknown fields are
+ * carried through at run time.
+ */
 export type WireMessage = { [key: string]: JsonValue | undefined };
+/** ctxguard's markers on a checkpoint's messages (summaries, retained messages); never on model-visible ones. */
+export type Markers = { [marker: string]: JsonValue };
 /** A tool definition as plain JSON, in any format. */
 export type WireTool = { [key: string]: JsonValue | undefined };
 /** A JSON object (a schema, call arguments) as the SDKs type one. */
 export type JsonObject = { [key: string]: unknown };
+/**
+ * `T`, or `T` with more fields: an SDK's part (an interface) fits `T`, a part written out with
+ * fields ctxguard does not name fits the second (parts are checked by their `type` only).
+ */
+export type Open<T> = T | (T & { [key: string]: unknown });
 /** A note ctxguard writes as a system message: a summary, an evidence note, guidance. */
 export type SystemNote = { role: 'system'; content: string };
 
 // OpenAI Chat Completions (`format: 'openai'`).
 
 /** A Chat Completions content part (`ChatCompletionContentPart`, and `refusal` in assistant messages). */
-export interface OpenAiChatPart {
-  type: 'text' | 'image_url' | 'input_audio' | 'file' | 'refusal';
+export type OpenAiChatPart = Open<{ type: 'text' | 'image_url' | 'input_audio' | 'file' | 'refusal' }>;
+/** A Chat Completions tool call (`ChatCompletionMessageToolCall`): a function call or a custom tool's. */
+export type OpenAiChatToolCall = Open<{ id: string; type: 'function' | 'custom' }>;
+/** A system or developer message (`ChatCompletionSystemMessageParam`, `…DeveloperMessageParam`). */
+export interface OpenAiChatSystemMessage {
+  role: 'system' | 'developer';
+  content: string | readonly OpenAiChatPart[];
+  name?: string | undefined;
+  ctxguard?: Markers | undefined;
 }
-/** A Chat Completions message (`ChatCompletionMessageParam` of `openai`). */
-export interface OpenAiChatMessage {
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
+/** A user message (`ChatCompletionUserMessageParam`). */
+export interface OpenAiChatUserMessage {
+  role: 'user';
+  content: string | readonly OpenAiChatPart[];
+  name?: string | undefined;
+  ctxguard?: Markers | undefined;
+}
+/** An assistant message (`ChatCompletionAssistantMessageParam`; a response's `choices[0].message` too). */
+export interface OpenAiChatAssistantMessage {
+  role: 'assistant';
   content?: string | readonly OpenAiChatPart[] | null | undefined;
+  tool_calls?: readonly OpenAiChatToolCall[] | undefined;
+  function_call?: { name: string; arguments: string } | null | undefined;
+  name?: string | undefined;
+  refusal?: string | null | undefined;
+  audio?: { id: string } | null | undefined;
+  annotations?: readonly unknown[] | undefined;
+  ctxguard?: Markers | undefined;
 }
+/** A tool result (`ChatCompletionToolMessageParam`): it answers the call `tool_call_id`. */
+export interface OpenAiChatToolMessage {
+  role: 'tool';
+  content: string | readonly OpenAiChatPart[];
+  tool_call_id: string;
+  ctxguard?: Markers | undefined;
+}
+/** A legacy function result (`ChatCompletionFunctionMessageParam`). */
+export interface OpenAiChatFunctionMessage {
+  role: 'function';
+  content: string | null;
+  name: string;
+  ctxguard?: Markers | undefined;
+}
+/** A Chat Completions message (`ChatCompletionMessageParam` of `openai`), by role. */
+export type OpenAiChatMessage =
+  | OpenAiChatSystemMessage
+  | OpenAiChatUserMessage
+  | OpenAiChatAssistantMessage
+  | OpenAiChatToolMessage
+  | OpenAiChatFunctionMessage;
 /** A text part, as in a system message (`ChatCompletionContentPartText`). */
 export interface OpenAiTextPart {
   type: 'text';
@@ -58,9 +112,7 @@ export type OpenAiChatTool =
 // OpenAI Responses API (`format: 'openai-responses'`).
 
 /** A Responses message part: `input_text`, `input_image`, `input_file`; `output_text`, `refusal` in assistant output. */
-export interface ResponsesContentPart {
-  type: 'input_text' | 'input_image' | 'input_file' | 'output_text' | 'refusal';
-}
+export type ResponsesContentPart = Open<{ type: 'input_text' | 'input_image' | 'input_file' | 'output_text' | 'refusal' }>;
 /**
  * A Responses input item (`ResponseInputItem` of `openai`): a message (with or without
  * `type: 'message'`; `system` and `developer` messages stay in the list), an `item_reference`, or
@@ -68,14 +120,17 @@ export interface ResponsesContentPart {
  * custom and built-in tool calls, `reasoning` (kept and dropped with the item that follows it),
  * compaction items (kept or dropped whole, never edited).
  */
-export type ResponsesInputItem =
-  | {
-      type?: 'message' | undefined;
-      role: 'user' | 'assistant' | 'system' | 'developer';
-      content: string | readonly ResponsesContentPart[];
-    }
-  | { type?: 'item_reference' | null | undefined; id: string }
-  | { type: string };
+export type ResponsesInputItem = ResponsesMessage | { type?: 'item_reference' | null | undefined; id: string } | Open<{ type: string }>;
+/** A Responses message item (`EasyInputMessage`, `ResponseInputItem.Message`, `ResponseOutputMessage`). */
+export interface ResponsesMessage {
+  type?: 'message' | undefined;
+  role: 'user' | 'assistant' | 'system' | 'developer';
+  content: string | readonly ResponsesContentPart[];
+  id?: string | undefined;
+  status?: string | undefined;
+  phase?: string | null | undefined;
+  ctxguard?: Markers | undefined;
+}
 /** A Responses tool (`Tool` of `openai`): a function (flat: `name` and `parameters` at the top), or a built-in tool, kept as it is. */
 export type ResponsesTool =
   | {
@@ -90,9 +145,7 @@ export type ResponsesTool =
 // Anthropic Messages (`format: 'anthropic'`).
 
 /** An Anthropic content block (`ContentBlockParam`): `text`, `image`, `document`, `tool_use`, `tool_result`, `thinking`...; kinds ctxguard does not read are kept whole. */
-export interface AnthropicBlock {
-  type: string;
-}
+export type AnthropicBlock = Open<{ type: string }>;
 /**
  * An Anthropic message (`MessageParam` of `@anthropic-ai/sdk`). The SDK's type includes
  * mid-conversation `system` messages; ctxguard does not read them yet (`INVALID_ROLE`): pass
@@ -101,6 +154,7 @@ export interface AnthropicBlock {
 export interface AnthropicMessage {
   role: 'user' | 'assistant' | 'system';
   content: string | readonly AnthropicBlock[];
+  ctxguard?: Markers | undefined;
 }
 /** A text block of the request's `system` as ctxguard takes it (`TextBlockParam`). */
 export interface AnthropicSystemBlock {
@@ -144,6 +198,7 @@ export interface GeminiContent {
   parts?: readonly GeminiPart[];
   /** Not a Gemini field: a message with `content` is another format's. */
   content?: never;
+  ctxguard?: Markers | undefined;
 }
 /** A `systemInstruction` Content as ctxguard gives it back with its notes: the input's parts, then one `{ text }` part per note. */
 export interface GeminiSystemInstruction {
@@ -228,11 +283,9 @@ export interface AiSdkToolResultPart {
   providerOptions?: AiSdkProviderOptions | undefined;
 }
 /** A part of another kind (`tool-approval-request`, `reasoning-file`...): carried through verbatim. */
-export interface AiSdkOtherPart {
-  type: string;
-}
+export type AiSdkOtherPart = Open<{ type: string }>;
 /** ctxguard's markers; only on checkpoint messages, never on model-visible ones. */
-export type AiSdkMarkers = { [marker: string]: JsonValue };
+export type AiSdkMarkers = Markers;
 export interface AiSdkSystemMessage {
   role: 'system';
   content: string;
@@ -258,6 +311,7 @@ export interface AiSdkToolMessage {
   /** Tool results (and AI SDK 6 `tool-approval-response` parts, carried through). */
   content: Array<AiSdkToolResultPart | AiSdkOtherPart>;
   providerOptions?: AiSdkProviderOptions | undefined;
+  ctxguard?: AiSdkMarkers | undefined;
 }
 /** One message as `generateText` / `streamText` take it in `messages`. */
 export type AiSdkModelMessage = AiSdkSystemMessage | AiSdkUserMessage | AiSdkAssistantMessage | AiSdkToolMessage;
@@ -292,7 +346,7 @@ export type ReadAttachmentSchema = {
  */
 export interface FormatTypes {
   openai: {
-    message: OpenAiChatMessage | WireMessage;
+    message: OpenAiChatMessage;
     /** A system prompt, counted as a system message before `messages` and not repeated in `result.messages`. */
     system: string | readonly OpenAiTextPart[] | readonly JsonValue[];
     /** System messages stay in `messages`: `result.system` is always `null`. */
@@ -302,7 +356,7 @@ export interface FormatTypes {
     readTool: { type: 'function'; function: { name: 'read_attachment'; description: string; parameters: ReadAttachmentSchema } };
   };
   'openai-responses': {
-    message: ResponsesInputItem | WireMessage;
+    message: ResponsesInputItem;
     /** The request's `instructions` (system and developer items in the input stay in `messages`). */
     system: string | null;
     /** The `instructions` to send (`openai.responses.create({ input: result.messages, instructions: result.system })`). */
@@ -313,7 +367,7 @@ export interface FormatTypes {
     readTool: { type: 'function'; name: 'read_attachment'; description: string; parameters: ReadAttachmentSchema; strict: boolean };
   };
   anthropic: {
-    message: AnthropicMessage | WireMessage;
+    message: AnthropicMessage;
     /** The request's `system`: a string or text blocks. */
     system: string | readonly AnthropicSystemBlock[] | readonly JsonValue[];
     /** The request's `system`, ctxguard's summary and notes included. */
@@ -323,7 +377,7 @@ export interface FormatTypes {
     readTool: { name: 'read_attachment'; description: string; input_schema: ReadAttachmentSchema };
   };
   gemini: {
-    message: GeminiContent | WireMessage;
+    message: GeminiContent;
     /** `systemInstruction`: a Content, a Part, parts, or text (`ContentUnion` of `@google/genai`). */
     system: string | GeminiContent | GeminiPart | readonly GeminiPart[];
     /** `systemInstruction`: alone, in the shape it came in; with ctxguard's notes, one Content. */
@@ -333,7 +387,7 @@ export interface FormatTypes {
     readTool: { functionDeclarations: { name: 'read_attachment'; description: string; parametersJsonSchema: ReadAttachmentSchema }[] };
   };
   'ai-sdk': {
-    message: AiSdkModelMessage | WireMessage;
+    message: AiSdkModelMessage;
     /** `system` / `instructions` of `generateText`: a string, a system message, or several. */
     system: string | AiSdkSystemMessage | readonly AiSdkSystemMessage[];
     /** The system messages (see `SystemOf`), never in `result.messages`. */
@@ -347,14 +401,37 @@ export interface FormatTypes {
 
 /** A message of format `F` (of any format when `F` is all of `Format`). */
 export type MessageOf<F extends Format> = FormatTypes[F]['message'];
-/** Any message ctxguard reads. */
-export type AnyMessage = MessageOf<Format>;
+/** Any message ctxguard reads: one of a format's, or untyped JSON (`WireMessage`). */
+export type AnyMessage = MessageOf<Format> | WireMessage;
 /**
  * The `messages` a guard of format `F` takes: the caller's own type `M`, which must be a message
- * of `F`. (An intersection rather than a narrower bound on `M`, so that a guard of a known format
- * is still a `ContextGuard`.)
+ * of `F` — its role with the fields that role needs (`tool_call_id` on an OpenAI tool result) —
+ * and, when it has a `role`, have no field that no format's message has (a misspelled `contnt`
+ * is an error, not a message counted as empty). A type with an index signature (`WireMessage`,
+ * `Record<string, …>`: untyped JSON) is taken as it is. (An intersection rather than a narrower
+ * bound on `M`, so that a guard of a known format is still a `ContextGuard`; of two arrays, so
+ * that `M` is inferred as the whole element type, a message written out next to SDK-typed ones
+ * included.)
  */
-export type Messages<F extends Format, M> = readonly (M & MessageOf<F>)[];
+export type Messages<F extends Format, M> = readonly M[] & readonly Checked<F, M>[];
+/** What a field no message has must be: nothing a caller writes (the compiler's error names the field). */
+export type NotAField<K> = `${K & string} is not a field of a message (misspelled?)`;
+/** The fields a message of some format has (`MessageOf<Format>`, member by member). */
+export type MessageField = AllKeys<MessageOf<Format>>;
+/** The keys of each member of `U` that names its keys (an `Open` member's index signature is not one). */
+type AllKeys<U> = U extends unknown ? (string extends keyof U ? never : keyof U) : never;
+/**
+ * What `Messages` checks each message type `M` of the caller's against: untyped JSON passes;
+ * anything else is a message of `F` (the compiler names a missing or mistyped field), and one
+ * with a `role` can have no field outside `MessageField` (its type becomes `NotAField`, so the
+ * compiler's error names it). `F` appears only in the branches, so that `Checked<'openai', M>` is assignable to
+ * `Checked<Format, M>`.
+ */
+export type Checked<F extends Format, M> = M extends unknown
+  ? string extends keyof M
+    ? unknown
+    : MessageOf<F> & (M extends { role: unknown } ? { [K in Exclude<keyof M, MessageField>]?: NotAField<K> } : unknown)
+  : never;
 /** The `tools` option of format `F`. */
 export type ToolsOf<F extends Format> = FormatTypes[F]['tools'];
 /** The `system` option of format `F`. */

@@ -67,3 +67,16 @@ export function wrongFormats(chat: ChatCompletionMessageParam[], items: Response
   // @ts-expect-error an AI SDK guard's tools are a ToolSet, not an array
   guard.measure([], { tools: [{ type: 'function', function: { name: 'f' } }] });
 }
+
+// A reply's messages (`response.messages`, the SDK's own types) go into the history as they are;
+// a tool message written out with string content, or a misspelled field, is an error.
+export async function replies(messages: ModelMessage[]): Promise<void> {
+  const guard = new ContextGuard({ model: 'gpt-4o', format: 'ai-sdk' });
+  const { response } = await generateText({ model, messages });
+  const r = await guard.prepare([...messages, ...response.messages, { role: 'user', content: 'And tomorrow?' }]);
+  await generateText({ model, messages: r.messages });
+  // @ts-expect-error a tool message holds tool-result parts
+  guard.measure([...messages, { role: 'tool', content: 'x' }]);
+  // @ts-expect-error a misspelled field
+  guard.measure([...messages, { role: 'user', content: 'x', providerOption: {} }]);
+}

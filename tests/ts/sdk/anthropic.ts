@@ -56,3 +56,16 @@ export function wrongFormats(chat: ChatCompletionMessageParam[], items: Response
   // @ts-expect-error nor are Responses input items
   countMessages(items, { format: 'anthropic' });
 }
+
+// A reply's content blocks (`ContentBlock[]`, the response's own types) go back as an assistant
+// message without a cast; a misspelled field next to SDK messages is an error.
+export async function replies(messages: MessageParam[]): Promise<void> {
+  const guard = new ContextGuard({ model, format: 'anthropic' });
+  const reply = await anthropic.messages.create({ model, max_tokens, messages });
+  const r = await guard.prepare([...messages, { role: 'assistant', content: reply.content }, { role: 'user', content: 'And tomorrow?' }]);
+  await anthropic.messages.create({ model, max_tokens, messages: r.messages });
+  // @ts-expect-error Anthropic has no tool role
+  guard.measure([...messages, { role: 'tool', content: 'x' }]);
+  // @ts-expect-error a misspelled field
+  guard.measure([...messages, { role: 'user', contnt: 'typo' }]);
+}

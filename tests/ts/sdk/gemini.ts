@@ -60,3 +60,16 @@ export function wrongFormats(chat: ChatCompletionMessageParam[], anthropic: Mess
   // @ts-expect-error nor are AI SDK messages
   void guard.prepare(ai);
 }
+
+// A reply's Content (`candidates[0].content`, the SDK's own type) goes into the history as it is;
+// a misspelled field next to SDK Contents is an error.
+export async function replies(contents: Content[]): Promise<void> {
+  const guard = new ContextGuard({ model, format: 'gemini' });
+  const reply = (await genai.models.generateContent({ model, contents })).candidates?.[0]?.content;
+  const r = await guard.prepare([...contents, ...(reply ? [reply] : []), { role: 'user', parts: [{ text: 'And tomorrow?' }] }]);
+  await genai.models.generateContent({ model, contents: r.messages });
+  // @ts-expect-error Gemini Contents have parts, not content
+  guard.measure([...contents, { role: 'user', content: 'x' }]);
+  // @ts-expect-error a misspelled field
+  guard.measure([...contents, { role: 'user', prts: [{ text: 'x' }] }]);
+}

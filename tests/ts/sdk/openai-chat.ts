@@ -61,3 +61,17 @@ export function wrongFormats(anthropic: MessageParam[], ai: ModelMessage[]): voi
   // @ts-expect-error the system option is a string or text parts, not a system message
   guard.measure([], { system: { role: 'system', content: 'x' } });
 }
+
+// A reply as the SDK returns it (`ChatCompletionMessage`) goes into the history as it is, and
+// messages written out next to SDK-typed ones are checked (tests/ts/messages.ts has the rest).
+export async function replies(messages: ChatCompletionMessageParam[]): Promise<void> {
+  const guard = new ContextGuard({ model, format: 'openai' });
+  const reply = (await openai.chat.completions.create({ model, messages })).choices[0]?.message;
+  if (!reply) return;
+  const r = await guard.prepare([...messages, reply, { role: 'user', content: 'And tomorrow?' }]);
+  await openai.chat.completions.create({ model, messages: r.messages });
+  // @ts-expect-error a tool result written out without the call it answers
+  guard.measure([...messages, { role: 'tool', content: '18 °C' }]);
+  // @ts-expect-error a misspelled field next to SDK messages
+  guard.measure([...messages, { role: 'user', contnt: 'typo' }]);
+}
