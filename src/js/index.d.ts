@@ -461,7 +461,8 @@ export interface RestoreResult {
 
 /** One trace schema for every protection. Fields that do not apply to the operation are `null`. */
 export interface ProtectionTrace {
-  operation: 'tool_output' | 'tool_output_clear' | 'attachment_preview' | 'summary_compact' | 'thinking_drop';
+  /** `message_dropped` (prepare): a message of the input that is not sent, or sent without some of its tool calls. */
+  operation: 'tool_output' | 'tool_output_clear' | 'attachment_preview' | 'summary_compact' | 'thinking_drop' | 'message_dropped';
   status: 'applied' | 'noop' | 'in_progress' | 'completed' | 'fallback';
   durationMs: number;
   /** tool_output_clear: the tokens of the outputs cleared or compacted by age, before and after. */
@@ -489,7 +490,25 @@ export interface ProtectionTrace {
   failureReason: string | null;
   /** summary_compact: the cache-aware decision when the economic budget triggered it (`noop` = deferred). */
   cacheDecision: CacheDecision | null;
+  /** message_dropped: its index in the `messages` passed (for a tool result that is a block or part of a message, that message's). */
+  messageIndex: number | null;
+  /** message_dropped: why. */
+  reason: DropReason | null;
+  /** message_dropped: the whole message (or tool-result block) is left out; `false`: only the calls in `callIds`. */
+  removed: boolean | null;
+  /** message_dropped: the ids of the calls removed, or of the call a removed result answers. */
+  callIds: string[] | null;
 }
+
+/**
+ * Why `prepare` leaves a message of the input out (a `message_dropped` trace): providers reject
+ * a tool result without its call (`orphan_tool_result`) and a call without its result
+ * (`unanswered_tool_call`: the call goes, the message too when nothing else is left of it); an
+ * assistant message with neither content nor calls (`empty_message`, e.g. half-streamed) is
+ * never sent; `broken_bundle`: a Responses reasoning item or Gemini signed calls that lost a
+ * member of their bundle.
+ */
+export type DropReason = 'orphan_tool_result' | 'unanswered_tool_call' | 'empty_message' | 'broken_bundle';
 
 /** Continue on the provider's cached prefix, or compact now (economic trigger only). */
 export interface CacheDecision {
@@ -728,7 +747,7 @@ export interface PrepareResult<M = AnyMessage, S = SystemOf<Format, M>> {
   checkpoint: Checkpoint<M, S> | null;
   degraded: boolean;
   degradedReason: DegradedReason | null;
-  /** Messages the emergency layer dropped. */
+  /** Messages left out: by the emergency layer (over the usable limit) and broken tool pairs or empty messages of the input (each of those with a `message_dropped` trace). */
   droppedMessages: number;
   /** The SessionState of this compaction (a text answer is its `summary`; the fallback's evidence likewise); `null` without one. */
   sessionState: SessionState | null;

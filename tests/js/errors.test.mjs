@@ -135,3 +135,71 @@ test('review findings: errors name the field; an unknown beforeMessageId, timeou
   // Derived figures read without binary noise.
   assert.equal(modelInfo('gemini-2.5-pro').estimateFactor, 1.155);
 });
+
+test('a misspelled option is an unknown field with the one meant, whatever its value', async () => {
+  const g = new ContextGuard({ model: 'gpt-4o' });
+  const msgs = [{ role: 'user', content: 'hi' }];
+  // Functions: JSON drops them, so the check runs before; they were "the wrong type" before.
+  await assert.rejects(g.prepare(msgs, { summarise: async () => 'x' }), { code: 'INVALID_OPTIONS', message: 'options: unknown field `summarise`; did you mean `summarize`?' });
+  await assert.rejects(g.prepare(msgs, { onprogress() {} }), { code: 'INVALID_OPTIONS', message: /unknown field `onprogress`; did you mean `onProgress`\?/ });
+  await assert.rejects(g.settle(msgs, { loger() {} }), { code: 'INVALID_OPTIONS', message: /did you mean `logger`\?/ });
+  throwsCtxguard(() => g.guardSources(msgs, { onTrce() {} }), 'INVALID_OPTIONS');
+  assert.throws(() => g.guardSources(msgs, { onTrce() {} }), /did you mean `onTrace`\?/);
+  // A callback the object does not take says which calls take it.
+  assert.throws(() => new ContextGuard({ model: 'gpt-4o', summarize: async () => 'x' }), { code: 'INVALID_OPTIONS', message: /`summarize` is an option of the calls that take it \(prepare and settle/ });
+  // Data fields and values.
+  assert.throws(() => new ContextGuard({ model: 'gpt-4o', contextWindw: 1000 }), { message: 'config: unknown field `contextWindw`; did you mean `contextWindow`?' });
+  assert.throws(() => new ContextGuard({ model: 'gpt-4o', format: 'antropic' }), { message: /config\.format: unknown value `antropic`; did you mean `anthropic`\?/ });
+  assert.throws(() => new ContextGuard({ model: 'gpt-4o', clearToolOutputs: { protectTokns: 5 } }), { message: /^config\.clearToolOutputs: unknown field `protectTokns`; did you mean `protectTokens`\?/ });
+  assert.throws(() => countTokens('hi', { encodnig: 'o200k_base' }), { code: 'INVALID_OPTIONS', message: /did you mean `encoding`\?/ });
+  assert.throws(() => countTokens('hi', { onTrace() {} }), { code: 'INVALID_OPTIONS', message: /unknown field `onTrace`/ });
+  // No close match: the known fields are listed instead.
+  assert.throws(() => countTokens('hi', { temperature: 1 }), { message: /unknown field `temperature` \(known: `encoding` or `model`\)/ });
+});
+
+test('wrong types are named in JS terms; a missing model says what to pass', () => {
+  assert.throws(() => new ContextGuard({ model: 'gpt-4o', contextWindow: '128000' }), {
+    code: 'INVALID_OPTIONS',
+    message: 'config.contextWindow: expected a number, got the string "128000" (write 128000, without quotes)',
+  });
+  assert.throws(() => new ContextGuard({ model: 'gpt-4o', toolOutputLimit: -1 }), { message: 'config.toolOutputLimit: expected a whole number (0 or more), got the number -1' });
+  assert.throws(() => new ContextGuard({ model: 'gpt-4o', ahead: 'yes' }), { message: 'config.ahead: expected true or false, got the string "yes"' });
+  assert.throws(() => countTokens('hi', { model: 4 }), { message: 'options.model: expected a string, got a number' });
+  for (const make of [() => new ContextGuard(), () => new ContextGuard({}), () => new ContextGuard(null)]) {
+    const e = throwsCtxguard(make, 'UNKNOWN_MODEL');
+    assert.match(e.message, /^no model: name the model .* new ContextGuard\(\{ model: 'gpt-4o' \}\) \(knownModels\(\) lists/);
+    assert.doesNotMatch(e.message, /model ""/);
+  }
+  assert.throws(() => new ContextGuard({ model: 'gpt4o' }), { code: 'UNKNOWN_MODEL', message: /did you mean "gpt-4o"\?/ });
+});
+
+test('LATEST_MESSAGE_TOO_LARGE names the attachment route, and the route goes through', async () => {
+  const guard = new ContextGuard({ model: 'gpt-4o', contextWindow: 16000 });
+  const log = Array.from({ length: 40000 }, (_, i) => `2026-01-01T00:00:${i % 60} worker ${i % 97} ERROR step ${i} failed`).join('\n');
+  await assert.rejects(guard.prepare([{ role: 'user', content: `What failed?\n${log}` }]), (e) => {
+    assert.equal(e.code, 'LATEST_MESSAGE_TOO_LARGE');
+    assert.match(e.message, /send a long pasted text as an attachment instead — inside <attachment name="paste.txt">…<\/attachment>/);
+    assert.match(e.message, /readAttachmentTool/);
+    return true;
+  });
+  // The same text as the error says: a bounded preview the model can read on from.
+  const r = await guard.prepare([{ role: 'user', content: `What failed?\n<attachment name="paste.txt">${log}</attachment>` }]);
+  assert.ok(r.metrics.usedTokens <= r.metrics.usableLimit);
+  assert.deepEqual(r.traces.map((t) => t.operation), ['attachment_preview']);
+  assert.match(r.messages[0].content, /^What failed\?\n<attachment name="paste.txt"/);
+});
+
+test('cost figures carry no binary noise', () => {
+  const guard = new ContextGuard({ model: 'gpt-4o', contextWindow: 128000 });
+  let noisy = 0;
+  for (let n = 1; n <= 200; n += 1) {
+    const cost = guard.measure([{ role: 'user', content: 'word '.repeat(n) }]).cost;
+    for (const key of ['cachedInputUsd', 'uncachedInputUsd', 'outputUsd', 'totalUsd']) {
+      assert.equal(cost[key], Number(cost[key].toFixed(9)), `${key} ${cost[key]}`);
+    }
+    // The same product computed in JS shows the noise the rounding removes.
+    const raw = cost.uncachedInputTokens * (cost.pricing.input / 1e6);
+    if (raw !== Number(raw.toFixed(9))) noisy += 1;
+  }
+  assert.ok(noisy > 0, 'some raw products are noisy, so the check above means something');
+});

@@ -122,3 +122,26 @@ test('readAttachmentTool in both formats', () => {
   assert.equal(anthropic.input_schema.properties.offset.type, 'integer');
   throwsCtxguard(() => readAttachmentTool({ format: 'cohere' }), 'INVALID_OPTIONS');
 });
+
+test('an OpenAI file part with a text data URL is counted as its text and previewed', async () => {
+  const { ContextGuard, countMessages, listAttachments } = await import('ctxguard');
+  const text = 'The quick brown fox jumps over the lazy dog.\n'.repeat(23000); // ~1 MB
+  const dataUrl = `data:text/plain;base64,${Buffer.from(text).toString('base64')}`;
+  const asData = [{ role: 'user', content: [{ type: 'text', text: 'Summarize.' }, { type: 'file', file: { filename: 'notes.txt', file_data: dataUrl } }] }];
+  const asText = [{ role: 'user', content: [{ type: 'text', text: 'Summarize.' }, { type: 'file', file: { filename: 'notes.txt', text } }] }];
+  // The same tokens as the text given as file.text (it was a flat 3,000-token allowance).
+  assert.equal(countMessages(asData, { model: 'gpt-4o' }).total, countMessages(asText, { model: 'gpt-4o' }).total);
+  assert.ok(countMessages(asData, { model: 'gpt-4o' }).total > 200000);
+  assert.equal(listAttachments(asData)[0].text, text);
+  const r = await new ContextGuard({ model: 'gpt-4o' }).prepare(asData);
+  assert.deepEqual(r.traces.map((t) => t.operation), ['attachment_preview']);
+  const sent = r.messages[0].content[1].file.file_data;
+  assert.ok(sent.startsWith('data:text/plain;base64,'));
+  const preview = Buffer.from(sent.slice(sent.indexOf(',') + 1), 'base64').toString('utf8');
+  assert.ok(preview.length < text.length / 10);
+  assert.match(preview, /^The quick brown fox/);
+  assert.ok(r.metrics.usedTokens <= r.metrics.usableLimit);
+  // Unchanged when it fits: the same data URL, byte for byte.
+  const small = [{ role: 'user', content: [{ type: 'file', file: { file_data: 'data:text/plain;base64,aGVsbG8K' } }] }];
+  assert.deepEqual((await new ContextGuard({ model: 'gpt-4o' }).prepare(small)).messages, small);
+});

@@ -42,6 +42,7 @@ import {
   type GuardSourcesOptions,
   type GuardSourcesResult,
   type ProtectionTrace,
+  type DropReason,
   type CacheStats,
   type CalibrationState,
   type CalibrationSummary,
@@ -170,6 +171,10 @@ guard.observeUsage({ messages });
 const sourcesOptions: GuardSourcesOptions = { tools, emergency: false, onTrace: (t: ProtectionTrace) => void t.operation };
 const guarded: GuardSourcesResult = guard.guardSources(messages, sourcesOptions);
 const traces: ProtectionTrace[] = guarded.traces;
+const dropped: { index: number | null; reason: DropReason | null; calls: string[] | null }[] = traces
+  .filter((t) => t.operation === 'message_dropped')
+  .map((t) => ({ index: t.messageIndex, reason: t.reason, calls: t.callIds }));
+void dropped;
 const compactedOut: CompactResult = compactToolOutput('log', { limit: 100, retrievalTool: 'get', callId: 'c1' });
 const previewOut: CompactResult = previewAttachment('text', { limit: 100, name: 'a.txt', type: 'text/plain' });
 const readTool: WireTool = readAttachmentTool({ format: 'anthropic' });
