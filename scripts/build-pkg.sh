@@ -9,9 +9,33 @@
 # table only), for pages that only count; and pkg/gemini/ with Gemini's vocabulary (gemma3) and
 # no OpenAI one (`ctxguard/gemini`: Gemini models count exact text there). CTXGUARD_VARIANTS=0
 # skips all but the first (a faster local build; the package is then incomplete).
+#
+# The wasm builds (wasm-pack, wasm-opt) are skipped when pkg/ was built from the same inputs: the
+# crate's sources (src/ but the JS files, except src/js/json.js, which the binding compiles in),
+# Cargo.toml and Cargo.lock, this script, the toolchain's versions and CTXGUARD_VARIANTS — their
+# hash is pkg/.build-stamp. finish-pkg.mjs (the JS entries, types, README, package.json; seconds)
+# runs every time. CTXGUARD_REBUILD=1 rebuilds anyway.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
+
+inputs_stamp() {
+  {
+    { find src -path src/js -prune -o -type f -print; echo src/js/json.js; echo Cargo.toml; echo Cargo.lock; echo scripts/build-pkg.sh; } |
+      LC_ALL=C sort | xargs sha256sum
+    rustc --version
+    wasm-pack --version
+    wasm-bindgen --version
+    node_modules/.bin/wasm-opt --version 2>/dev/null || true
+    echo "variants=${CTXGUARD_VARIANTS:-1}"
+  } | sha256sum | cut -d' ' -f1
+}
+stamp=$(inputs_stamp)
+if [ "${CTXGUARD_REBUILD:-0}" != 1 ] && [ -f pkg/.build-stamp ] && [ "$(cat pkg/.build-stamp)" = "$stamp" ]; then
+  echo "[build-pkg] the wasm builds in pkg/ are up to date with their sources (CTXGUARD_REBUILD=1 rebuilds them)"
+  node scripts/finish-pkg.mjs
+  exit 0
+fi
 
 rm -rf pkg
 # wasm-pack's own wasm-opt step stays off (Cargo.toml metadata): it would fetch binaryen from the
@@ -63,3 +87,4 @@ for dir in pkg pkg/o200k pkg/cl100k pkg/o200k/count pkg/cl100k/count pkg/gemini;
   mv "$dir/ctxguard_wasm_bg.opt.wasm" "$dir/ctxguard_wasm_bg.wasm"
 done
 node scripts/finish-pkg.mjs
+echo "$stamp" > pkg/.build-stamp
