@@ -80,6 +80,7 @@ const metadata = JSON.parse(
 );
 const crate = metadata.packages.find((p) => p.name === 'ctxguard');
 if (!crate) fail('cargo metadata does not list the ctxguard crate');
+if (!/^https:\/\/github\.com\/[^/]+\/[^/]+$/.test(crate.repository ?? '')) fail('Cargo.toml needs `repository = "https://github.com/<owner>/<name>"` (package.json and the README link there)');
 
 // Entries and types.
 copyFileSync(join(js, 'api.js'), join(pkg, 'api.js'));
@@ -153,7 +154,11 @@ const manifest = {
   version: crate.version,
   description: crate.description ?? undefined,
   license: crate.license ?? undefined,
-  ...(crate.repository ? { repository: { type: 'git', url: crate.repository } } : {}),
+  // Where npm's page links to (the README's links are absolute for the same reason: the docs are
+  // not in the package). From Cargo.toml's `repository` and `homepage`; the issues under it.
+  repository: { type: 'git', url: `git+${crate.repository}.git` },
+  homepage: crate.homepage ?? `${crate.repository}#readme`,
+  bugs: { url: `${crate.repository}/issues` },
   type: 'module',
   main: './node.js',
   module: './index.js',
