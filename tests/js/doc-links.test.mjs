@@ -1,6 +1,8 @@
 // Every relative link of README.md, CONTRIBUTING.md and docs/*.md points at a file of the
 // repository, and every #fragment at a heading of the page it names (GitHub's anchor rule), so the
-// short README and the docs/ pages cannot drift apart silently.
+// short README and the docs/ pages cannot drift apart silently. Absolute links into the
+// repository on GitHub (the README's, which npm shows without the docs/ folder) are checked the
+// same way, against the files here.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
@@ -31,6 +33,11 @@ function anchors(markdown) {
   return out;
 }
 
+// `https://github.com/<owner>/<name>` from Cargo.toml: links under `/blob/main/` or `/tree/main/`
+// name a file or folder of this repository.
+const repository = /^repository\s*=\s*"([^"]+)"/m.exec(readFileSync(join(root, 'Cargo.toml'), 'utf8'))?.[1];
+const inRepo = repository && new RegExp(`^${repository.replace(/[.]/g, '\\.')}/(?:blob|tree)/main/`);
+
 const pages = ['README.md', 'CONTRIBUTING.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 
 test('relative links of the documentation resolve', () => {
@@ -39,9 +46,10 @@ test('relative links of the documentation resolve', () => {
   for (const page of pages) {
     const text = readFileSync(join(root, page), 'utf8');
     for (const [, link] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
-      if (/^[a-z]+:/.test(link)) continue;
-      const [path, fragment] = link.split('#');
-      const target = path ? normalize(join(dirname(page), path)) : page;
+      const absolute = inRepo && inRepo.test(link);
+      if (/^[a-z]+:/.test(link) && !absolute) continue;
+      const [path, fragment] = (absolute ? link.replace(inRepo, '') : link).split('#');
+      const target = absolute ? normalize(path) : path ? normalize(join(dirname(page), path)) : page;
       checked++;
       if (!existsSync(join(root, target))) broken.push(`${page}: ${link} (no ${target})`);
       else if (fragment && target.endsWith('.md') && !anchors(readFileSync(join(root, target), 'utf8')).has(fragment)) {
@@ -50,6 +58,7 @@ test('relative links of the documentation resolve', () => {
     }
   }
   assert.ok(checked > 50, `${checked} links checked`);
+  assert.ok(repository, 'Cargo.toml names the repository');
   assert.deepEqual(broken, []);
 });
 

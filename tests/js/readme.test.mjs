@@ -1,18 +1,23 @@
-// Every ```js block of README.md and of docs/*.md runs as its own ES module against the built
-// package, so the documentation cannot drift from the API. A block fenced as ```js no-run is
-// shown but not run. Blocks may use `assert` (node:assert/strict) to state their results.
+// The documentation as a reader meets it. Every ```js block of README.md and of docs/*.md runs
+// exactly as a reader runs it: copied alone into a file in a fresh folder where the packed
+// package was installed with `npm install`, then `node <file>.mjs` — no prelude, no helpers: a
+// block's imports (`node:assert/strict` among them) are part of it. A block fenced ```js no-run
+// needs a network or a browser: shown, not run.
+//
+// And what npm shows of the package: package.json's `repository`, `homepage` and `bugs`; a
+// packed README whose links all work outside the repository (absolute, or into the package);
+// the sizes it gives, against the built files; the clone's two commands on its first screen.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-// Inside the repository, so that `import ... from 'ctxguard'` resolves through node_modules/.
-const work = join(root, 'target', 'readme-snippets');
-rmSync(work, { recursive: true, force: true });
-mkdirSync(work, { recursive: true });
+const pkg = join(root, 'pkg');
 
 /** [{ line, info, code }] for each fenced block whose language is js/javascript/mjs. */
 export function jsBlocks(markdown) {
@@ -35,25 +40,33 @@ export function jsBlocks(markdown) {
 }
 
 /** README.md and docs/*.md, as paths relative to the repository. */
-const documents = [
-  'README.md',
-  ...(existsSync(join(root, 'docs')) ? readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`) : []),
-];
+const documents = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+
+// The reader's folder: the tarball `npm pack` makes of pkg/, installed by npm (offline: the
+// package has no dependencies), as `npm install ctxguard` would.
+let reader;
+let packed; // npm pack --json's entry: filename, files
+before(() => {
+  reader = mkdtempSync(join(tmpdir(), 'ctxguard-reader-'));
+  [packed] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', reader, '--loglevel=error'], { cwd: pkg, encoding: 'utf8' }));
+  writeFileSync(join(reader, 'package.json'), '{ "name": "reader", "private": true }\n');
+  execFileSync('npm', ['install', `./${packed.filename}`, '--offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: reader, stdio: ['ignore', 'pipe', 'pipe'] });
+  assert.ok(existsSync(join(reader, 'node_modules', 'ctxguard', 'package.json')), 'npm installed the package');
+});
+after(() => reader && rmSync(reader, { recursive: true, force: true }));
 
 for (const doc of documents) {
-  const path = join(root, doc);
-  const blocks = existsSync(path) ? jsBlocks(readFileSync(path, 'utf8')) : [];
-  test(`${doc} \`\`\`js blocks run`, { skip: blocks.length === 0 && `${doc} has no \`\`\`js blocks yet` }, async (t) => {
+  const blocks = jsBlocks(readFileSync(join(root, doc), 'utf8'));
+  test(`${doc}: every \`\`\`js block runs as copied`, { skip: blocks.length === 0 && `${doc} has no \`\`\`js blocks` }, async (t) => {
     for (const block of blocks) {
       const runnable = !/\bno-run\b/.test(block.info);
-      await t.test(`${doc} line ${block.line}`, { skip: !runnable && 'marked no-run' }, () => {
-        const file = join(work, `${doc.replace(/[^A-Za-z0-9]+/g, '-')}-line-${block.line}.mjs`);
-        const prelude = /\bimport\s+assert\b/.test(block.code) ? '' : "import assert from 'node:assert/strict';\n";
-        writeFileSync(file, `${prelude}${block.code}\n`);
+      await t.test(`${doc} line ${block.line}`, { skip: !runnable && 'marked no-run (needs a network or a browser)' }, () => {
+        const file = join(reader, `${doc.replace(/[^A-Za-z0-9]+/g, '-')}-line-${block.line}.mjs`);
+        writeFileSync(file, `${block.code}\n`);
         try {
-          execFileSync(process.execPath, [file], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+          execFileSync(process.execPath, [file], { cwd: reader, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
         } catch (err) {
-          assert.fail(`${doc} block at line ${block.line} failed:\n${block.code}\n--- stderr ---\n${err.stderr ?? err.message}`);
+          assert.fail(`${doc} block at line ${block.line} failed when run alone:\n${block.code}\n--- stderr ---\n${err.stderr ?? err.message}`);
         }
       });
     }
@@ -69,4 +82,58 @@ test('the snippet extractor finds blocks and honours no-run', () => {
     jsBlocks(md).map((b) => [b.line, b.info, b.code]),
     [[2, '', "console.log('a');"], [5, 'no-run', 'fetch(x)'], [11, '', 'const x = 1;']],
   );
+});
+
+test('package.json names the repository, the home page and where to report bugs', () => {
+  const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8'));
+  const repo = /^git\+(https:\/\/github\.com\/[^/]+\/[^/]+)\.git$/.exec(manifest.repository?.url ?? '');
+  assert.ok(repo, `repository.url: ${JSON.stringify(manifest.repository)}`);
+  assert.equal(manifest.repository.type, 'git');
+  assert.equal(manifest.homepage, `${repo[1]}#readme`);
+  assert.deepEqual(manifest.bugs, { url: `${repo[1]}/issues` });
+});
+
+test('the packed README links only to the web or into the package', () => {
+  const readme = readFileSync(join(pkg, 'README.md'), 'utf8');
+  assert.equal(readme, readFileSync(join(root, 'README.md'), 'utf8'));
+  const shipped = new Set(packed.files.map((f) => f.path));
+  const bad = [];
+  let links = 0;
+  for (const [, link] of readme.matchAll(/\]\(([^)\s]+)\)/g)) {
+    links += 1;
+    if (/^https:\/\//.test(link) || link.startsWith('#')) continue;
+    if (!shipped.has(link.split('#')[0])) bad.push(link);
+  }
+  assert.ok(links > 20, `${links} links`);
+  assert.deepEqual(bad, [], 'relative links to files npm does not ship');
+});
+
+test('the clone\'s two commands are on the README\'s first screen', () => {
+  const firstScreen = readFileSync(join(root, 'README.md'), 'utf8').split('\n').slice(0, 45).join('\n');
+  assert.match(firstScreen, /^make demo\s+#/m);
+  assert.match(firstScreen, /^make test\s+#/m);
+  assert.match(firstScreen, /npm install ctxguard/);
+});
+
+/** gzip -9 bytes of what a page downloads for an entry: its bundled browser module and its .wasm. */
+function download(dir) {
+  return ['index.js', 'ctxguard_wasm_bg.wasm'].reduce((n, f) => n + gzipSync(readFileSync(join(pkg, dir, f)), { level: 9 }).length, 0);
+}
+
+test('the README gives the measured download of each entry (gzip -9, browser module + .wasm)', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  for (const [entry, dir] of [
+    ['ctxguard', '.'],
+    ['ctxguard/o200k', 'o200k'],
+    ['ctxguard/cl100k', 'cl100k'],
+    ['ctxguard/o200k/count', 'o200k/count'],
+    ['ctxguard/cl100k/count', 'cl100k/count'],
+    ['ctxguard/gemini', 'gemini'],
+  ]) {
+    const row = readme.split('\n').find((l) => l.startsWith(`| \`${entry}\` |`));
+    assert.ok(row, `the entries table has a row for ${entry}`);
+    const stated = Number(/([\d.]+) MB \|\s*$/.exec(row)?.[1]);
+    const measured = download(dir) / 1e6;
+    assert.ok(Math.abs(stated - measured) <= 0.02, `${entry}: the README says ${stated} MB, the build is ${measured.toFixed(3)} MB`);
+  }
 });
