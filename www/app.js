@@ -15,6 +15,7 @@ import { createReader } from './reader-view.js';
 import { rowsFor } from './rows-more.js';
 import { sample } from './sample.js';
 import { sampleIn } from './sample-formats.js';
+import { createChat } from './chat-view.js';
 import { createSession } from './session-view.js';
 import { renderTraces } from './traces-view.js';
 
@@ -67,6 +68,8 @@ function fatal(title, detail) {
   document.documentElement.dataset.status = 'fatal';
   setStatus('Not running');
   $('app').hidden = true;
+  $('chat').hidden = true;
+  $('inspector-title').hidden = true;
   fill($('fatal'), h('h2', {}, title), h('p', {}, detail));
   $('fatal').hidden = false;
 }
@@ -108,9 +111,12 @@ async function boot() {
   reader = createReader($('reader-card'), api);
   compaction = createCompaction($('compaction-card'), api, () => lastValid);
   createSession($('session-card'), api, () => lastValid);
+  const chat = createChat($('chat'), api).catch((e) => {
+    $('chat-status').textContent = `The chat could not start: ${e?.code ?? e?.name ?? 'Error'}: ${e?.message ?? e}`;
+  });
   wire();
   $('app').removeAttribute('aria-busy');
-  await update();
+  await Promise.all([update(), chat]);
 }
 
 function populateModels(models) {
