@@ -59,8 +59,8 @@ pub fn check_json_data(value: &JsValue, what: &str, code: ErrorCode, indexed: bo
 
 /// An options bag whose fields are all optional strings (`countTokens`'s), read without JSON so
 /// that the counting-only build carries no JSON parser: the same checks and errors as
-/// `json_input::options` — defaults for `undefined`/`null`, an object required, JSON-dropped values
-/// (`undefined`, callbacks) ignored, a wrong type or an unknown field an `INVALID_OPTIONS` error.
+/// `json_input::options` — defaults for `undefined`/`null`, an object required, `undefined` fields
+/// ignored, a wrong type or an unknown field (a function in one too) an `INVALID_OPTIONS` error.
 pub fn string_options<const N: usize>(value: &JsValue, what: &str, names: [&str; N]) -> Result<[Option<String>; N]> {
     let mut out: [Option<String>; N] = std::array::from_fn(|_| None);
     if value.is_undefined() || value.is_null() {
