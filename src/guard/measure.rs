@@ -3,6 +3,7 @@
 
 use crate::format::Request;
 use crate::message::{Facts, Message};
+use crate::provider::models::CountKind;
 use crate::provider::pricing::{self, CacheRule};
 use crate::report::metrics::{ContextMetrics, CountSource, CountedMessage, SourceBreakdown};
 
@@ -84,6 +85,9 @@ impl Guard {
         }
         metrics.memory = self.memory.metrics();
         metrics.breaker = self.breaker.metrics();
+        if self.model.kind == CountKind::Estimate {
+            metrics.missing_vocabulary = self.model.vocabulary.map(str::to_string);
+        }
         metrics.clearing = self.clearing_settings();
         metrics.calibration = self.calibration_summary();
         metrics.cost = self.ledger.pricing.map(|(p, builtin)| {

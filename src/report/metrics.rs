@@ -169,6 +169,11 @@ pub struct ContextMetrics {
     /// The summarizer's circuit breaker.
     #[serde(default)]
     pub breaker: BreakerMetrics,
+    /// The vocabulary that would make these counts exact (`loadVocabulary(name)`, then a new
+    /// guard) while this guard counts the model's estimate; `null` when there is none to load
+    /// (docs/vocabularies.md).
+    #[serde(default)]
+    pub missing_vocabulary: Option<String>,
 }
 
 /// What the guard remembers of the conversation (see `guard::memory`).
@@ -288,6 +293,7 @@ impl ContextMetrics {
             clearing: Clearing::default(),
             memory: MemoryMetrics::default(),
             breaker: BreakerMetrics::default(),
+            missing_vocabulary: None,
         }
     }
 }

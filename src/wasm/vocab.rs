@@ -13,7 +13,10 @@ use crate::tokens::loaded;
 pub fn vocabulary_file(name: JsValue) -> Result<String, JsValue> {
     run(|| {
         let name = text_arg(&name, "name")?;
-        loaded::resolve_name(&name).map(str::to_string)
+        match loaded::resolve_name(&name) {
+            Ok(file) => Ok(file.to_string()),
+            Err(e) => crate::provider::models::info(&name).vocabulary.map(str::to_string).ok_or(e),
+        }
     })
 }
 
