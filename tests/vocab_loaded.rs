@@ -69,8 +69,8 @@ fn llama3_starts_with_cl100k_base() {
     let tokens = v.tokens();
     let base = cl.starts.len() - 1;
     assert_eq!(base, 100_256);
-    for r in 0..base {
-        assert_eq!(&cl.bytes[cl.starts[r] as usize..cl.starts[r + 1] as usize], tokens[r].as_slice(), "rank {r}");
+    for (r, t) in tokens.iter().enumerate().take(base) {
+        assert_eq!(&cl.bytes[cl.starts[r] as usize..cl.starts[r + 1] as usize], t.as_slice(), "rank {r}");
     }
 }
 
