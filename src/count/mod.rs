@@ -35,6 +35,7 @@ pub mod attachment;
 pub mod gemini;
 pub mod image;
 pub mod profile;
+pub mod template;
 pub mod tools;
 
 use serde::{Deserialize, Serialize};
@@ -65,6 +66,16 @@ pub struct RequestCount {
 pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
     if is_gemini_exact(profile) {
         return gemini::count_message(profile, message);
+    }
+    if let Some(t) = profile.template {
+        let (mut count, facts) = template::count_message(t, profile.encoding, message);
+        count.template = facts;
+        // Images, files and audio as the profile counts them (templates render text only).
+        let media = count_message(&Profile { template: None, ..profile.clone() }, message);
+        count.images = media.images;
+        count.attachments = media.attachments;
+        count.total = count.total.saturating_add(media.images).saturating_add(media.attachments);
+        return count;
     }
     let enc = profile.encoding;
     let openai = profile.provider == Provider::Openai;
@@ -141,7 +152,7 @@ pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
     let attachments = profile.scale(raw_attachments).saturating_add(flat_attachments);
     let total =
         framing.saturating_add(text).saturating_add(attachments).saturating_add(images).saturating_add(tool_calls);
-    MessageCount { total, text, attachments, images, tool_calls, framing }
+    MessageCount { total, text, attachments, images, tool_calls, framing, ..Default::default() }
 }
 
 /// Count a request with `tool_choice` auto.
@@ -170,7 +181,7 @@ pub fn count_request_from(
     tool_choice: &ToolChoice,
 ) -> RequestCount {
     let tool_definitions = tool_definition_tokens(profile, messages, tools, tool_choice);
-    let priming = profile.framing.reply_priming;
+    let priming = priming(profile, messages.iter().map(|m| m.role).zip(per_message.iter().copied()));
     let accuracy = if is_gemini_exact(profile) && gemini::media_is_estimated(messages) {
         CountKind::Estimate
     } else {
@@ -182,6 +193,19 @@ pub fn count_request_from(
         .saturating_add(tool_definitions)
         .saturating_add(priming);
     RequestCount { total, per_message, tool_definitions, priming, accuracy }
+}
+
+/// Tokens outside the messages' own counts: the reply priming, or for a chat template its
+/// request-level tokens (`template::overhead`), from each message's role and count.
+pub fn priming(profile: &Profile, turns: impl Iterator<Item = (Role, MessageCount)>) -> usize {
+    match profile.template {
+        Some(t) => {
+            let turns: Vec<(Role, MessageCount, crate::message::TemplateFacts)> =
+                turns.map(|(r, c)| (r, c, c.template)).collect();
+            template::overhead(t, profile.encoding, &turns)
+        }
+        None => profile.framing.reply_priming,
+    }
 }
 
 /// Gemini with its own tokenizer: Google's local tokenizer's rules (`gemini`).
@@ -201,6 +225,10 @@ pub fn tool_definition_tokens(
         return 0;
     }
     let enc = profile.encoding;
+    if let Some(t) = profile.template {
+        let first_system = messages.first().filter(|m| m.role == Role::System);
+        return template::tool_definition_tokens(t, enc, first_system, tools);
+    }
     match profile.tool_rule {
         ToolRule::OpenaiNamespace { nested_descriptions } => {
             let rendered = tools::render_openai_namespace(tools, nested_descriptions);

@@ -92,11 +92,12 @@ impl Guard {
     /// What the clearing plan needs of the request: each message's tokens (before layer 1), the
     /// tokens outside the messages, and the trigger, in tokens of the counting encoding.
     fn request_tokens(&mut self, request: &Request) -> sources::pass::RequestTokens {
-        let per_message = request.messages.iter().map(|m| self.facts(m).raw.total).collect();
+        let facts: Vec<_> = request.messages.iter().map(|m| self.facts(m)).collect();
+        let per_message = facts.iter().map(|f| f.raw.total).collect();
         let tools = self.counter.tools(request);
         sources::pass::RequestTokens {
             per_message,
-            base: tools.tokens + self.counter.reply_priming(),
+            base: tools.tokens + self.counter.priming_of(&facts),
             trigger: self.counter.raw_budget(self.budget.trigger_limit as usize),
         }
     }

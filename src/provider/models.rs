@@ -312,6 +312,22 @@ pub fn exact_with(info: &ModelInfo, encoding: Encoding) -> bool {
     }
 }
 
+/// The chat template a row's model renders its messages with, where ctxguard counts it
+/// (`count::template`): Llama 3.0 and 3.1+, Qwen 3, DeepSeek V3 and R1, gpt-oss (harmony).
+fn template_of(spec: &ModelSpec) -> Option<crate::count::template::Template> {
+    use crate::count::template::Template;
+    Some(match spec.prefix {
+        "llama-3" | "llama3" | "meta-llama-3" | "meta.llama3" => Template::Llama3,
+        "llama-3.1" | "llama-3.2" | "llama-3.3" | "llama3.1" | "llama3.2" | "llama3.3" | "meta-llama-3.1"
+        | "meta.llama3-1" | "meta.llama3-2" | "meta.llama3-3" => Template::Llama31,
+        "qwen3" => Template::Qwen3,
+        "deepseek-chat" | "deepseek-v3" => Template::DeepseekV3,
+        "deepseek-reasoner" | "deepseek-r1" | "deepseek-r1:671b" => Template::DeepseekR1,
+        "gpt-oss" => Template::Harmony,
+        _ => return None,
+    })
+}
+
 /// Every row of the table, resolved.
 pub fn known_models() -> Vec<ModelInfo> {
     MODELS.iter().map(|spec| info(spec.prefix)).collect()
@@ -322,6 +338,15 @@ pub fn known_models() -> Vec<ModelInfo> {
 pub fn profile(info: &ModelInfo) -> crate::count::Profile {
     use crate::count::{ImageRule, Profile};
     let name = normalize(&info.model);
+    // A model counted with its own vocabulary (or o200k for gpt-oss) and its own chat template.
+    let template = lookup(&info.model).and_then(template_of).filter(|_| info.kind == CountKind::Exact);
+    if let Some(t) = template {
+        let mut p = Profile::template(info.provider, info.encoding, t);
+        if t == crate::count::template::Template::Harmony {
+            p.image_rule = ImageRule::GPT_4O;
+        }
+        return p;
+    }
     let mut p = match info.provider {
         Provider::Openai if info.kind == CountKind::Exact => {
             let image = if name.starts_with("gpt-4o-mini") {
