@@ -143,3 +143,23 @@ test('a Hugging Face tokenizer.json loads as bytes and counts as the packaged fi
   json.pre_tokenizer = { type: 'Whitespace' };
   await assert.rejects(loadVocabulary(new TextEncoder().encode(JSON.stringify(json))), (e) => e.code === 'UNSUPPORTED_VOCABULARY' && /Whitespace/.test(e.message));
 });
+
+test('ctxguard/worker: loadVocabulary in the worker makes its counts exact there', async () => {
+  const { Worker } = await import('node:worker_threads');
+  const { connectGuardWorker } = await import('ctxguard/worker');
+  const worker = new Worker(new URL('./fixtures/guard-worker.mjs', import.meta.url));
+  try {
+    const w = await connectGuardWorker(worker);
+    assert.equal((await w.modelInfo('llama3.1:8b')).kind, 'estimate');
+    const info = await w.loadVocabulary('llama3.1:8b');
+    assert.equal(info.encoding, 'llama3');
+    assert.equal((await w.modelInfo('llama3.1:8b')).kind, 'exact');
+    const text = 'Die Katze sitzt auf der Matte. 猫がマットの上に座っている。';
+    assert.equal(await w.countTokens(text, { model: 'llama3.1:8b' }), reference('llama3')(text));
+    // Bytes the host read itself go over too.
+    const again = await w.loadVocabulary(readFileSync(join(root, 'pkg', 'vocab', 'llama3.bin')));
+    assert.equal(again.loadedNow, false);
+  } finally {
+    await worker.terminate();
+  }
+});
