@@ -71,10 +71,10 @@ pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
         let (mut count, facts) = template::count_message(t, profile.encoding, message);
         count.template = facts;
         // Images, files and audio as the profile counts them (templates render text only).
-        let media = count_message(&Profile { template: None, ..profile.clone() }, message);
-        count.images = media.images;
-        count.attachments = media.attachments;
-        count.total = count.total.saturating_add(media.images).saturating_add(media.attachments);
+        let (attachments, images) = media_tokens(profile, message);
+        count.images = images;
+        count.attachments = attachments;
+        count.total = count.total.saturating_add(images).saturating_add(attachments);
         return count;
     }
     let enc = profile.encoding;
@@ -153,6 +153,31 @@ pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
     let total =
         framing.saturating_add(text).saturating_add(attachments).saturating_add(images).saturating_add(tool_calls);
     MessageCount { total, text, attachments, images, tool_calls, framing, ..Default::default() }
+}
+
+/// `(attachments, images)` of a message's non-text parts, counted as `count_message` counts them
+/// (files by name and extracted text or a flat allowance, audio, images by the profile's rule).
+fn media_tokens(profile: &Profile, message: &Message) -> (usize, usize) {
+    let Content::Parts(parts) = &message.content else { return (0, 0) };
+    let enc = profile.encoding;
+    let (mut attachments, mut images) = (0usize, 0usize);
+    for part in parts {
+        match part {
+            Part::Image { width, height, detail, .. } => {
+                images = images.saturating_add(profile.image_rule.tokens(*width, *height, detail.as_deref()));
+            }
+            Part::File { name, text, .. } => {
+                attachments += name.as_deref().map_or(0, |n| tokens::count(enc, n));
+                attachments += match text.as_deref() {
+                    Some(t) => tokens::count(enc, t),
+                    None => profile.opaque_file_tokens,
+                };
+            }
+            Part::Audio { extra } => attachments += audio_tokens(profile, extra),
+            _ => {}
+        }
+    }
+    (attachments, images)
 }
 
 /// Count a request with `tool_choice` auto.

@@ -55,21 +55,33 @@ struct Render {
     enc: Encoding,
     tokens: usize,
     text: String,
+    /// Special tokens and the template's own words, counted alone (the message's framing in
+    /// its breakdown; the rest is its text).
+    framing: usize,
 }
 
 impl Render {
     fn new(enc: Encoding) -> Render {
-        Render { enc, tokens: 0, text: String::new() }
+        Render { enc, tokens: 0, text: String::new(), framing: 0 }
     }
 
     /// A special token of the template (one token; it cuts the text around it).
     fn special(&mut self) -> &mut Self {
         self.flush();
         self.tokens += 1;
+        self.framing += 1;
         self
     }
 
+    /// The message's own text (content, names, arguments).
     fn text(&mut self, s: &str) -> &mut Self {
+        self.text.push_str(s);
+        self
+    }
+
+    /// The template's own words around it.
+    fn lit(&mut self, s: &str) -> &mut Self {
+        self.framing += tokens::count(self.enc, s);
         self.text.push_str(s);
         self
     }
@@ -84,6 +96,12 @@ impl Render {
     fn total(mut self) -> usize {
         self.flush();
         self.tokens
+    }
+
+    /// `(total, framing)`.
+    fn finish(mut self) -> (usize, usize) {
+        self.flush();
+        (self.tokens, self.framing.min(self.tokens))
     }
 }
 
@@ -189,11 +207,11 @@ pub fn count_message(template: Template, enc: Encoding, m: &Message) -> (Message
     let role = m.role;
     let mut facts = TemplateFacts::default();
     let mut r = Render::new(enc);
-    let (total, body) = match template {
+    let r = match template {
         Template::Llama3 => {
             let body = js_trim(&content).to_string();
-            r.special().text(role.as_str()).special().text("\n\n").text(&body).special();
-            (r.total(), body)
+            r.special().lit(role.as_str()).special().lit("\n\n").text(&body).special();
+            r
         }
         Template::Llama31 => {
             let body = js_trim(&content).to_string();
@@ -204,14 +222,14 @@ pub fn count_message(template: Template, enc: Encoding, m: &Message) -> (Message
                 }
                 Role::Tool => {
                     r.special()
-                        .text("ipython")
+                        .lit("ipython")
                         .special()
-                        .text("\n\n")
+                        .lit("\n\n")
                         .text(&tojson(&Value::String(content.clone()), None));
                     r.special();
                 }
                 Role::Assistant if !m.tool_calls.is_empty() => {
-                    r.special().text("assistant").special().text("\n\n");
+                    r.special().lit("assistant").special().lit("\n\n");
                     for c in &m.tool_calls {
                         r.text(&format!(
                             "{{\"name\": \"{}\", \"parameters\": {}}}",
@@ -222,16 +240,16 @@ pub fn count_message(template: Template, enc: Encoding, m: &Message) -> (Message
                     r.special();
                 }
                 _ => {
-                    r.special().text(role.as_str()).special().text("\n\n").text(&body).special();
+                    r.special().lit(role.as_str()).special().lit("\n\n").text(&body).special();
                 }
             }
-            (r.total(), body)
+            r
         }
         Template::Qwen3 => {
             match role {
                 Role::Tool => {
                     // In a run of tool results (the run's wrapper is in `overhead`).
-                    r.text("\n<tool_response>\n").text(&content).text("\n</tool_response>");
+                    r.lit("\n<tool_response>\n").text(&content).lit("\n</tool_response>");
                 }
                 Role::Assistant => {
                     let reasoning_field = m.extra.get("reasoning_content").and_then(Value::as_str);
@@ -246,37 +264,36 @@ pub fn count_message(template: Template, enc: Encoding, m: &Message) -> (Message
                         None => (content.clone(), String::new()),
                     };
                     let calls = qwen_calls(&m.tool_calls, !shown.is_empty());
-                    let plain = {
+                    let (plain, plain_framing) = {
                         let mut r = Render::new(enc);
-                        r.special().text("assistant\n").text(&shown).text(&calls).special().text("\n");
-                        r.total()
+                        r.special().lit("assistant\n").text(&shown).text(&calls).special().lit("\n");
+                        r.finish()
                     };
                     let thinking = {
                         let mut r = Render::new(enc);
                         r.special()
-                            .text("assistant\n<think>\n")
+                            .lit("assistant\n<think>\n")
                             .text(reasoning.trim_matches('\n'))
-                            .text("\n</think>\n\n")
+                            .lit("\n</think>\n\n")
                             .text(shown.trim_start_matches('\n'))
                             .text(&calls)
                             .special()
-                            .text("\n");
+                            .lit("\n");
                         r.total()
                     };
                     facts.after_query = (if reasoning.is_empty() { plain } else { thinking }) as u32;
                     facts.after_query_last = thinking as u32;
                     r.tokens = plain;
-                    let body = shown;
-                    return finish(enc, m, r.total(), &body, facts);
+                    r.framing = plain_framing;
                 }
                 _ => {
                     facts.tool_response_user = role == Role::User
                         && content.starts_with("<tool_response>")
                         && content.ends_with("</tool_response>");
-                    r.special().text(role.as_str()).text("\n").text(&content).special().text("\n");
+                    r.special().lit(role.as_str()).lit("\n").text(&content).special().lit("\n");
                 }
             }
-            (r.total(), content.clone())
+            r
         }
         Template::DeepseekV3 | Template::DeepseekR1 => {
             let r1 = template == Template::DeepseekR1;
@@ -290,7 +307,7 @@ pub fn count_message(template: Template, enc: Encoding, m: &Message) -> (Message
                 Role::Tool => {
                     // A later output (`overhead` adds the first one's difference).
                     if !r1 {
-                        r.text("\n");
+                        r.lit("\n");
                     }
                     r.special().text(&content).special();
                 }
@@ -302,17 +319,17 @@ pub fn count_message(template: Template, enc: Encoding, m: &Message) -> (Message
                         // Later calls: "\n<｜tool▁call▁begin｜>type<｜tool▁sep｜>name\n```json\nargs\n```<｜tool▁call▁end｜>".
                         let call = |r: &mut Render, c: &ToolCall| {
                             r.special()
-                                .text("function")
+                                .lit("function")
                                 .special()
                                 .text(&c.name)
-                                .text("\n```json\n")
+                                .lit("\n```json\n")
                                 .text(&c.arguments)
-                                .text("\n```")
+                                .lit("\n```")
                                 .special();
                         };
                         let mut later = Render::new(enc);
                         for c in &m.tool_calls {
-                            later.text("\n");
+                            later.lit("\n");
                             call(&mut later, c);
                             if !r1 {
                                 later.special().special();
@@ -321,7 +338,7 @@ pub fn count_message(template: Template, enc: Encoding, m: &Message) -> (Message
                         if r1 {
                             later.special().special();
                         }
-                        let later = later.total();
+                        let (later, later_framing) = later.finish();
                         // The first tool-calling message of a conversation: its first call opens
                         // with <｜Assistant｜><｜tool▁calls▁begin｜> (after the content for R1), and
                         // for V3 the closing pair follows only the later calls.
@@ -333,7 +350,7 @@ pub fn count_message(template: Template, enc: Encoding, m: &Message) -> (Message
                         }
                         for (i, c) in m.tool_calls.iter().enumerate() {
                             if i > 0 {
-                                first.text("\n");
+                                first.lit("\n");
                             }
                             call(&mut first, c);
                             if !r1 && i > 0 {
@@ -345,6 +362,7 @@ pub fn count_message(template: Template, enc: Encoding, m: &Message) -> (Message
                         }
                         facts.first_call_extra = first.total().saturating_sub(later) as u32;
                         r.tokens = later;
+                        r.framing = later_framing;
                     } else {
                         let shown = if r1 && content.contains("</think>") {
                             after_last(&content, "</think>")
@@ -355,59 +373,48 @@ pub fn count_message(template: Template, enc: Encoding, m: &Message) -> (Message
                     }
                 }
             }
-            (r.total(), content.clone())
+            r
         }
         Template::Harmony => {
             match role {
                 Role::System => {
-                    r.special().text("developer").special().text("# Instructions\n\n").text(&content).special();
+                    r.special().lit("developer").special().lit("# Instructions\n\n").text(&content).special();
                 }
                 Role::Assistant if !m.tool_calls.is_empty() => {
                     for c in &m.tool_calls {
                         r.special()
-                            .text("assistant")
+                            .lit("assistant")
                             .special()
                             .text(&format!("commentary to=functions.{} ", c.name))
                             .special()
-                            .text("json")
+                            .lit("json")
                             .special()
                             .text(&c.arguments)
                             .special();
                     }
                 }
                 Role::Assistant => {
-                    r.special().text("assistant").special().text("final").special().text(&content).special();
+                    r.special().lit("assistant").special().lit("final").special().text(&content).special();
                 }
                 Role::Tool => {
                     let name = m.name.as_deref().unwrap_or("tool");
                     r.special()
                         .text(&format!("functions.{name} to=assistant"))
                         .special()
-                        .text("commentary")
+                        .lit("commentary")
                         .special()
                         .text(&content)
                         .special();
                 }
                 Role::User => {
-                    r.special().text("user").special().text(&content).special();
+                    r.special().lit("user").special().text(&content).special();
                 }
             }
-            (r.total(), content.clone())
+            r
         }
     };
-    finish(enc, m, total, &body, facts)
-}
-
-/// The message's count: its text and the rest as framing.
-fn finish(
-    enc: Encoding,
-    _m: &Message,
-    total: usize,
-    body: &str,
-    facts: TemplateFacts,
-) -> (MessageCount, TemplateFacts) {
-    let text = tokens::count(enc, body).min(total);
-    (MessageCount { total, text, framing: total - text, ..Default::default() }, facts)
+    let (total, framing) = r.finish();
+    (MessageCount { total, text: total - framing, framing, ..Default::default() }, facts)
 }
 
 /// Qwen 3's tool calls after an assistant message's content.
