@@ -5,7 +5,7 @@
 //! ```text
 //! "CTXB"            4 bytes, magic
 //! version           1 byte, 1
-//! split             1 byte: the pre-tokenizer (`loaded::Split`)
+//! split             1 byte: the pre-tokenizer (`vocabulary::Split`)
 //! flags             1 byte: bit 0 added tokens in text are one token each, bit 1 NFC first
 //! name              u8 length, UTF-8 (`llama3`, `qwen3`, ...)
 //! source            u16 length, UTF-8 (package, file and sha256 it was converted from)
@@ -16,8 +16,8 @@
 //!
 //! Written by `examples/vocab.rs` at build time (scripts/build-pkg.sh), read by `loadVocabulary`.
 
-use super::loaded::{Added, Split, Vocabulary};
 use super::vocab_file;
+use super::vocabulary::{Added, Split, Vocabulary};
 
 /// First bytes of a vocabulary bundle.
 pub const MAGIC: &[u8; 4] = b"CTXB";

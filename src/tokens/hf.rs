@@ -30,8 +30,8 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::loaded::{Added, Split, Vocabulary};
 use super::pretok::O200K_PATTERN;
+use super::vocabulary::{Added, Split, Vocabulary};
 use crate::base::error::{Error, ErrorCode, Result};
 
 /// Llama 3's split regex, as its `tokenizer.json` stores it.
@@ -359,7 +359,7 @@ pub fn read_hf(bytes: &[u8], source: &str) -> Result<Vocabulary> {
     Ok(Vocabulary {
         name: split
             .encoding()
-            .map_or(split.name(), |e| super::loaded::vocabulary_of(e).unwrap_or(e.as_str()))
+            .map_or(split.name(), |e| super::vocabulary::vocabulary_of(e).unwrap_or(e.as_str()))
             .to_string(),
         split,
         bytes,

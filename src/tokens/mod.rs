@@ -43,6 +43,7 @@ mod spm;
 pub mod spm_file;
 #[doc(hidden)]
 pub mod vocab_file;
+pub mod vocabulary;
 
 use std::sync::OnceLock;
 
