@@ -1,6 +1,7 @@
 // Browsers and workers: the package's vocabulary files are fetched from next to this module.
-// One literal `new URL('…', import.meta.url)` per file, so that bundlers (Vite, webpack,
-// rolldown) see each file and emit it as an asset; nothing is fetched until it is loaded.
+// One literal URL per file (a new URL of a plain string and import.meta.url), so that bundlers
+// (Vite, webpack, rolldown) see each file and emit it as an asset; nothing is fetched until it
+// is loaded.
 import { useVocabularyReader } from './vocab.js';
 
 const FILES = {
