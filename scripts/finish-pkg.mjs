@@ -13,7 +13,7 @@
 //   - package.json with `exports` conditions (types / node / browser / default).
 // Run by scripts/build-pkg.sh after `wasm-pack build`.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -38,6 +38,19 @@ for (const generated of ['ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm']) {
 // ~150 ms -> ~100 ms, BENCHMARKS.md). The separate files stay for node.js and the worker entries.
 // Minified (names kept: exported classes and functions keep their `name`; strings, hence error
 // texts, are untouched): 51 -> 28 KB raw, 13.8 -> 8.6 KB gzip for the cl100k build.
+// loadVocabulary's modules (src/js/vocab*.js), for the entries in `dir`: the readers find the
+// package's vocabulary files (pkg/vocab/) relative to themselves, so a build in a subdirectory
+// gets copies that point up to it.
+function shipVocabModules(dir) {
+  const depth = dir === pkg ? 0 : dir.slice(pkg.length + 1).split('/').length;
+  const prefix = depth === 0 ? './vocab/' : `${'../'.repeat(depth)}vocab/`;
+  copyFileSync(join(js, 'vocab.js'), join(dir, 'vocab.js'));
+  for (const f of ['vocab-node.js', 'vocab-web.js']) {
+    const text = readFileSync(join(js, f), 'utf8').replaceAll('./vocab/', prefix);
+    writeFileSync(join(dir, f), text);
+  }
+}
+
 function bundleWebEntry(dir) {
   const entry = join(dir, 'web-entry.js');
   copyFileSync(join(js, 'web.js'), entry);
@@ -69,6 +82,9 @@ function bundleWebEntry(dir) {
   if (!bundled.includes('new URL("./ctxguard_wasm_bg.wasm",import.meta.url)')) fail(`${dir}/index.js lost the .wasm URL`);
   if (/new URL\(`/.test(bundled)) fail(`${dir}/index.js has a .wasm URL as a template literal`);
   if (/static\s*\{/.test(bundled)) fail(`${dir}/index.js has a class static block (ES2022; Safari < 16.4 rejects the module)`);
+  for (const name of ['llama3', 'qwen3', 'deepseek-v3', 'mistral-tekken']) {
+    if (!/new URL\("(\.\.\/)*(\.\/)?vocab\//.test(bundled) || !bundled.includes(`vocab/${name}.bin",import.meta.url)`)) fail(`${dir}/index.js lost the URL of vocab/${name}.bin`);
+  }
 }
 
 const metadata = JSON.parse(
@@ -98,15 +114,26 @@ function shipShared(dir) {
   writeFileSync(join(dir, 'json.js'), `// src/js/json.js, as the binding's snippet (scripts/finish-pkg.mjs).\nexport * from './snippets/${snippets[0]}/src/js/json.js';\n`);
 }
 shipShared(pkg);
+shipVocabModules(pkg);
 copyFileSync(join(js, 'node.js'), join(pkg, 'node.js'));
 bundleWebEntry(pkg);
+// The vocabularies loadVocabulary reads (not in the .wasm), each with the notice of its source
+// and licences: converted at build time by scripts/build-pkg.sh into target/vocab/.
+const vocabSrc = join(root, 'target', 'vocab');
+const vocabFiles = ['llama3', 'qwen3', 'deepseek-v3', 'mistral-tekken'].flatMap((n) => [`${n}.bin`, `${n}.LICENSE.txt`]);
+mkdirSync(join(pkg, 'vocab'), { recursive: true });
+for (const f of vocabFiles) {
+  if (!existsSync(join(vocabSrc, f))) fail(`target/vocab/${f} is missing; scripts/build-pkg.sh converts the vocabularies first`);
+  copyFileSync(join(vocabSrc, f), join(pkg, 'vocab', f));
+}
 // The package's types: index.d.ts re-exports the formats' types from formats.d.ts.
 const typeFiles = ['index.d.ts', 'formats.d.ts'];
 for (const file of typeFiles) copyFileSync(join(js, file), join(pkg, file));
 const workerFiles = ['worker.js', 'worker-wire.js', 'worker-host.js', 'worker-serve.js', 'worker-serve-node.js', 'worker.d.ts', 'worker-serve.d.ts'];
 for (const file of workerFiles) copyFileSync(join(js, file), join(pkg, file));
 
-const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'freed.js', ...shared, ...typeFiles, ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
+const vocabModules = ['vocab.js', 'vocab-node.js', 'vocab-web.js'];
+const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'freed.js', ...shared, ...vocabModules, ...typeFiles, ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm', 'vocab/'];
 
 // Single-encoding builds (scripts/build-pkg.sh): the same entries next to their own wasm.
 // `gemini` is one of them: the pipeline with the gemma3 vocabulary instead of OpenAI's.
@@ -120,6 +147,8 @@ const serveFiles = ['worker-serve.js', 'worker-serve-node.js', 'worker-host.js',
 function finishVariant(dir, copies) {
   for (const [from, to] of copies) copyFileSync(join(js, from), join(dir, to));
   if (copies.some(([from]) => from === 'memo.js')) shipShared(dir);
+  shipVocabModules(dir);
+  if (!copies.some(([from]) => from === 'memo.js')) copyFileSync(join(js, 'errors.js'), join(dir, 'errors.js'));
   bundleWebEntry(dir);
   for (const f of ['package.json', 'README.md', '.gitignore']) rmSync(join(dir, f), { force: true });
 }
@@ -195,6 +224,8 @@ const manifest = {
       default: './worker-serve.js',
     },
     './ctxguard_wasm_bg.wasm': './ctxguard_wasm_bg.wasm',
+    // The vocabulary files, for hosts that serve or fetch them themselves (loadVocabulary(bytes)).
+    './vocab/*': './vocab/*',
     './package.json': './package.json',
   },
   files,
@@ -207,6 +238,8 @@ const manifest = {
     './worker-serve.js',
     './worker-serve-node.js',
     ...variants.flatMap((enc) => [`./${enc}/worker-serve.js`, `./${enc}/worker-serve-node.js`]),
+    // They install the entry's vocabulary reader when imported.
+    ...['', ...variants.map((enc) => `${enc}/`), ...counters.map((enc) => `${enc}/count/`)].flatMap((d) => [`./${d}vocab-node.js`, `./${d}vocab-web.js`]),
   ],
   engines: { node: '>=20' }, // the versions tested (make test runs Node 20)
   keywords: ['llm', 'tokens', 'tiktoken', 'context-window', 'chat', 'wasm', 'webassembly'],

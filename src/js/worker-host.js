@@ -13,7 +13,7 @@ import { PROTOCOL, errorData, reasonData, reasonFrom, thrownValue, valueOf } fro
 const FUNCTIONS = [
   'countMessages', 'countTokens', 'modelInfo', 'knownModels', 'compactToolOutput', 'previewAttachment',
   'readAttachment', 'readAttachmentTool', 'resolveHistory', 'classifyProviderError', 'version',
-  'listAttachments', 'detectFormat',
+  'listAttachments', 'detectFormat', 'loadVocabulary',
 ];
 /** Guard methods: messages first, options second (with callbacks), or a single argument. */
 const GUARD_METHODS = ['measure', 'guardSources', 'prepare', 'settle', 'observeUsage', 'observeOverflow', 'cacheStats', 'calibration', 'setCalibration', 'restore', 'resetBreaker'];

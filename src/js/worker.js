@@ -229,6 +229,12 @@ export class WorkerConnection {
     return this.#fn('knownModels', []);
   }
 
+  /** Loads a vocabulary in the worker (its counts become exact there): a name, model id or bytes. */
+  loadVocabulary(what) {
+    const bytes = what instanceof ArrayBuffer || ArrayBuffer.isView(what);
+    return this.#fn('loadVocabulary', [bytes ? { o: what } : payloadOf(what)]);
+  }
+
   compactToolOutput(text, options) {
     return this.#fn('compactToolOutput', [payloadOf(text)], options);
   }

@@ -104,7 +104,7 @@ test('the counting-only builds load in a plain page and fetch only their own .wa
   await page.close();
   assert.deepEqual(page.problems, []);
   assert.deepEqual(r, {
-    exports: ['countTokens', 'knownModels', 'memoryStats', 'modelInfo', 'version'],
+    exports: ['countTokens', 'knownModels', 'loadVocabulary', 'memoryStats', 'modelInfo', 'version'],
     hello: 2,
     japanese: 2,
     great: 6,

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ContextGuard, countMessages, countTokens, version } from 'ctxguard';
+import { ContextGuard, countMessages, countTokens, loadVocabulary, version } from 'ctxguard';
 import { startServer } from '../../scripts/serve.mjs';
 import { launchChromium, watchedPage } from '../browser/chromium.mjs';
 
@@ -36,6 +36,7 @@ before(async () => {
   mkdirSync(target, { recursive: true });
   execFileSync('tar', ['-xzf', join(dir, filename), '-C', target, '--strip-components=1']);
   browser = await launchChromium({ viewport: { width: 1000, height: 800 } });
+  await loadVocabulary('llama3');
 });
 
 after(async () => {
@@ -49,7 +50,8 @@ function expected() {
   const guard = new ContextGuard(CONFIG);
   const used = guard.measure(messages).usedTokens;
   guard.free();
-  return { version: version(), hello: countTokens('hello world'), total: countMessages(messages, { model: 'gpt-4o' }).total, used };
+  const llama = countTokens('Die Katze sitzt auf der Matte. 猫がマットの上に座っている。', { model: 'llama3.1:8b' });
+  return { version: version(), hello: countTokens('hello world'), total: countMessages(messages, { model: 'gpt-4o' }).total, used, llama };
 }
 
 /** Loads the app at `url`, waits for its result (the dev server may reload once while it optimizes dependencies). */
