@@ -72,6 +72,10 @@ pub struct Memory {
     /// A checkpoint was restored and no call has applied a summary since: the next call that
     /// applies none reports it (the checkpoint is another conversation's, or an edited one's).
     restored_unchecked: bool,
+    /// The last compaction's record (metrics).
+    pub last_compaction: Option<crate::report::metrics::CompactionRecord>,
+    /// Set after an ineffective compaction: the next call goes to layer 3 instead (anti-thrash).
+    pub skip_next_compaction: bool,
 }
 
 /// Each message's place among the non-system messages of `messages`.

@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use crate::base::error::Result;
 use crate::format::{parse_message_at, parse_request, same_tree, Format, Request, Written};
-use crate::guard::{Facts, Guard, ToolsFacts};
+use crate::guard::Guard;
+use crate::message::Facts;
 use crate::message::{Message, Origin, Role};
 use crate::report::metrics::ContextMetrics;
 
@@ -191,7 +192,7 @@ impl Guard {
         let format = self.format;
         for ((id, index, (messages, exact)), f) in parsed.into_iter().zip(fresh) {
             // Kept on the pieces too: a call assembled from them hashes none of them again.
-            let facts = messages.iter().map(|m| self.stamp(m)).collect();
+            let facts = messages.iter().map(|m| self.counter.stamp(m)).collect();
             let round_trips = round_trips(format, &messages, &f.value, exact);
             let system = messages.iter().find(|m| m.role == Role::System).cloned();
             self.store
@@ -225,12 +226,12 @@ impl Guard {
     ) -> Result<Option<ContextMetrics>> {
         // One pass of the count cache: new messages are counted (or found) in it, known ones keep
         // their entries alive.
-        self.begin_count_pass();
+        self.counter.begin_pass();
         let stored = self.store_call(ids, fresh, call, system, tools);
         let (head, new_ids) = match stored {
             Ok(Some(s)) => s,
             other => {
-                self.end_count_pass();
+                self.counter.end_pass();
                 return other.map(|_| None);
             }
         };
@@ -245,14 +246,14 @@ impl Guard {
                 }
                 if !new_ids.contains(id) {
                     for f in facts.get(known..).unwrap_or(&[]).to_vec() {
-                        self.keep_counted(&f);
+                        self.counter.keep_counted(&f);
                     }
                 }
             }
         }
-        self.end_count_pass();
+        self.counter.end_pass();
         self.end_stored_call(ids, call);
-        let tools = ToolsFacts::of(self, first_system.as_ref(), &head);
+        let tools = self.counter.tools_after(first_system.as_ref(), &head);
         Ok(Some(self.measure_facts(&facts, &tools)))
     }
 

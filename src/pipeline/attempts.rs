@@ -4,7 +4,29 @@
 //! (`retry_pause_ms`: doubling, with jitter), after an answer that failed validation none; an
 //! abort ends the attempts at once, during a call or during a pause.
 
-use super::{retry_pause_ms, FailureReason};
+use super::types::FailureReason;
+
+/// Attempts at the summarizer before the mechanical fallback.
+pub const MAX_ATTEMPTS: u32 = 3;
+/// Pause before the second attempt after an error or a timeout, in milliseconds (doubled for each
+/// later one, with jitter: see [`retry_pause_ms`]).
+pub const DEFAULT_RETRY_DELAY_MS: f64 = 500.0;
+
+/// The pause after failed attempt `attempt` (1-based) before the next one, or `None` when the
+/// next one starts at once: only errors and timeouts wait (a rate-limited or overloaded endpoint
+/// asked again at once fails again, and many clients retrying in step make it worse), an answer
+/// that failed validation is asked again at once, and there is no pause after the last attempt.
+/// `delay_ms` doubles per attempt; `unit` (a uniform random number in [0, 1)) spreads it over
+/// [half, all] of that, so clients that failed together do not retry together.
+pub fn retry_pause_ms(reason: FailureReason, attempt: u32, delay_ms: f64, unit: f64) -> Option<f64> {
+    let waits = matches!(reason, FailureReason::CallbackError | FailureReason::Timeout);
+    if !waits || attempt >= MAX_ATTEMPTS || !delay_ms.is_finite() || delay_ms <= 0.0 {
+        return None;
+    }
+    let doubled = delay_ms * f64::from(1_u32 << attempt.saturating_sub(1).min(16));
+    let unit = if unit.is_finite() { unit.clamp(0.0, 1.0) } else { 0.5 };
+    Some(doubled * (0.5 + unit / 2.0))
+}
 
 /// What the binding does next.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -65,7 +65,7 @@ pub fn request(guard: &mut Guard, messages: &[Message]) -> SummaryRequest {
     let budget = (guard.budget.usable_limit as usize)
         .saturating_sub(max_tokens as usize)
         .saturating_sub(guard.count_text(&instructions) + 512);
-    let kept = guard.trim_newest(messages, budget);
+    let kept = super::trim_newest(guard, messages, budget);
     SummaryRequest { messages: kept, instructions, schema: schema(), max_tokens }
 }
 

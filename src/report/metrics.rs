@@ -246,16 +246,14 @@ pub enum CountSource {
 }
 
 impl ContextMetrics {
-    #[allow(clippy::too_many_arguments)]
+    /// The metrics of a request of `breakdown` under `budget`, counted for `model` with `encoding`
+    /// (`kind`); the caller fills in what its parts know (message count, compaction, memory...).
     pub fn new(
         model: &str,
         encoding: Encoding,
         kind: CountKind,
         budget: &Budget,
         breakdown: SourceBreakdown,
-        message_count: usize,
-        compacted: bool,
-        last_compaction: Option<CompactionRecord>,
     ) -> ContextMetrics {
         let used = breakdown.total();
         let usable = budget.usable_limit;
@@ -281,9 +279,9 @@ impl ContextMetrics {
             used_ratio,
             state: ContextState::of(used, budget),
             breakdown,
-            message_count: u32::try_from(message_count).unwrap_or(u32::MAX),
-            compacted,
-            last_compaction,
+            message_count: 0,
+            compacted: false,
+            last_compaction: None,
             count_source: if kind == CountKind::Exact { CountSource::Exact } else { CountSource::Estimate },
             calibration: None,
             cost: None,
@@ -326,8 +324,7 @@ mod tests {
         let b = budget(); // window 10000, max output 2000
         let room = |used: u32| {
             let s = SourceBreakdown { user: used, ..Default::default() };
-            ContextMetrics::new("x", Encoding::O200kBase, CountKind::Exact, &b, s, 1, false, None)
-                .available_output_tokens
+            ContextMetrics::new("x", Encoding::O200kBase, CountKind::Exact, &b, s).available_output_tokens
         };
         assert_eq!(room(0), 2_000, "the model's cap");
         assert_eq!(room(8_000), 2_000, "exactly the cap left");
@@ -341,9 +338,6 @@ mod tests {
             CountKind::Exact,
             &b,
             SourceBreakdown::default(),
-            0,
-            false,
-            None,
         ))
         .unwrap();
         assert_eq!(json["availableOutputTokens"], 2_000);
@@ -368,7 +362,7 @@ mod tests {
             (s.system, s.summary, s.user, s.tool_outputs, s.attachments, s.images, s.framing),
             (10, 100, 7, 2_000, 400, 765, 12)
         );
-        let m = ContextMetrics::new("x", Encoding::O200kBase, CountKind::Estimate, &budget(), s, 4, true, None);
+        let m = ContextMetrics::new("x", Encoding::O200kBase, CountKind::Estimate, &budget(), s);
         assert_eq!(m.used_tokens, 50 + 10 + 100 + 7 + 400 + 765 + 2_000 + 12);
         assert_eq!(m.remaining_tokens, 8_000 - m.used_tokens);
         assert!((m.remaining_ratio + m.used_ratio - 1.0).abs() < 1e-9);

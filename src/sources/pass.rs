@@ -335,17 +335,14 @@ fn stub_of(o: &Output<'_>, opts: &SourceOptions) -> String {
 /// `messages` with the rewritten ones replaced (each message is copied once: a compacted output
 /// is not copied whole first), the trace (`None` when nothing changed: no noise), and what
 /// clearing did.
-#[allow(clippy::too_many_arguments)]
 pub fn guard_tool_outputs(
     messages: &[Message],
-    enc: Encoding,
     limits: &Limits,
-    opts: &SourceOptions,
     sizes: Option<&RequestTokens>,
-    memo: &mut Remembered,
-    known: &mut dyn Known,
-    now: &dyn Fn() -> f64,
+    pass: &mut Pass<'_>,
 ) -> (Vec<Message>, Option<Trace>, Cleared) {
+    let (enc, opts, now) = (pass.enc, pass.opts, pass.now);
+    let (memo, known) = (&mut *pass.memo, &mut *pass.known);
     let t0 = now();
     let calls = calls_by_id(messages);
     let clearing = opts.clearing();
@@ -547,7 +544,6 @@ fn cleared_output(
 
 /// An output compacted to `limit`, or `None` when it fits (remembered for a message the caller
 /// holds).
-#[allow(clippy::too_many_arguments)]
 fn compacted_output(
     m: &Message,
     o: &Output<'_>,
@@ -611,24 +607,31 @@ pub fn guard_attachments(
     Some(t)
 }
 
-/// Both source guards over a copy of `messages`; the input is never modified.
-#[allow(clippy::too_many_arguments)]
+/// What one layer-1 pass works with besides the messages: the counting encoding, the options,
+/// the work remembered by content, the messages the caller holds (`Known`), and the clock.
+pub struct Pass<'a> {
+    pub enc: Encoding,
+    pub opts: &'a SourceOptions,
+    pub memo: &'a mut Remembered,
+    pub known: &'a mut dyn Known,
+    pub now: &'a dyn Fn() -> f64,
+}
+
+/// Both source guards over a copy of `messages` under a usable limit (limits in the model's
+/// tokens, shrunk by `scale`, its estimate factor); the input is never modified.
 pub fn guard_sources(
     messages: &[Message],
-    enc: Encoding,
     usable_limit: u32,
     scale: f64,
-    opts: &SourceOptions,
     sizes: Option<&RequestTokens>,
-    memo: &mut Remembered,
-    known: &mut dyn Known,
-    now: &dyn Fn() -> f64,
+    mut pass: Pass<'_>,
 ) -> (Vec<Message>, Vec<Trace>, Cleared) {
-    let limits = Limits::resolve(opts, usable_limit, scale);
+    let limits = Limits::resolve(pass.opts, usable_limit, scale);
     let mut traces = Vec::new();
-    memo.begin();
-    let (mut out, trace, cleared) = guard_tool_outputs(messages, enc, &limits, opts, sizes, memo, known, now);
+    pass.memo.begin();
+    let (mut out, trace, cleared) = guard_tool_outputs(messages, &limits, sizes, &mut pass);
     traces.extend(trace);
+    let Pass { enc, memo, known, now, .. } = pass;
     traces.extend(guard_attachments(&mut out, enc, &limits, memo, known, now));
     memo.end();
     (out, traces, cleared)

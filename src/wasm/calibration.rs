@@ -83,7 +83,7 @@ impl ContextGuard {
     pub fn calibration(&self) -> std::result::Result<JsValue, JsValue> {
         run(|| {
             let g = self.inner.try_borrow().map_err(|_| busy())?;
-            encode(&g.calibration)
+            encode(&g.ledger.calibration)
         })
     }
 
@@ -93,7 +93,7 @@ impl ContextGuard {
         run(|| {
             let s: CalibrationState = decode(&state, "calibration", ErrorCode::InvalidOptions)?;
             let mut g: std::cell::RefMut<'_, Guard> = self.inner.try_borrow_mut().map_err(|_| busy())?;
-            g.set_calibration(s)
+            g.ledger.set_calibration(s)
         })
     }
 }

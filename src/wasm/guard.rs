@@ -173,7 +173,7 @@ impl ContextGuard {
     pub fn cache_stats(&self) -> std::result::Result<JsValue, JsValue> {
         run(|| {
             self.with(|g| {
-                let (entries, hits, misses) = g.cache_stats();
+                let (entries, hits, misses) = g.counter.cache_stats();
                 encode(&CacheStats {
                     entries: u32::try_from(entries).unwrap_or(u32::MAX),
                     hits: hits as f64,

@@ -4,7 +4,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::format::{write_request, Format, Request};
-use crate::guard::Guard;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -16,7 +15,7 @@ pub(super) struct Wire {
 /// Model-visible messages carry no ctxguard metadata (providers reject unknown fields): no
 /// markers, and no ids on the messages ctxguard created.
 pub(super) fn stripped(request: Request) -> Request {
-    Guard::model_visible(request)
+    crate::pipeline::model_visible(request)
 }
 
 pub(super) fn wire(format: Format, request: &Request) -> Wire {

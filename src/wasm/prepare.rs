@@ -110,7 +110,7 @@ fn start_ahead(
         })
         .await;
         let trace = match inner.try_borrow_mut() {
-            Ok(mut g) => Some(g.ahead_finish(pending, result, attempts, &now_ms)),
+            Ok(mut g) => Some(crate::pipeline::ahead_finish(&mut g, pending, result, attempts, &now_ms)),
             Err(_) => None,
         };
         done_slot.borrow_mut().take();
@@ -142,7 +142,7 @@ async fn start(
     popts: &PrepareOptions,
 ) -> Result<Step> {
     for _ in 0..3 {
-        let step = borrow_mut(inner)?.prepare_start(request, popts, &now_ms)?;
+        let step = crate::pipeline::prepare_start(&mut *borrow_mut(inner)?, request, popts, &now_ms)?;
         if !matches!(step, Step::AwaitAhead) {
             return Ok(step);
         }
@@ -207,7 +207,7 @@ async fn run_pipeline(
             })
             .await;
             let mut g = borrow_mut(&inner)?;
-            g.prepare_finish(*pending, result, attempts, &now_ms)?
+            crate::pipeline::prepare_finish(&mut g, *pending, result, attempts, &now_ms)?
         }
     };
     if let Some(c) = &outcome.compaction {
@@ -338,7 +338,7 @@ impl ContextGuard {
                 let c: CheckpointArg = options(&checkpoint, "checkpoint")?;
                 crate::format::parse_request(format, &c.messages, c.system.as_ref(), None)?
             };
-            let restored = borrow_mut(&self.inner)?.restore(&request);
+            let restored = crate::pipeline::restore(&mut *borrow_mut(&self.inner)?, &request);
             encode(&restored)
         })
     }
@@ -347,7 +347,7 @@ impl ContextGuard {
     #[wasm_bindgen(js_name = resetBreaker)]
     pub fn reset_breaker(&self) -> std::result::Result<(), JsValue> {
         run(|| {
-            borrow_mut(&self.inner)?.reset_breaker();
+            borrow_mut(&self.inner)?.breaker.reset();
             Ok(())
         })
     }

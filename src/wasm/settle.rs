@@ -84,7 +84,7 @@ impl ContextGuard {
             // Sealed like a compaction summary, so the next run recognizes it as its history.
             let rendered = crate::message::checkpoint::seal(
                 &render(&Answer::State(settlement.session_state.clone())),
-                g.checkpoint_key.as_deref(),
+                g.checkpoint_key(),
                 None,
             );
             encode(&JsSettlement {

@@ -157,10 +157,10 @@ fn state_round_trips_through_json_and_restores_counts() {
         let reported = (f64::from(o200k(model, r)) * ratio).round() as u32;
         g.observe_usage(r, &usage_anthropic(reported, 0)).unwrap();
     }
-    let text = serde_json::to_string(&g.calibration).unwrap();
+    let text = serde_json::to_string(&g.ledger.calibration).unwrap();
     let state: CalibrationState = serde_json::from_str(&text).unwrap();
     // serde_json's default float parser may differ in the last bit; JSON.parse does not.
-    let (a, b) = (&state.models[model].ratios, &g.calibration.models[model].ratios);
+    let (a, b) = (&state.models[model].ratios, &g.ledger.calibration.models[model].ratios);
     assert!(a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-12) && a.len() == b.len());
     let mut restored =
         Guard::new(&GuardConfig { model: Some(model.into()), calibration: Some(state), ..Default::default() }).unwrap();
@@ -170,12 +170,12 @@ fn state_round_trips_through_json_and_restores_counts() {
     // Another model's guard keeps the entry untouched and uncorrected.
     let mut other = Guard::new(&GuardConfig {
         model: Some("gemini-2.5-pro".into()),
-        calibration: Some(g.calibration.clone()),
+        calibration: Some(g.ledger.calibration.clone()),
         ..Default::default()
     })
     .unwrap();
     assert_eq!(other.measure(&reqs[0]).count_source, CountSource::Estimate);
-    assert!(other.calibration.models.contains_key(model));
+    assert!(other.ledger.calibration.models.contains_key(model));
 }
 
 #[test]
@@ -259,7 +259,7 @@ fn an_overflow_count_makes_the_next_prepare_fit() {
     };
     let estimate = g.count(&req).total;
     assert!(estimate < g.budget.trigger_limit, "{estimate}");
-    match g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() {
+    match ctxguard::pipeline::prepare_start(&mut g, &req, &PrepareOptions::default(), &clock).unwrap() {
         Step::Done(out) => assert!(out.compaction.is_none()),
         Step::Summarize(_) | Step::AwaitAhead => panic!("under the trigger: nothing to compact"),
     }
@@ -284,7 +284,7 @@ fn an_overflow_count_makes_the_next_prepare_fit() {
     let m = g.measure(&req);
     assert_eq!(m.count_source, CountSource::Calibrated);
     assert!(m.used_tokens > m.usable_limit);
-    let out = match g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() {
+    let out = match ctxguard::pipeline::prepare_start(&mut g, &req, &PrepareOptions::default(), &clock).unwrap() {
         Step::Summarize(p) => {
             let a = p
                 .validate(
@@ -292,7 +292,7 @@ fn an_overflow_count_makes_the_next_prepare_fit() {
                     &json!("The user migrated the billing tables; row counts match; the old views still resolve."),
                 )
                 .unwrap();
-            g.prepare_finish(*p, Ok(a), 1, &clock).unwrap()
+            ctxguard::pipeline::prepare_finish(&mut g, *p, Ok(a), 1, &clock).unwrap()
         }
         Step::Done(_) | Step::AwaitAhead => panic!("over the limit now: a summary is due"),
     };
@@ -395,7 +395,7 @@ fn overflows_without_a_usable_count_teach_nothing() {
             "{error}"
         );
         assert_eq!(g.count(r).total, before);
-        assert!(g.calibration.models.is_empty());
+        assert!(g.ledger.calibration.models.is_empty());
     }
     // The approximate figure is still reported, and the limit below the window flagged.
     let mut g = model_guard(model);
@@ -434,7 +434,7 @@ fn a_floor_persists_and_bad_floors_are_rejected() {
     let mut g = model_guard(model);
     let raw = g.count_raw(r).total;
     g.observe_overflow(r, &classify_value(&anthropic_overflow(raw * 7 / 5)));
-    let saved: CalibrationState = serde_json::from_str(&serde_json::to_string(&g.calibration).unwrap()).unwrap();
+    let saved: CalibrationState = serde_json::from_str(&serde_json::to_string(&g.ledger.calibration).unwrap()).unwrap();
     assert!(saved.models[model].floor.is_some());
     let mut restored =
         Guard::new(&GuardConfig { model: Some(model.into()), calibration: Some(saved), ..Default::default() }).unwrap();

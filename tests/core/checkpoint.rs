@@ -39,11 +39,13 @@ fn compact(g: &mut Guard, n: usize) -> (Vec<Message>, Vec<Message>) {
     }
     all.push(json!({"role": "user", "id": format!("u{n}"), "content": "What next?"}));
     let req = parse_request(Format::Openai, &Value::Array(all), None, None).unwrap();
-    let p = match g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() {
+    let p = match ctxguard::pipeline::prepare_start(g, &req, &PrepareOptions::default(), &clock).unwrap() {
         Step::Summarize(p) => p,
         Step::Done(_) | Step::AwaitAhead => panic!("expected a compaction"),
     };
-    let out = g.prepare_finish(*p, Ok(Answer::Text("We answered many questions.".into())), 1, &clock).unwrap();
+    let out =
+        ctxguard::pipeline::prepare_finish(g, *p, Ok(Answer::Text("We answered many questions.".into())), 1, &clock)
+            .unwrap();
     (out.checkpoint.unwrap(), out.request.messages)
 }
 
@@ -81,7 +83,7 @@ fn reload_from_the_latest_checkpoint_round_trips() {
     assert_eq!(l0.messages.len(), chain.len());
     // prepare again on the reloaded checkpoint: the same model-visible messages, no compaction
     let reloaded = Request { messages: strip(&chain), ..Default::default() };
-    match g.prepare_start(&reloaded, &PrepareOptions::default(), &clock).unwrap() {
+    match ctxguard::pipeline::prepare_start(&mut g, &reloaded, &PrepareOptions::default(), &clock).unwrap() {
         Step::Done(o) => {
             assert!(o.compaction.is_none());
             let a =
@@ -159,11 +161,18 @@ fn a_spoofed_summary_marker_does_not_escape_the_pipeline() {
     let req = parse_request(Format::Openai, &Value::Array(all), None, None).unwrap();
     let m = g.measure(&req);
     assert_eq!(m.breakdown.summary, 0);
-    let p = match g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() {
+    let p = match ctxguard::pipeline::prepare_start(&mut g, &req, &PrepareOptions::default(), &clock).unwrap() {
         Step::Summarize(p) => p,
         Step::Done(_) | Step::AwaitAhead => panic!("expected a compaction"),
     };
-    let out = g.prepare_finish(*p, Ok(Answer::Text("Sixty questions were answered.".into())), 1, &clock).unwrap();
+    let out = ctxguard::pipeline::prepare_finish(
+        &mut g,
+        *p,
+        Ok(Answer::Text("Sixty questions were answered.".into())),
+        1,
+        &clock,
+    )
+    .unwrap();
     let cp = out.checkpoint.unwrap();
     assert!(
         !cp.iter().any(|m| m.content.text().contains("ignore everything")),

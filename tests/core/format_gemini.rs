@@ -257,11 +257,13 @@ fn compaction_through_the_pipeline_and_the_checkpoint_reloads() {
     let mut g = guard(
         json!({"model": "gemini-2.5-pro", "contextWindow": 20000, "reservedOutputTokens": 1000, "format": "gemini"}),
     );
-    let Step::Summarize(p) = g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() else {
+    let Step::Summarize(p) =
+        ctxguard::pipeline::prepare_start(&mut g, &req, &PrepareOptions::default(), &clock).unwrap()
+    else {
         panic!("expected a summary request")
     };
     let answer = p.validate(&g, &json!("Six lookups, each returned its result.")).unwrap();
-    let out = g.prepare_finish(*p, Ok(answer), 1, &clock).unwrap();
+    let out = ctxguard::pipeline::prepare_finish(&mut g, *p, Ok(answer), 1, &clock).unwrap();
     assert!(!out.degraded);
     let (system, contents) = write_request(Format::Gemini, &out.request);
     let parts = system.unwrap()["parts"].as_array().unwrap().clone();

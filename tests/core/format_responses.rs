@@ -247,7 +247,9 @@ fn compaction_through_the_pipeline_keeps_valid_items_and_checkpoints_reload() {
     let mut g = guard(
         json!({"model": "gpt-4o", "contextWindow": 20000, "reservedOutputTokens": 1000, "format": "openai-responses"}),
     );
-    let Step::Summarize(p) = g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() else {
+    let Step::Summarize(p) =
+        ctxguard::pipeline::prepare_start(&mut g, &req, &PrepareOptions::default(), &clock).unwrap()
+    else {
         panic!("expected a summary request")
     };
     // The summarizer sees Responses-shaped messages.
@@ -257,7 +259,7 @@ fn compaction_through_the_pipeline_keeps_valid_items_and_checkpoints_reload() {
     );
     assert!(source.iter().any(|i| i["type"] == "function_call"));
     let answer = p.validate(&g, &json!("The user asked six questions; each lookup returned its result.")).unwrap();
-    let out = g.prepare_finish(*p, Ok(answer), 1, &clock).unwrap();
+    let out = ctxguard::pipeline::prepare_finish(&mut g, *p, Ok(answer), 1, &clock).unwrap();
     assert!(!out.degraded);
     let (system, items) = write_request(Format::OpenaiResponses, &out.request);
     assert_eq!(system, Some(json!("You are helpful.")));

@@ -43,7 +43,7 @@ fn a_grown_conversation_only_counts_the_new_message() {
     let wire = conversation(50);
     let req = parse_request(Format::Openai, &wire, None, None).unwrap();
     let first = g.measure(&req);
-    let (_, hits0, misses0) = g.cache_stats();
+    let (_, hits0, misses0) = g.counter.cache_stats();
     assert_eq!(hits0, 0);
     // identical messages repeat in this conversation? No: each turn differs by its index.
     assert_eq!(misses0, 201);
@@ -51,7 +51,7 @@ fn a_grown_conversation_only_counts_the_new_message() {
     grown.push(json!({"role": "user", "content": "And now?"}));
     let req2 = parse_request(Format::Openai, &serde_json::Value::Array(grown), None, None).unwrap();
     let second = g.measure(&req2);
-    let (_, hits, misses) = g.cache_stats();
+    let (_, hits, misses) = g.counter.cache_stats();
     assert_eq!(misses - misses0, 1, "only the new message is counted");
     assert_eq!(hits - hits0, 201);
     let fresh = model_guard("gpt-4o").measure(&req2);

@@ -39,7 +39,7 @@ fn wire(messages: &[Message]) -> Vec<Value> {
 
 /// What the model receives (as the binding writes it).
 fn sent(o: &Outcome) -> Vec<Value> {
-    wire(&Guard::model_visible(o.request.clone()).messages)
+    wire(&ctxguard::pipeline::model_visible(o.request.clone()).messages)
 }
 
 /// A summarizer: its calls, and what it answers.
@@ -78,11 +78,11 @@ impl Summarizer {
     }
 
     fn prepare(&mut self, g: &mut Guard, req: &Request, opts: &PrepareOptions) -> Outcome {
-        match g.prepare_start(req, opts, &clock).unwrap() {
+        match ctxguard::pipeline::prepare_start(g, req, opts, &clock).unwrap() {
             Step::Done(o) => *o,
             Step::Summarize(p) => {
                 let (result, made) = self.answer(g, &p);
-                g.prepare_finish(*p, result, made, &clock).unwrap()
+                ctxguard::pipeline::prepare_finish(g, *p, result, made, &clock).unwrap()
             }
             Step::AwaitAhead => panic!("no summary is made ahead of time here"),
         }
@@ -128,12 +128,12 @@ fn a_compaction_keeps_the_last_answer_and_summarizes_incrementally() {
     for i in 0..60 {
         history.push(user(i));
         let req = parse(&history);
-        match g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() {
+        match ctxguard::pipeline::prepare_start(&mut g, &req, &PrepareOptions::default(), &clock).unwrap() {
             Step::Done(_) => {}
             Step::Summarize(p) => {
                 sources.push(p.request.messages.iter().map(|m| m.content.text()).collect::<Vec<_>>());
                 let (result, made) = s.answer(&g, &p);
-                let out = g.prepare_finish(*p, result, made, &clock).unwrap();
+                let out = ctxguard::pipeline::prepare_finish(&mut g, *p, result, made, &clock).unwrap();
                 // After compaction: the last assistant answer is there, verbatim, and the input
                 // fills at least half of the target.
                 let input = wire(&out.request.messages);
@@ -184,7 +184,7 @@ fn a_new_guard_restores_the_checkpoint_and_gives_the_same_model_input_without_a_
     assert!(expected.checkpoint.is_none());
     // A reload: a new guard, the stored checkpoint, the full display history.
     let mut b = guard(json!({"checkpointKey": "app-secret"}));
-    let restored = b.restore(&parse(stored.as_array().unwrap()));
+    let restored = ctxguard::pipeline::restore(&mut b, &parse(stored.as_array().unwrap()));
     assert!(restored.restored && restored.covered_messages > 0, "{restored:?}");
     let mut sb = Summarizer::ok();
     let out = sb.prepare(&mut b, &parse(&history), &PrepareOptions::default());
@@ -203,7 +203,7 @@ fn a_new_guard_restores_the_checkpoint_and_gives_the_same_model_input_without_a_
     };
     assert!(!out.traces.iter().any(|t| t.failure_reason.is_some()), "b applied it before: nothing to report");
     let mut e = guard(json!({"checkpointKey": "app-secret"}));
-    assert!(e.restore(&parse(stored.as_array().unwrap())).restored);
+    assert!(ctxguard::pipeline::restore(&mut e, &parse(stored.as_array().unwrap())).restored);
     let first = sb.prepare(&mut e, &parse(&other), &PrepareOptions::default());
     assert!(mismatch(&first), "{:?}", first.traces);
     assert_eq!((first.metrics.memory.covered_messages, wire(&first.request.messages)), (0, other.clone()));
@@ -214,12 +214,15 @@ fn a_new_guard_restores_the_checkpoint_and_gives_the_same_model_input_without_a_
         &format!("covers={}:", restored.covered_messages + 2),
     );
     let mut c = guard(json!({"checkpointKey": "app-secret"}));
-    let t = c.restore(&parse(serde_json::from_str::<Value>(&tampered).unwrap().as_array().unwrap()));
+    let t = ctxguard::pipeline::restore(
+        &mut c,
+        &parse(serde_json::from_str::<Value>(&tampered).unwrap().as_array().unwrap()),
+    );
     assert!(!t.restored);
     assert_eq!(t.reason, Some("no_summary"));
     // Without the key it is not a checkpoint of this app either.
     let mut d = guard(json!({"checkpointKey": "other-secret"}));
-    assert!(!d.restore(&parse(stored.as_array().unwrap())).restored);
+    assert!(!ctxguard::pipeline::restore(&mut d, &parse(stored.as_array().unwrap())).restored);
 }
 
 #[test]
@@ -280,7 +283,7 @@ fn a_dead_summarizer_opens_the_breaker_after_three_compactions() {
     assert!(over >= 10, "{over} turns over the trigger");
     assert_eq!((degraded, open_turns), (over, over - 3), "every compaction falls back; after three, without asking");
     // resetBreaker closes it: the next compaction asks again.
-    g.reset_breaker();
+    g.breaker.reset();
     history.push(user(70));
     s.fails = false;
     let out = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
@@ -318,7 +321,7 @@ fn a_summary_made_ahead_of_time_is_used_when_the_trigger_is_crossed() {
     for i in 0..40 {
         history.push(user(i));
         let req = parse(&history);
-        match g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() {
+        match ctxguard::pipeline::prepare_start(&mut g, &req, &PrepareOptions::default(), &clock).unwrap() {
             Step::Done(mut o) => {
                 if let Some(p) = o.ahead.take() {
                     assert!(started.is_none(), "one at a time");
@@ -329,7 +332,7 @@ fn a_summary_made_ahead_of_time_is_used_when_the_trigger_is_crossed() {
                     assert_eq!(g.memory.ahead, AheadState::Running);
                     // It finishes while the user reads and types.
                     let (result, made) = s.answer(&g, &p);
-                    let t = g.ahead_finish(*p, result, made, &clock);
+                    let t = ctxguard::pipeline::ahead_finish(&mut g, *p, result, made, &clock);
                     assert_eq!(t.ahead, Some(true));
                     assert_eq!(g.memory.ahead, AheadState::Ready);
                     started = Some(i);
@@ -361,7 +364,7 @@ fn crossing_the_trigger_while_the_summary_is_running_waits_for_it() {
     let mut pending = None;
     for i in 0..40 {
         history.push(user(i));
-        match g.prepare_start(&parse(&history), &PrepareOptions::default(), &clock).unwrap() {
+        match ctxguard::pipeline::prepare_start(&mut g, &parse(&history), &PrepareOptions::default(), &clock).unwrap() {
             Step::Done(mut o) => {
                 if let Some(p) = o.ahead.take() {
                     pending = Some(p);
@@ -370,7 +373,7 @@ fn crossing_the_trigger_while_the_summary_is_running_waits_for_it() {
             Step::AwaitAhead => {
                 assert!(pending.is_some(), "only while one runs");
                 let p = pending.take().unwrap();
-                g.ahead_finish(*p, Err(FailureReason::Timeout), 3, &clock);
+                ctxguard::pipeline::ahead_finish(&mut g, *p, Err(FailureReason::Timeout), 3, &clock);
                 assert_eq!(g.memory.ahead, AheadState::Failed);
                 return;
             }
@@ -388,7 +391,9 @@ fn a_failed_summary_made_ahead_of_time_falls_back_at_once_and_the_breaker_ends_t
     let (mut background, mut fallbacks, mut reasons) = (0, 0, Vec::new());
     for i in 0..60 {
         history.push(user(i));
-        let o = match g.prepare_start(&parse(&history), &PrepareOptions::default(), &clock).unwrap() {
+        let o = match ctxguard::pipeline::prepare_start(&mut g, &parse(&history), &PrepareOptions::default(), &clock)
+            .unwrap()
+        {
             Step::Done(o) => *o,
             // The summarizer is down: each summary started ahead of time fails (3 attempts)
             // before the user's next message.
@@ -403,7 +408,7 @@ fn a_failed_summary_made_ahead_of_time_falls_back_at_once_and_the_breaker_ends_t
         }
         if let Some(p) = o.ahead {
             background += 1;
-            g.ahead_finish(*p, Err(FailureReason::CallbackError), 3, &clock);
+            ctxguard::pipeline::ahead_finish(&mut g, *p, Err(FailureReason::CallbackError), 3, &clock);
         }
         history.push(answer(i));
     }
@@ -456,12 +461,15 @@ fn a_restored_checkpoint_does_not_repeat_the_hosts_system_in_anthropic_and_gemin
         history.push(in_format(format, &user(45)));
         let expected = sa.prepare(&mut a, &request(&history), &PrepareOptions::default());
         let mut b = guard(config);
-        let restored = b.restore(&parse_request(format, &stored["messages"], Some(&stored["system"]), None).unwrap());
+        let restored = ctxguard::pipeline::restore(
+            &mut b,
+            &parse_request(format, &stored["messages"], Some(&stored["system"]), None).unwrap(),
+        );
         assert!(restored.restored, "{name}: {restored:?}");
         let mut sb = Summarizer::ok();
         let out = sb.prepare(&mut b, &request(&history), &PrepareOptions::default());
         assert_eq!(sb.calls, 0, "{name}");
-        let visible = |o: &Outcome| write_request(format, &Guard::model_visible(o.request.clone()));
+        let visible = |o: &Outcome| write_request(format, &ctxguard::pipeline::model_visible(o.request.clone()));
         let (got, want) = (visible(&out), visible(&expected));
         assert_eq!(got.0, want.0, "{name}: the same system, the host's prompt once");
         assert_eq!(got.1, want.1, "{name}: the same messages");

@@ -34,7 +34,7 @@ fn parse(v: &Value) -> Request {
 }
 
 fn pending(g: &mut Guard, req: &Request, opts: &PrepareOptions) -> Box<Pending> {
-    match g.prepare_start(req, opts, &clock).unwrap() {
+    match ctxguard::pipeline::prepare_start(g, req, opts, &clock).unwrap() {
         Step::Summarize(p) => p,
         Step::Done(_) | Step::AwaitAhead => panic!("expected a summary request"),
     }
@@ -66,7 +66,7 @@ fn latest_user_is_last_user(out: &Outcome, original: &Value) {
 fn under_the_trigger_nothing_is_compacted() {
     let wire = conversation(3, 5);
     let mut g = guard(128_000);
-    match g.prepare_start(&parse(&wire), &PrepareOptions::default(), &clock).unwrap() {
+    match ctxguard::pipeline::prepare_start(&mut g, &parse(&wire), &PrepareOptions::default(), &clock).unwrap() {
         Step::Done(out) => {
             assert!(out.compaction.is_none() && out.checkpoint.is_none() && !out.degraded);
             assert_eq!(write_request(Format::Openai, &out.request).1, wire.as_array().unwrap().clone());
@@ -94,7 +94,7 @@ fn a_completed_compaction_builds_a_self_contained_checkpoint() {
         "plan": {"status": "active", "steps": [{"description": "fix module 0", "status": "pending"}]}
     });
     let a = p.validate(&g, &answer).unwrap();
-    let out = g.prepare_finish(*p, Ok(a), 1, &clock).unwrap();
+    let out = ctxguard::pipeline::prepare_finish(&mut g, *p, Ok(a), 1, &clock).unwrap();
     assert!(!out.degraded);
     let rec = out.compaction.clone().unwrap();
     assert_eq!(rec.status, "completed");
@@ -139,7 +139,13 @@ fn a_completed_compaction_builds_a_self_contained_checkpoint() {
     assert_eq!(out.traces.last().unwrap().removed_history_items, Some(rec.removed_items));
     assert_eq!(g.measure(&Request { messages: cp.clone(), ..Default::default() }).used_tokens, out.metrics.used_tokens);
     // the next call on the checkpoint does not compact again
-    match g.prepare_start(&Request { messages: cp, ..Default::default() }, &PrepareOptions::default(), &clock).unwrap()
+    match ctxguard::pipeline::prepare_start(
+        &mut g,
+        &Request { messages: cp, ..Default::default() },
+        &PrepareOptions::default(),
+        &clock,
+    )
+    .unwrap()
     {
         Step::Done(o) => assert!(o.compaction.is_none()),
         Step::Summarize(_) | Step::AwaitAhead => panic!("compacted twice"),
@@ -171,7 +177,7 @@ fn every_failure_ends_in_the_mechanical_fallback_which_is_no_checkpoint() {
         let wire = conversation(40, 30);
         let mut g = guard(10_000);
         let p = pending(&mut g, &parse(&wire), &PrepareOptions::default());
-        let out = g.prepare_finish(*p, Err(reason), 3, &clock).unwrap();
+        let out = ctxguard::pipeline::prepare_finish(&mut g, *p, Err(reason), 3, &clock).unwrap();
         assert!(out.degraded);
         assert_eq!(out.degraded_reason, Some(reason));
         let rec = out.compaction.clone().unwrap();
@@ -207,7 +213,7 @@ fn force_compacts_under_the_trigger_and_guidance_is_never_persisted() {
     let p = pending(&mut g, &parse(&wire), &opts);
     assert!(!p.request.messages.iter().any(|m| m.content.text().contains("cut off")));
     let a = p.validate(&g, &json!("Ten modules fail.")).unwrap();
-    let out = g.prepare_finish(*p, Ok(a), 1, &clock).unwrap();
+    let out = ctxguard::pipeline::prepare_finish(&mut g, *p, Ok(a), 1, &clock).unwrap();
     let last = out.request.messages.last().unwrap();
     assert_eq!(last.content.text(), "Your last answer was cut off; continue concisely.");
     assert!(!out.checkpoint.unwrap().iter().any(|m| m.content.text().contains("cut off")));
@@ -223,15 +229,15 @@ fn an_ineffective_compaction_is_not_repeated() {
     let mut g = guard(30_000);
     let p = pending(&mut g, &parse(&wire), &PrepareOptions::default());
     let a = p.validate(&g, &json!("Six modules fail.")).unwrap();
-    let out = g.prepare_finish(*p, Ok(a), 1, &clock).unwrap();
+    let out = ctxguard::pipeline::prepare_finish(&mut g, *p, Ok(a), 1, &clock).unwrap();
     assert!(out.compaction.unwrap().after_tokens > g.budget.target_limit);
-    match g
-        .prepare_start(
-            &Request { messages: out.checkpoint.unwrap(), ..Default::default() },
-            &PrepareOptions::default(),
-            &clock,
-        )
-        .unwrap()
+    match ctxguard::pipeline::prepare_start(
+        &mut g,
+        &Request { messages: out.checkpoint.unwrap(), ..Default::default() },
+        &PrepareOptions::default(),
+        &clock,
+    )
+    .unwrap()
     {
         Step::Done(o) => assert!(o.compaction.is_none(), "no second compaction right away"),
         Step::Summarize(_) | Step::AwaitAhead => panic!("thrash"),
@@ -244,7 +250,7 @@ fn emergency_layer_drops_oldest_and_refuses_an_oversized_question() {
     let wire = conversation(30, 40);
     let mut g = guard(4_000);
     let p = pending(&mut g, &parse(&wire), &PrepareOptions::default());
-    let out = g.prepare_finish(*p, Err(FailureReason::Timeout), 3, &clock).unwrap();
+    let out = ctxguard::pipeline::prepare_finish(&mut g, *p, Err(FailureReason::Timeout), 3, &clock).unwrap();
     assert!(
         out.metrics.used_tokens <= g.budget.usable_limit,
         "{} > {}",
@@ -257,7 +263,7 @@ fn emergency_layer_drops_oldest_and_refuses_an_oversized_question() {
 
     let big = json!([{"role": "system", "content": "S"}, {"role": "user", "content": "word ".repeat(5_000)}]);
     let mut g = guard(4_000);
-    let err = match g.prepare_start(&parse(&big), &PrepareOptions::default(), &clock) {
+    let err = match ctxguard::pipeline::prepare_start(&mut g, &parse(&big), &PrepareOptions::default(), &clock) {
         Err(e) => e,
         Ok(_) => panic!("an oversized question must be an error"),
     };
@@ -283,9 +289,14 @@ fn anthropic_pairs_stay_valid() {
     let m = g.measure(&req);
     assert!(m.used_tokens > g.budget.trigger_limit, "{} {}", m.used_tokens, g.budget.trigger_limit);
     let p = pending(&mut g, &req, &PrepareOptions::default());
-    let out = g
-        .prepare_finish(*p, Ok(ctxguard::pipeline::session_state::Answer::Text("Forty steps ran.".into())), 1, &clock)
-        .unwrap();
+    let out = ctxguard::pipeline::prepare_finish(
+        &mut g,
+        *p,
+        Ok(ctxguard::pipeline::session_state::Answer::Text("Forty steps ran.".into())),
+        1,
+        &clock,
+    )
+    .unwrap();
     assert_pairs_valid(&out.request.messages);
     let (system, wire) = write_request(Format::Anthropic, &out.request);
     let sys = serde_json::to_string(&system).unwrap();
@@ -338,7 +349,7 @@ fn session_state_strategy_folds_the_run_into_the_state() {
     assert!(calls.contains(&"r0") && calls.contains(&"r6"), "the run's earlier steps are folded: {calls:?}");
     assert!(!calls.contains(&"r7"), "the last step stays verbatim");
     let a = p.validate(&g, &json!("Fixing modules; steps 0-6 grepped, matches everywhere.")).unwrap();
-    let out = g.prepare_finish(*p, Ok(a), 1, &clock).unwrap();
+    let out = ctxguard::pipeline::prepare_finish(&mut g, *p, Ok(a), 1, &clock).unwrap();
     let cp = out.checkpoint.clone().unwrap();
     // system, the SessionState (a text answer becomes its summary), the user message, last step.
     assert_eq!(cp.len(), 5, "{cp:#?}");
@@ -367,7 +378,9 @@ fn a_run_starts_from_the_settled_session_state() {
     };
     let opts = PrepareOptions { session_state: Some(state.clone()), ..Default::default() };
     let mut g = session_guard(json!({ "checkpointKey": "k" }));
-    let Step::Done(out) = g.prepare_start(&req, &opts, &clock).unwrap() else { panic!("no compaction expected") };
+    let Step::Done(out) = ctxguard::pipeline::prepare_start(&mut g, &req, &opts, &clock).unwrap() else {
+        panic!("no compaction expected")
+    };
     let m = &out.request.messages;
     assert_eq!(m.len(), 3, "system, the state, the new user message");
     assert_eq!(m[0].content.text(), "You are a build assistant.");
@@ -376,19 +389,30 @@ fn a_run_starts_from_the_settled_session_state() {
     latest_user_is_last_user(&out, &wire);
     assert!(out.compaction.is_none());
     // The same call again, and a call on its own output, give the same model input.
-    let Step::Done(again) = g.prepare_start(&out.request, &opts, &clock).unwrap() else { panic!() };
+    let Step::Done(again) = ctxguard::pipeline::prepare_start(&mut g, &out.request, &opts, &clock).unwrap() else {
+        panic!()
+    };
     assert_eq!(again.request.messages.len(), 3);
     assert_eq!(again.request.messages[1].content, m[1].content);
     // Misuse: a summary-strategy guard, an empty summary, no user message.
     let mut plain = guard(128_000);
-    assert_eq!(plain.prepare_start(&req, &opts, &clock).err().unwrap().code, ctxguard::ErrorCode::InvalidOptions);
+    assert_eq!(
+        ctxguard::pipeline::prepare_start(&mut plain, &req, &opts, &clock).err().unwrap().code,
+        ctxguard::ErrorCode::InvalidOptions
+    );
     let empty = PrepareOptions {
         session_state: Some(SessionState { summary: " ".into(), ..Default::default() }),
         ..Default::default()
     };
-    assert_eq!(g.prepare_start(&req, &empty, &clock).err().unwrap().code, ctxguard::ErrorCode::InvalidOptions);
+    assert_eq!(
+        ctxguard::pipeline::prepare_start(&mut g, &req, &empty, &clock).err().unwrap().code,
+        ctxguard::ErrorCode::InvalidOptions
+    );
     let no_user = parse(&json!([{"role": "system", "content": "s"}]));
-    assert_eq!(g.prepare_start(&no_user, &opts, &clock).err().unwrap().code, ctxguard::ErrorCode::InvalidMessages);
+    assert_eq!(
+        ctxguard::pipeline::prepare_start(&mut g, &no_user, &opts, &clock).err().unwrap().code,
+        ctxguard::ErrorCode::InvalidMessages
+    );
 }
 
 #[test]
@@ -413,7 +437,7 @@ fn the_checkpoint_keeps_raw_messages_and_the_next_call_gives_the_current_output_
     let shared = g.guard_sources(&req, false, &clock).request.messages.last().unwrap().content.text();
     let p = pending(&mut g, &req, &PrepareOptions { force: true, ..Default::default() });
     let a = p.validate(&g, &json!("Twelve modules fail; each at its own step.")).unwrap();
-    let out = g.prepare_finish(*p, Ok(a), 1, &clock).unwrap();
+    let out = ctxguard::pipeline::prepare_finish(&mut g, *p, Ok(a), 1, &clock).unwrap();
     // This call's model input: layer 1's version, as it was before the summary.
     assert_eq!(out.request.messages.last().unwrap().content.text(), shared);
     // The checkpoint stores the current output raw, byte for byte.

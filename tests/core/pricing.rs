@@ -179,7 +179,8 @@ fn prepare_moves_the_cache_reference_point() {
     use ctxguard::pipeline::{PrepareOptions, Step};
     let mut g = Guard::new(&GuardConfig { model: Some("gpt-4o".into()), ..Default::default() }).unwrap();
     let first = parse_request(Format::Openai, &conversation(6), None, None).unwrap();
-    let Step::Done(_) = g.prepare_start(&first, &PrepareOptions::default(), &|| 0.0).unwrap() else {
+    let Step::Done(_) = ctxguard::pipeline::prepare_start(&mut g, &first, &PrepareOptions::default(), &|| 0.0).unwrap()
+    else {
         panic!("no compaction expected")
     };
     let second = parse_request(Format::Openai, &conversation(7), None, None).unwrap();
@@ -212,9 +213,15 @@ fn prepare_defers_an_economic_compaction_while_the_cache_is_cheaper() {
     let under = parse_request(Format::Openai, &conversation(n - 1), None, None).unwrap();
     let over = parse_request(Format::Openai, &conversation(n), None, None).unwrap();
     // The previous request was sent (prepare moves the cache reference point).
-    let Step::Done(first) = g.prepare_start(&under, &PrepareOptions::default(), &|| 0.0).unwrap() else { panic!() };
+    let Step::Done(first) =
+        ctxguard::pipeline::prepare_start(&mut g, &under, &PrepareOptions::default(), &|| 0.0).unwrap()
+    else {
+        panic!()
+    };
     assert!(first.cache_decision.is_none(), "under the trigger nothing is decided");
-    let Step::Done(out) = g.prepare_start(&over, &PrepareOptions::default(), &|| 0.0).unwrap() else {
+    let Step::Done(out) =
+        ctxguard::pipeline::prepare_start(&mut g, &over, &PrepareOptions::default(), &|| 0.0).unwrap()
+    else {
         panic!("continuing on the cached prefix is cheaper: no summary")
     };
     let d = out.cache_decision.unwrap();
@@ -228,11 +235,13 @@ fn prepare_defers_an_economic_compaction_while_the_cache_is_cheaper() {
 
     // The same request with nothing cached (a fresh guard): compacting is cheaper.
     let mut fresh = claude_guard(200_000.0, 100_000.0);
-    let Step::Summarize(p) = fresh.prepare_start(&over, &PrepareOptions::default(), &|| 0.0).unwrap() else {
+    let Step::Summarize(p) =
+        ctxguard::pipeline::prepare_start(&mut fresh, &over, &PrepareOptions::default(), &|| 0.0).unwrap()
+    else {
         panic!("compaction expected")
     };
     let a = p.validate(&fresh, &json!("Questions and answers about a stale build cache.")).unwrap();
-    let done = fresh.prepare_finish(*p, Ok(a), 1, &|| 0.0).unwrap();
+    let done = ctxguard::pipeline::prepare_finish(&mut fresh, *p, Ok(a), 1, &|| 0.0).unwrap();
     let d = done.cache_decision.unwrap();
     assert_eq!((d.choice, d.reason), (Choice::Compact, DecisionReason::CheaperToCompact), "{d:?}");
     assert_eq!(done.traces.last().unwrap().cache_decision, Some(d));
@@ -240,10 +249,23 @@ fn prepare_defers_an_economic_compaction_while_the_cache_is_cheaper() {
 
     // Forced (the provider reported an overflow): no decision, compaction.
     let mut forced = claude_guard(200_000.0, 100_000.0);
-    let Step::Done(_) = forced.prepare_start(&under, &PrepareOptions::default(), &|| 0.0).unwrap() else { panic!() };
+    let Step::Done(_) =
+        ctxguard::pipeline::prepare_start(&mut forced, &under, &PrepareOptions::default(), &|| 0.0).unwrap()
+    else {
+        panic!()
+    };
     let force = PrepareOptions { force: true, ..Default::default() };
-    let Step::Summarize(p) = forced.prepare_start(&over, &force, &|| 0.0).unwrap() else { panic!("force compacts") };
-    let out = forced.prepare_finish(*p, Err(ctxguard::pipeline::FailureReason::NoCallback), 0, &|| 0.0).unwrap();
+    let Step::Summarize(p) = ctxguard::pipeline::prepare_start(&mut forced, &over, &force, &|| 0.0).unwrap() else {
+        panic!("force compacts")
+    };
+    let out = ctxguard::pipeline::prepare_finish(
+        &mut forced,
+        *p,
+        Err(ctxguard::pipeline::FailureReason::NoCallback),
+        0,
+        &|| 0.0,
+    )
+    .unwrap();
     assert!(out.cache_decision.is_none());
 }
 
@@ -256,10 +278,14 @@ fn the_physical_window_is_never_deferred() {
     let n = turns_over(&mut g, 79_200);
     let under = parse_request(Format::Openai, &conversation(n - 1), None, None).unwrap();
     let over = parse_request(Format::Openai, &conversation(n), None, None).unwrap();
-    let _ = g.prepare_start(&under, &PrepareOptions::default(), &|| 0.0).unwrap();
-    let Step::Summarize(p) = g.prepare_start(&over, &PrepareOptions::default(), &|| 0.0).unwrap() else {
+    let _ = ctxguard::pipeline::prepare_start(&mut g, &under, &PrepareOptions::default(), &|| 0.0).unwrap();
+    let Step::Summarize(p) =
+        ctxguard::pipeline::prepare_start(&mut g, &over, &PrepareOptions::default(), &|| 0.0).unwrap()
+    else {
         panic!("never deferred")
     };
-    let out = g.prepare_finish(*p, Err(ctxguard::pipeline::FailureReason::NoCallback), 0, &|| 0.0).unwrap();
+    let out =
+        ctxguard::pipeline::prepare_finish(&mut g, *p, Err(ctxguard::pipeline::FailureReason::NoCallback), 0, &|| 0.0)
+            .unwrap();
     assert_eq!(out.cache_decision.unwrap().reason, DecisionReason::PhysicalWindow);
 }

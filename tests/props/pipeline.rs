@@ -510,7 +510,7 @@ const SUMMARIZERS: [Summarizer; 9] = [
 
 /// Run the pipeline to the end with a scripted summarizer.
 fn run(g: &mut Guard, req: &Request, s: Summarizer) -> ctxguard::Result<(Outcome, bool)> {
-    match g.prepare_start(req, &PrepareOptions::default(), &clock)? {
+    match ctxguard::pipeline::prepare_start(g, req, &PrepareOptions::default(), &clock)? {
         Step::Done(o) => Ok((*o, false)),
         Step::AwaitAhead => unreachable!("no summary is made ahead of time here"),
         Step::Summarize(p) => {
@@ -545,7 +545,7 @@ fn run(g: &mut Guard, req: &Request, s: Summarizer) -> ctxguard::Result<(Outcome
                 Summarizer::Fails(_) => 3,
                 _ => 1,
             };
-            Ok((g.prepare_finish(*p, result, attempts, &clock)?, true))
+            Ok((ctxguard::pipeline::prepare_finish(g, *p, result, attempts, &clock)?, true))
         }
     }
 }

@@ -42,10 +42,12 @@ fn the_fallback_note_fits_the_room_left_by_the_question() {
             .collect();
         let need = g.count(&Request { messages: protected, ..Default::default() }).total;
         assert!(need < g.budget.usable_limit, "the question fits: {need} of {}", g.budget.usable_limit);
-        let Step::Summarize(p) = g.prepare_start(&req, &PrepareOptions::default(), &clock).unwrap() else {
+        let Step::Summarize(p) =
+            ctxguard::pipeline::prepare_start(&mut g, &req, &PrepareOptions::default(), &clock).unwrap()
+        else {
             panic!("expected a summary request")
         };
-        match g.prepare_finish(*p, Err(reason), 3, &clock) {
+        match ctxguard::pipeline::prepare_finish(&mut g, *p, Err(reason), 3, &clock) {
             Ok(out) => assert!(out.metrics.used_tokens <= g.budget.usable_limit),
             Err(e) => panic!("{reason:?}: question needs {need}: {} {}", e.code.as_str(), e.message),
         }
@@ -71,11 +73,12 @@ fn the_evidence_note_is_stable_under_layer_1() {
     let mut g = Guard::new(&cfg).unwrap();
     let req = parse_request(Format::Openai, &Value::Array(v), None, None).unwrap();
     let Step::Summarize(p) =
-        g.prepare_start(&req, &PrepareOptions { force: true, ..Default::default() }, &clock).unwrap()
+        ctxguard::pipeline::prepare_start(&mut g, &req, &PrepareOptions { force: true, ..Default::default() }, &clock)
+            .unwrap()
     else {
         panic!("expected a summary request")
     };
-    let out = g.prepare_finish(*p, Err(FailureReason::NoCallback), 0, &clock).unwrap();
+    let out = ctxguard::pipeline::prepare_finish(&mut g, *p, Err(FailureReason::NoCallback), 0, &clock).unwrap();
     let note = out
         .request
         .messages

@@ -315,7 +315,7 @@ fn echo(messages: &[Message]) -> String {
 
 fn run(g: &mut Guard, req: &Request, force: bool, s: Summarizer) -> ctxguard::Result<(Outcome, bool)> {
     let opts = PrepareOptions { force, ..PrepareOptions::default() };
-    match g.prepare_start(req, &opts, &clock)? {
+    match ctxguard::pipeline::prepare_start(g, req, &opts, &clock)? {
         Step::Done(o) => Ok((*o, false)),
         Step::AwaitAhead => unreachable!("no summary is made ahead of time here"),
         Step::Summarize(p) => {
@@ -333,7 +333,7 @@ fn run(g: &mut Guard, req: &Request, force: bool, s: Summarizer) -> ctxguard::Re
                 Some(a) => p.validate(g, &a),
                 None => Err(FailureReason::Timeout),
             };
-            Ok((g.prepare_finish(*p, result, 1, &clock)?, true))
+            Ok((ctxguard::pipeline::prepare_finish(g, *p, result, 1, &clock)?, true))
         }
     }
 }

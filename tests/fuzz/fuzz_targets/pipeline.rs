@@ -42,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
         ..Default::default()
     };
     let clock = || 0.0;
-    let out = match g.prepare_start(&req, &opts, &clock) {
+    let out = match ctxguard::pipeline::prepare_start(&mut g, &req, &opts, &clock) {
         Err(_) | Ok(Step::AwaitAhead) => return,
         Ok(Step::Done(o)) => Ok(*o),
         Ok(Step::Summarize(p)) => {
@@ -55,7 +55,7 @@ fuzz_target!(|data: &[u8]| {
                 _ => Err(REASONS[usize::from(head[3] / 4) % REASONS.len()]),
             };
             let result = answer.and_then(|a| p.validate(&g, &a));
-            g.prepare_finish(*p, result, 1, &clock)
+            ctxguard::pipeline::prepare_finish(&mut g, *p, result, 1, &clock)
         }
     };
     if let Ok(o) = out {

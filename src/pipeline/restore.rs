@@ -1,0 +1,66 @@
+//! A stored checkpoint given back to a new guard (`restore`), and the model-visible form of what
+//! the guard produced.
+
+use crate::format::Request;
+use crate::guard::memory::Summary;
+use crate::guard::Guard;
+use crate::message::Role;
+
+use super::summary::summary_note;
+use super::types::Restored;
+
+/// the first call that applies no summary after it traces [`CHECKPOINT_MISMATCH`]).
+pub fn restore(g: &mut Guard, chain: &Request) -> Restored {
+    let key = g.checkpoint_key().map(str::to_string);
+    let found = chain
+        .messages
+        .iter()
+        .enumerate()
+        .find_map(|(i, m)| crate::message::checkpoint::summary_block(m, key.as_deref()).map(|b| (i, b)));
+    let Some((at, (block, covers))) = found else {
+        return Restored { restored: false, covered_messages: 0, reason: Some("no_summary") };
+    };
+    let Some(covers) = covers else {
+        return Restored { restored: false, covered_messages: 0, reason: Some("no_covers") };
+    };
+    // The summary alone: where the format writes the host's system prompt and the summary as
+    // one string or Content (Anthropic, Gemini), the prompt is the host's, given again.
+    let summary = summary_note(block);
+    let retained = chain.messages.iter().skip(at + 1).take_while(|m| m.markers.checkpoint_retained).cloned().collect();
+    let covered = covers.messages;
+    g.memory.restored(Summary::new(covers, None, summary, retained, false));
+    Restored { restored: true, covered_messages: covered, reason: None }
+}
+
+/// The model-visible form of a request this guard produced: no ctxguard metadata (markers,
+/// the ids of messages ctxguard made), and summaries closed without their covers and tag.
+pub fn model_visible(mut request: Request) -> Request {
+    for m in &mut request.messages {
+        m.strip_metadata();
+        if m.role == Role::System {
+            let visible = match &m.content {
+                crate::message::Content::Text(t) => crate::message::checkpoint::model_visible(t).map(|v| crate::message::Content::Text(v.into())),
+                crate::message::Content::Parts(parts) if parts.iter().any(|p| matches!(p, crate::message::Part::Text { text, .. } if crate::message::checkpoint::model_visible(text).is_some())) => {
+                    Some(crate::message::Content::Parts(
+                        parts
+                            .iter()
+                            .map(|p| match p {
+                                crate::message::Part::Text { text, extra } => crate::message::Part::Text {
+                                    text: crate::message::checkpoint::model_visible(text).map_or_else(|| text.clone(), Into::into),
+                                    extra: extra.clone(),
+                                },
+                                other => other.clone(),
+                            })
+                            .collect(),
+                    ))
+                }
+                _ => None,
+            };
+            if let Some(v) = visible {
+                m.content = v;
+                m.touch();
+            }
+        }
+    }
+    request
+}
