@@ -962,7 +962,7 @@ fn totokenizers_gpt4o_named_messages() {
     check(
         Era::Current,
         &[Case {
-            source: "pypi-data/pypi-mirror-295 packages/totokenizers/totokenizers-1.4.0.tar.gz/totokenizers-1.4.0/tests/test_openai.py",
+            source: "totokenizers 1.4.0 (PyPI) tests/test_openai.py",
             encoding: O2,
             request: msgs(json!([
                 {"role": "system", "name": "system", "content": "You are a bot."},
