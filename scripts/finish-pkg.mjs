@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Turns wasm-pack's web-target output in pkg/ into the npm package `ctxguard`:
+// Turns wasm-bindgen's web-target output in pkg/ into the npm package `ctxguard`:
 //   - entries from src/js/: node.js (sync init from disk) and index.js (top-level `await init()`),
 //     both re-exporting api.js (the public names);
 //   - the hand-written src/js/index.d.ts (with formats.d.ts) as the package's types (the generated
@@ -11,7 +11,7 @@
 //     vocabulary) and the counting-only builds' (pkg/<encoding>/count/: count-api.js as their
 //     api.js, types in count.d.ts);
 //   - package.json with `exports` conditions (types / node / browser / default).
-// Run by scripts/build-pkg.sh after `wasm-pack build`.
+// Run by scripts/build-pkg.sh after the builds.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -28,7 +28,7 @@ function fail(message) {
 }
 
 for (const generated of ['ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm']) {
-  if (!existsSync(join(pkg, generated))) fail(`pkg/${generated} is missing; run wasm-pack build first`);
+  if (!existsSync(join(pkg, generated))) fail(`pkg/${generated} is missing; run scripts/build-pkg.sh`);
 }
 
 // The browser entry (index.js) is one module: src/js/web.js with everything it imports (the
@@ -105,10 +105,11 @@ copyFileSync(join(js, 'freed.js'), join(pkg, 'freed.js'));
 // Modules the entries, memo.js and the worker side share, in `dir` (pkg/ or a variant's). json.js
 // is also the binding's snippet, which wasm-bindgen copied alone under snippets/ when it built
 // this .wasm: json.js re-exports that copy, so every module there and a bundle of them hold one.
-const shared = ['errors.js', 'json.js', 'sent-messages.js'];
+const shared = ['errors.js', 'json.js', 'sent-messages.js', 'surface.js'];
 function shipShared(dir) {
   copyFileSync(join(js, 'errors.js'), join(dir, 'errors.js'));
   copyFileSync(join(js, 'sent-messages.js'), join(dir, 'sent-messages.js'));
+  copyFileSync(join(js, 'surface.js'), join(dir, 'surface.js'));
   const snippets = existsSync(join(dir, 'snippets')) ? readdirSync(join(dir, 'snippets')).filter((d) => existsSync(join(dir, 'snippets', d, 'src', 'js', 'json.js'))) : [];
   if (snippets.length !== 1) fail(`${dir}/snippets/ should hold one copy of src/js/json.js, not ${snippets.length}`);
   writeFileSync(join(dir, 'json.js'), `// src/js/json.js, as the binding's snippet (scripts/finish-pkg.mjs).\nexport * from './snippets/${snippets[0]}/src/js/json.js';\n`);
@@ -142,7 +143,7 @@ const variants = ['o200k', 'cl100k', 'gemini'].filter((enc) => existsSync(join(p
 // their api, glue and .wasm relatively, so a copy next to the build serves that build.
 const serveFiles = ['worker-serve.js', 'worker-serve-node.js', 'worker-host.js', 'worker-wire.js'];
 // One variant build's directory: its own copies of the entries (`[source in src/js, name in
-// dir]`), the bundled browser entry, and without wasm-pack's own manifest and readme (not part of
+// dir]`), the bundled browser entry, and without a generated manifest or readme (not part of
 // the package).
 function finishVariant(dir, copies) {
   for (const [from, to] of copies) copyFileSync(join(js, from), join(dir, to));

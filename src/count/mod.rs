@@ -16,7 +16,7 @@
 //! merged into the first one: that message is counted with a trailing newline and 4 tokens are
 //! saved. All of this lands in `RequestCount::tool_definitions`.
 //!
-//! Reference figures: `tests/count_openai_reference.rs` (OpenAI cookbook, openai-chat-tokens,
+//! Reference figures: `tests/core/count_openai_reference.rs` (OpenAI cookbook, openai-chat-tokens,
 //! openai-messages-token-helper, gpt-tokenizer). Where they disagree (descriptions of nested
 //! tool parameters; see [`tools`]) the default errs high.
 //!

@@ -658,7 +658,7 @@ export interface ListedAttachment {
   offset: number | null;
 }
 
-/** The structured summary (seed "SessionState"): the same schema serves compaction and settlement. */
+/** The structured summary: the same schema serves compaction (strategy `session_state`) and settlement. */
 export interface SessionState {
   summary: string;
   key_facts?: string[];

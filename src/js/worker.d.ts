@@ -140,11 +140,6 @@ export declare class WorkerConnection {
   terminate(): unknown;
 }
 
-/** @deprecated Renamed {@link WorkerConnection} (the same class). */
-export declare const GuardWorker: typeof WorkerConnection;
-/** @deprecated Renamed {@link WorkerConnection}. */
-export type GuardWorker = WorkerConnection;
-
 /** A ContextGuard living in a worker: the same methods, types and options, asynchronous. */
 export declare class WorkerGuard<F extends Format = Format> {
   private constructor();

@@ -9,7 +9,7 @@
 //! How:
 //! - The vocabulary is binary data prepared at build time from tiktoken-rs (`data`: token
 //!   lengths and bytes in rank order, embedded with `include_bytes!` and checked against
-//!   tiktoken-rs by `tests/vocab_data.rs`). The rank table (a compact open-addressing table over
+//!   tiktoken-rs by `tests/tokens/vocab_data.rs`). The rank table (a compact open-addressing table over
 //!   those bytes) is built once per encoding on first use; a page that only uses cl100k never
 //!   builds o200k.
 //! - Pre-tokenization does not run tiktoken's backtracking regex: `pretok` reproduces both
@@ -18,14 +18,14 @@
 //! - Byte-pair merging (`bpe`) reproduces tiktoken's merge order exactly: tiktoken's own scan for
 //!   short pieces, a priority queue (a min-tree keyed by `(rank, start)`) for long ones.
 //!
-//! Tests: `tests/tokens_exact.rs` (ids and pieces against tiktoken-rs and its regex, including
-//! every code point in context), `tests/tokens_linear.rs` (work counters on adversarial input),
-//! `tests/tokens_offsets.rs`; throughput: `benches/tokens.rs` (`cargo bench --bench tokens`).
+//! Tests: `tests/tokens/exact.rs` (ids and pieces against tiktoken-rs and its regex, including
+//! every code point in context), `tests/tokens/linear.rs` (work counters on adversarial input),
+//! `tests/tokens/offsets.rs`; throughput: `benches/tokens.rs` (`cargo bench --bench tokens`).
 //!
 //! `gemma3` (Cargo feature `gemini`) is the SentencePiece model Google's SDKs count Gemini text
 //! with: the same merge on characters instead of bytes, no pre-tokenizer, user-defined symbols and
 //! byte fallback (`spm`; docs/gemini-tokenizer.md). Its counts equal the Python `sentencepiece`
-//! package's on that model (`tests/gemini_reference.rs`).
+//! package's on that model (`tests/gemini/reference.rs`).
 
 mod added;
 mod bpe;

@@ -4,7 +4,7 @@
 // sources. Code points not assigned in Unicode 16 are left out: ctxguard's character classes
 // are Unicode 16 (regex-syntax 0.8), Node 20's are Unicode 17, so a character assigned in 17
 // would be a letter to the reference and unassigned to ctxguard; the Unicode 16 set is
-// tests/js/fixtures/unicode16-assigned.json (written and checked by tests/vocab_loaded.rs).
+// tests/js/fixtures/unicode16-assigned.json (written and checked by tests/tokens/vocab_loaded.rs).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
