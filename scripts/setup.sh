@@ -31,13 +31,17 @@ else
   rustup target add wasm32-unknown-unknown
 fi
 
-# 2. Chromium and its driver, from Debian (never Debian's binaryen: its wasm-opt 108 breaks the module).
-if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
-  say "chromium + chromedriver: present"
+# 2. The browsers and their drivers, from Debian (never Debian's binaryen: its wasm-opt 108 breaks
+#    the module): Chromium with chromedriver, and Firefox ESR (its driver is built in step 3b).
+missing=()
+[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || missing+=(chromium chromium-driver)
+[ -x /usr/bin/firefox-esr ] || missing+=(firefox-esr)
+if [ "${#missing[@]}" -eq 0 ]; then
+  say "chromium + chromedriver, firefox-esr: present"
 else
-  say "installing chromium and chromium-driver (apt)"
+  say "installing ${missing[*]} (apt)"
   $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
-  $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q chromium chromium-driver
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q "${missing[@]}"
 fi
 if dpkg-query -W -f='${Status}' binaryen 2>/dev/null | grep -q 'install ok installed'; then
   say "warning: Debian's binaryen is installed; its wasm-opt (108) produces broken modules." \
@@ -53,6 +57,18 @@ else
   cargo install wasm-pack --version "$WASM_PACK_VERSION" --locked --force
 fi
 
+# 3b. geckodriver, pinned: the WebDriver server wasm-pack's test runner drives Firefox through.
+#     No prebuilt driver is reachable here (Debian packages none; npm's and PyPI's download one
+#     from outside at install time), so it is built from crates.io (~5 min on 2 cores).
+GECKODRIVER_VERSION=0.37.1
+have_gecko=$(geckodriver --version 2>/dev/null | awk 'NR == 1 {print $2}' || true)
+if [ "$have_gecko" = "$GECKODRIVER_VERSION" ]; then
+  say "geckodriver $GECKODRIVER_VERSION: present"
+else
+  say "installing geckodriver $GECKODRIVER_VERSION (found: ${have_gecko:-none}; takes ~5 min)"
+  cargo install geckodriver --version "$GECKODRIVER_VERSION" --locked --force
+fi
+
 # 4. wasm-bindgen CLI (and its test runner), exactly the version in Cargo.lock.
 #    Without --locked: one of its locked dependencies is missing from the registry.
 want_bindgen=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
@@ -66,9 +82,10 @@ else
   cargo install wasm-bindgen-cli --version "$want_bindgen" --force
 fi
 
-# 5. npm dev dependencies (playwright-core without browsers, typescript), from the committed lock.
+# 5. npm dev dependencies (playwright-core and puppeteer-core without browsers, typescript), from
+#    the committed lock.
 #    npm ci wipes node_modules, so it runs only when the lock changed since the last run.
-export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PUPPETEER_SKIP_DOWNLOAD=1
 stamp=node_modules/.ctxguard-setup-stamp
 want_stamp=$(cat package.json package-lock.json | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_stamp" ]; then

@@ -7,6 +7,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 export CHROMEDRIVER=/usr/bin/chromedriver
+GECKODRIVER=$(command -v geckodriver || echo "$HOME/.cargo/bin/geckodriver")
+export GECKODRIVER
 
 LOGS=target/test-logs
 mkdir -p "$LOGS"
@@ -89,6 +91,8 @@ step "cargo clippy (native + wasm32)" check bash -c "cargo clippy --all-targets 
 step "wasm-bindgen tests (node)" tests wasm-pack test --node -- --test wasm_node
 step "wasm-bindgen tests (chromium)" tests \
   wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver -- --test wasm_browser
+step "wasm-bindgen tests (firefox)" tests \
+  wasm-pack test --headless --firefox --geckodriver "$GECKODRIVER" -- --test wasm_browser
 step "build pkg (wasm-pack --release)" build scripts/build-pkg.sh
 
 if [ "$build_ok" -eq 1 ]; then
@@ -99,13 +103,16 @@ if [ "$build_ok" -eq 1 ]; then
   step "browser ESM + worker (chromium)" tests node --test --test-reporter=spec tests/browser/
   # A Vite app (no Vite config) with the packed package: vite build + dev server, run in Chromium.
   step "vite app (build, dev, chromium)" tests node --test --test-reporter=spec tests/vite-app/
+  # The useChat example (examples/usechat): 50 turns through the page, a reload, what the mock
+  # model received; in Chromium and Firefox.
+  step "example chat (chromium, firefox)" tests node --test --test-reporter=spec tests/example/
   if [ -d tests/page ]; then
     step "demo page test (tests/page)" tests node --test --test-reporter=spec tests/page/
   else
     echo; echo "(no tests/page/ yet: demo page test not run)"
   fi
 else
-  for s in "node --test tests/js" "tsc --noEmit (tests/ts + sdk)" "browser ESM + worker (chromium)" "vite app (build, dev, chromium)" "demo page test"; do
+  for s in "node --test tests/js" "tsc --noEmit (tests/ts + sdk)" "browser ESM + worker (chromium)" "vite app (build, dev, chromium)" "example chat (chromium, firefox)" "demo page test"; do
     skip "$s" "pkg did not build"
   done
 fi
