@@ -142,7 +142,7 @@ fn notes_go_to_system_and_retained_messages_keep_their_id() {
         )
     );
     assert_eq!(messages[0], ui[0]);
-    assert_eq!(messages[1]["id"], "ctxguard-retained-1");
+    assert_eq!(messages[1]["id"], "u2", "the app's id, also on ctxguard's copy");
     assert_eq!(messages[1]["ctxguard"], json!({"checkpointRetained": true}));
     retained.strip_metadata();
     let (_, messages) = to_wire(&[retained]);

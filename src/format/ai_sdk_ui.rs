@@ -847,7 +847,10 @@ fn run_to_wire(run: &[&Message]) -> Value {
     let placed = written.0.into_iter().map(|(j, v)| (j, 0, v)).collect();
     let parts = wire::in_place_order(placed);
     let mut o = fields.clone();
-    if let Some(id) = run.iter().find_map(|m| m.id.as_ref()) {
+    // The app's own id, also on a copy ctxguard made of its message (a retained user message:
+    // the copy's `ctxguard-` id would be a message the app never had).
+    let own = fields.get("id").and_then(Value::as_str).is_some_and(|id| !id.starts_with("ctxguard-"));
+    if let Some(id) = run.iter().find_map(|m| m.id.as_ref()).filter(|id| !(own && id.starts_with("ctxguard-"))) {
         o.insert("id".into(), Value::String(id.clone()));
     }
     o.insert("parts".into(), Value::Array(parts));

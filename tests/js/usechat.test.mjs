@@ -108,7 +108,12 @@ test('prepare compacts tool outputs in their tool parts; what it returns is vali
 });
 
 test('a checkpoint of a UI conversation restores in a new guard', async () => {
-  const ui = chat(14);
+  // Long answers, nothing to clear: only a summary makes it fit.
+  const ui = Array.from({ length: 30 }, (_, t) => [
+    { id: `u${t}`, role: 'user', parts: [{ type: 'text', text: `Question ${t}: explain part ${t}.` }] },
+    { id: `a${t}`, role: 'assistant', parts: [{ type: 'step-start' }, { type: 'text', text: `Part ${t} works like this. `.repeat(40) }] },
+  ]).flat();
+  ui.push({ id: 'last', role: 'user', parts: [{ type: 'text', text: 'And now?' }] });
   const summarize = async ({ messages }) => `The user asked about ${messages.length} messages of TODO searches.`;
   const opts = { model: 'gpt-4o', format: 'ai-sdk-ui', contextWindow: 12_000, reservedOutputTokens: 1_000 };
   const g1 = new ContextGuard(opts);
