@@ -5,7 +5,7 @@
 //     build, which these machines cannot download), in a fresh profile.
 // `launch(name)` gives `{ name, newPage(), close() }`; a page has goto, evaluate, waitForFunction
 // (fn, arg, { timeout }), fill, press, click, reload, screenshot, close, and `problems` (page
-// errors, console errors, failed requests).
+// errors, console errors and warnings).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,7 +75,13 @@ async function firefoxBrowser() {
         goto: (url) => p.goto(url),
         evaluate: (fn, arg) => p.evaluate(fn, arg),
         waitForFunction: (fn, arg, { timeout = 30_000 } = {}) => p.waitForFunction(fn, { timeout, polling: 50 }, arg),
-        fill: (sel, text) => p.locator(sel).fill(text),
+        // Typed key by key: puppeteer's `fill` sets a long value from script, which React's
+        // controlled inputs do not see (React tracks the value a script set as its own).
+        fill: async (sel, text) => {
+          await p.click(sel, { count: 3 });
+          await p.keyboard.press('Backspace');
+          await p.type(sel, text);
+        },
         press: (sel, key) => p.focus(sel).then(() => p.keyboard.press(key)),
         click: (sel) => p.click(sel),
         reload: () => p.reload(),
