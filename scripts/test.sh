@@ -65,9 +65,9 @@ step() {
     fi
   fi
   if [ "$status" -eq 0 ]; then
-    summary+=("$(printf '%-34s ok    %4ds  %s' "$name" "$dt" "$note")")
+    summary+=("$(printf '%-42s ok    %4ds  %s' "$name" "$dt" "$note")")
   else
-    summary+=("$(printf '%-34s FAIL  %4ds  %s' "$name" "$dt" "$note")")
+    summary+=("$(printf '%-42s FAIL  %4ds  %s' "$name" "$dt" "$note")")
     failures+=("$name")
     [ "$kind" = build ] && build_ok=0
   fi
@@ -75,7 +75,7 @@ step() {
 }
 
 skip() {
-  summary+=("$(printf '%-34s SKIP         %s' "$1" "$2")")
+  summary+=("$(printf '%-42s SKIP         %s' "$1" "$2")")
   failures+=("$1 (skipped: $2)")
 }
 
@@ -100,9 +100,9 @@ if [ "$build_ok" -eq 1 ]; then
   # The declarations against the package's own uses, then each format's SDK round trip (tests/ts/sdk).
   step "tsc --noEmit (tests/ts + sdk)" check \
     bash -c "node_modules/.bin/tsc --noEmit -p tests/ts/ && node_modules/.bin/tsc --noEmit -p tests/ts/sdk/"
-  step "browser ESM + worker (chromium)" tests node --test --test-reporter=spec tests/browser/
-  # A Vite app (no Vite config) with the packed package: vite build + dev server, run in Chromium.
-  step "vite app (build, dev, chromium)" tests node --test --test-reporter=spec tests/vite-app/
+  step "browser ESM + worker (chromium, firefox)" tests node --test --test-reporter=spec tests/browser/
+  # A Vite app (no Vite config) with the packed package: vite build + dev server, run in Chromium and Firefox.
+  step "vite app (build, dev, chromium, firefox)" tests node --test --test-reporter=spec tests/vite-app/
   # The useChat example (examples/usechat): 50 turns through the page, a reload, what the mock
   # model received; in Chromium and Firefox.
   step "example chat (chromium, firefox)" tests node --test --test-reporter=spec tests/example/
@@ -112,7 +112,7 @@ if [ "$build_ok" -eq 1 ]; then
     echo; echo "(no tests/page/ yet: demo page test not run)"
   fi
 else
-  for s in "node --test tests/js" "tsc --noEmit (tests/ts + sdk)" "browser ESM + worker (chromium)" "vite app (build, dev, chromium)" "example chat (chromium, firefox)" "demo page test"; do
+  for s in "node --test tests/js" "tsc --noEmit (tests/ts + sdk)" "browser ESM + worker (chromium, firefox)" "vite app (build, dev, chromium, firefox)" "example chat (chromium, firefox)" "demo page test"; do
     skip "$s" "pkg did not build"
   done
 fi

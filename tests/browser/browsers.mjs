@@ -3,9 +3,10 @@
 //   - Firefox: Debian's firefox-esr driven by puppeteer-core over WebDriver BiDi, which stock
 //     Firefox speaks natively (playwright-core drives only Playwright's own patched Firefox
 //     build, which these machines cannot download), in a fresh profile.
-// `launch(name)` gives `{ name, newPage(), close() }`; a page has goto, evaluate, waitForFunction
-// (fn, arg, { timeout }), fill, press, click, reload, screenshot, close, and `problems` (page
-// errors, console errors and warnings).
+// `launch(name, { viewport })` gives `{ name, newPage(), close() }`; a page has goto, evaluate,
+// waitForFunction(fn, arg, { timeout }), fill, press, click, reload, screenshot(path, { fullPage }),
+// on/off (`request` includes workers' requests), close, and `problems` (page errors, console
+// errors and warnings).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,8 +23,8 @@ function watch(page, on) {
   });
 }
 
-async function chromiumBrowser() {
-  const { context, close } = await launchChromium();
+async function chromiumBrowser(options) {
+  const { context, close } = await launchChromium(options);
   return {
     name: 'chromium',
     async newPage() {
@@ -37,7 +38,10 @@ async function chromiumBrowser() {
         press: (sel, key) => p.press(sel, key),
         click: (sel) => p.click(sel),
         reload: () => p.reload(),
-        screenshot: (path) => p.screenshot({ path }),
+        screenshot: (path, { fullPage = false } = {}) => p.screenshot({ path, fullPage }),
+        // Requests of the page and of its workers.
+        on: (ev, f) => (ev === 'request' ? context.on(ev, f) : p.on(ev, f)),
+        off: (ev, f) => (ev === 'request' ? context.off(ev, f) : p.off(ev, f)),
         close: () => p.close(),
       };
       watch(page, (ev, f) => p.on(ev, f));
@@ -47,7 +51,7 @@ async function chromiumBrowser() {
   };
 }
 
-async function firefoxBrowser() {
+async function firefoxBrowser({ viewport } = {}) {
   const { default: puppeteer } = await import('puppeteer-core');
   const profile = mkdtempSync(join(tmpdir(), 'ctxguard-firefox-'));
   const browser = await puppeteer.launch({
@@ -55,6 +59,7 @@ async function firefoxBrowser() {
     executablePath: FIREFOX,
     headless: true,
     userDataDir: profile,
+    defaultViewport: viewport ?? { width: 800, height: 600 },
     // Nothing to fetch from outside: no updates, telemetry, captive-portal or safe-browsing calls.
     extraPrefsFirefox: {
       'app.update.enabled': false,
@@ -85,7 +90,9 @@ async function firefoxBrowser() {
         press: (sel, key) => p.focus(sel).then(() => p.keyboard.press(key)),
         click: (sel) => p.click(sel),
         reload: () => p.reload(),
-        screenshot: (path) => p.screenshot({ path }),
+        screenshot: (path, { fullPage = false } = {}) => p.screenshot({ path, fullPage }),
+        on: (ev, f) => p.on(ev, f),
+        off: (ev, f) => p.off(ev, f),
         close: () => p.close(),
       };
       watch(page, (ev, f) => p.on(ev, f));
@@ -98,8 +105,9 @@ async function firefoxBrowser() {
   };
 }
 
-export function launch(name) {
-  if (name === 'chromium') return chromiumBrowser();
-  if (name === 'firefox') return firefoxBrowser();
+/** `options.viewport`: `{ width, height }`. */
+export function launch(name, options = {}) {
+  if (name === 'chromium') return chromiumBrowser(options);
+  if (name === 'firefox') return firefoxBrowser(options);
   throw new Error(`unknown browser ${name}`);
 }
