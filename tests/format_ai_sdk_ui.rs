@@ -188,6 +188,9 @@ fn detection_and_errors_name_the_format() {
     assert!(e.message.contains("these look like AI SDK UIMessages (parts): use format: 'ai-sdk-ui'"), "{}", e.message);
     let e = parse_request(Format::Openai, &ui, None, None).unwrap_err();
     assert!(e.message.contains("use format: 'ai-sdk-ui'"), "{}", e.message);
+    // One message at a time (the guard's store reads OpenAI and Anthropic messages so): the same.
+    let e = ctxguard::format::parse_message_at(Format::Openai, &ui[1], 1).unwrap_err();
+    assert!(e.message.contains("use format: 'ai-sdk-ui'"), "{}", e.message);
     let e = parse_request(Format::AiSdkUi, &model, None, None).unwrap_err();
     assert!(e.message.contains("looks like an AI SDK ModelMessage: use format: 'ai-sdk'"), "{}", e.message);
     let e = parse_request(Format::AiSdkUi, &json!([{"id": "t", "role": "tool", "parts": []}]), None, None).unwrap_err();

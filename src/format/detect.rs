@@ -36,6 +36,11 @@ pub fn evidence_format(value: &Value) -> Option<Format> {
     }
 }
 
+/// The format one message has evidence of.
+pub fn item_format(item: &Value) -> Option<Format> {
+    item.as_object().and_then(item_evidence)
+}
+
 fn request_format(o: &Map<String, Value>) -> Option<Format> {
     if o.contains_key("contents") || o.contains_key("systemInstruction") {
         return Some(Format::Gemini);

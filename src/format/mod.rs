@@ -129,11 +129,15 @@ impl Format {
 
 /// A message error of `format` whose messages carry evidence of another format
 /// (`detect::evidence_format`): the error names the format that reads them.
-fn with_format_hint(mut e: Error, format: Format, messages: &Value) -> Error {
+fn with_format_hint(e: Error, format: Format, messages: &Value) -> Error {
+    hinted(e, format, || detect::evidence_format(messages))
+}
+
+fn hinted(mut e: Error, format: Format, evidence: impl FnOnce() -> Option<Format>) -> Error {
     if !matches!(e.code, ErrorCode::InvalidMessage | ErrorCode::InvalidRole | ErrorCode::InvalidContentPart) {
         return e;
     }
-    match detect::evidence_format(messages) {
+    match evidence() {
         Some(found) if found != format => {
             e.message = format!("{}; these look like {}: use format: '{}'", e.message, found.what(), found.name());
             e
@@ -227,6 +231,10 @@ fn parse_request_in(
 /// pieces, whether writing them back gives exactly `item` (the same tree, key order included)
 /// when parsing found out (OpenAI: `Some`), `None` when it did not (Anthropic).
 pub fn parse_message_at(format: Format, item: &Value, index: usize) -> Result<(Vec<Message>, Option<bool>)> {
+    parse_message_at_in(format, item, index).map_err(|e| hinted(e, format, || detect::item_format(item)))
+}
+
+fn parse_message_at_in(format: Format, item: &Value, index: usize) -> Result<(Vec<Message>, Option<bool>)> {
     match format {
         Format::Openai => openai_exact::parse(item, index, true).map(|(m, exact)| (vec![m], Some(exact))),
         Format::Anthropic => anthropic::parse_item(item, index).map(|pieces| (pieces, None)),

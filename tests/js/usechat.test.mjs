@@ -133,9 +133,12 @@ test('a checkpoint of a UI conversation restores in a new guard', async () => {
 test('errors name the format that reads the messages', () => {
   const e = throwsCtxguard(() => countMessages(FIXTURE.ui, { model: 'gpt-4o', format: 'ai-sdk' }), 'INVALID_MESSAGE');
   assert.match(e.message, /these look like AI SDK UIMessages \(parts\): use format: 'ai-sdk-ui'/);
-  const guard = new ContextGuard({ model: 'gpt-4o', format: 'ai-sdk' });
-  throwsCtxguard(() => guard.measure(FIXTURE.ui), 'INVALID_MESSAGE');
-  guard.free();
+  for (const format of ['ai-sdk', undefined]) {
+    const guard = new ContextGuard({ model: 'gpt-4o', format });
+    const g = throwsCtxguard(() => guard.measure(FIXTURE.ui), 'INVALID_MESSAGE');
+    assert.match(g.message, /use format: 'ai-sdk-ui'/, `${format}: ${g.message}`);
+    guard.free();
+  }
   const e2 = throwsCtxguard(() => countMessages(FIXTURE.model, { model: 'gpt-4o', format: 'ai-sdk-ui' }), 'INVALID_MESSAGE');
   assert.match(e2.message, /looks like an AI SDK ModelMessage: use format: 'ai-sdk'/);
 });
