@@ -863,19 +863,16 @@ fn run_to_wire(run: &[&Message]) -> Value {
 
 /// The parts a user, assistant or system piece writes.
 fn write_piece(m: &Message, written: &mut Written) {
+    // Parts written as they were: those not sent, and those ctxguard does not look into.
     for e in entries(m) {
-        let (Some(j), Some(p), Some(how)) = (
+        let (Some(j), Some(p), Some("keep")) = (
             e.get(0).and_then(Value::as_u64).and_then(|n| usize::try_from(n).ok()),
             e.get(1),
             e.get(2).and_then(Value::as_str),
         ) else {
             continue;
         };
-        match how {
-            "keep" => written.put(j, p.clone()),
-            "system" => {}
-            _ => {}
-        }
+        written.put(j, p.clone());
     }
     match &m.content {
         Content::Text(text) if m.role == Role::System => {
@@ -929,7 +926,6 @@ fn write_piece(m: &Message, written: &mut Written) {
                             set(&mut v, "input", call_input(call));
                         }
                     }
-                    ("tool", _) | ("text", _) | ("file", _) => {}
                     _ => {}
                 }
                 written.put(j, v);
