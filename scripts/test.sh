@@ -7,8 +7,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 export CHROMEDRIVER=/usr/bin/chromedriver
+# Not exported: wasm-bindgen-test-runner takes GECKODRIVER over CHROMEDRIVER from the environment,
+# whatever wasm-pack's --chrome says. wasm-pack sets it for the Firefox run only.
 GECKODRIVER=$(command -v geckodriver || echo "$HOME/.cargo/bin/geckodriver")
-export GECKODRIVER
 
 LOGS=target/test-logs
 mkdir -p "$LOGS"
@@ -89,10 +90,25 @@ step "cargo test --features gemini" tests cargo test --features gemini \
 # The crate denies unwrap/expect/panic/indexing in library code: clippy is what enforces it.
 step "cargo clippy (native + wasm32)" check bash -c "cargo clippy --all-targets -- -D warnings && cargo clippy --all-targets --features gemini -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features o200k -- -D warnings && cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features gemini,pipeline -- -D warnings"
 step "wasm-bindgen tests (node)" tests wasm-pack test --node -- --test wasm_node
+# wasm_browser NAME ARGS...: tests/wasm_browser.rs through wasm-pack test ARGS; fails unless the
+# runner says it ran in NAME (it picks its browser from the driver variables it finds).
+wasm_browser() {
+  local want=$1 out status
+  shift
+  out=$(mktemp)
+  env -u GECKODRIVER wasm-pack test "$@" -- --test wasm_browser 2>&1 | tee "$out"
+  status=${PIPESTATUS[0]}
+  if ! grep -q "Running headless tests in $want" "$out"; then
+    echo "!! the tests did not run in $want"
+    status=1
+  fi
+  rm -f "$out"
+  return "$status"
+}
 step "wasm-bindgen tests (chromium)" tests \
-  wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver -- --test wasm_browser
+  wasm_browser Chrome --headless --chrome --chromedriver /usr/bin/chromedriver
 step "wasm-bindgen tests (firefox)" tests \
-  wasm-pack test --headless --firefox --geckodriver "$GECKODRIVER" -- --test wasm_browser
+  wasm_browser Firefox --headless --firefox --geckodriver "$GECKODRIVER"
 step "build pkg (wasm-pack --release)" build scripts/build-pkg.sh
 
 if [ "$build_ok" -eq 1 ]; then
