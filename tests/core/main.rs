@@ -15,6 +15,7 @@ mod count_openai_reference;
 mod detect_format;
 mod edits;
 mod format_ai_sdk;
+mod format_ai_sdk_ui;
 mod format_anthropic;
 mod format_gemini;
 mod format_image_header;

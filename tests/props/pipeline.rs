@@ -138,6 +138,7 @@ fn conv_strategy() -> impl Strategy<Value = Conv> {
                 (false, 0) => Format::AiSdk,
                 (false, 1) => Format::OpenaiResponses,
                 (false, 2) => Format::Gemini,
+                (false, 3) => Format::AiSdkUi,
                 (false, _) => Format::Openai,
             };
             let model = match format {
@@ -248,6 +249,17 @@ fn ai_sdk_part(p: &UPart) -> Value {
         UPart::File(n, t) => {
             json!({"type": "file", "data": base64::engine::general_purpose::STANDARD.encode(t), "mediaType": "text/plain", "filename": n})
         }
+        UPart::Inline(n, t) => {
+            json!({"type": "text", "text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")})
+        }
+    }
+}
+
+fn ui_part(p: &UPart) -> Value {
+    match p {
+        UPart::Text(t) => json!({"type": "text", "text": t}),
+        UPart::Image(s) => json!({"type": "file", "mediaType": "image/png", "url": image_url(*s)}),
+        UPart::File(n, t) => json!({"type": "file", "mediaType": "text/plain", "filename": n, "url": text_data_url(t)}),
         UPart::Inline(n, t) => {
             json!({"type": "text", "text": format!("see <attachment id=\"{n}\" name=\"{n}\" type=\"text/markdown\">{t}</attachment>")})
         }
@@ -392,6 +404,42 @@ fn to_wire(c: &Conv) -> (Value, Option<Value>, usize) {
                             out.push(json!({"role": "tool", "content": [part]}));
                         }
                     }
+                }
+            }
+            (Value::Array(out), c.system.clone().map(Value::String), latest)
+        }
+        // A useChat conversation: an assistant message per model step, its results in its tool
+        // parts (a call without one waits: `input-available`); UI messages have no orphan results.
+        Format::AiSdkUi => {
+            for (i, m) in c.msgs.iter().enumerate() {
+                if i == c.latest {
+                    latest = out.len();
+                }
+                let id = format!("m{i}");
+                match m {
+                    AMsg::System(s) => {
+                        out.push(json!({"id": id, "role": "system", "parts": [{"type": "text", "text": s}]}))
+                    }
+                    AMsg::User(parts) => out.push(
+                        json!({"id": id, "role": "user", "parts": parts.iter().map(ui_part).collect::<Vec<_>>()}),
+                    ),
+                    AMsg::Assistant { text, calls } => {
+                        let mut parts = vec![json!({"type": "step-start"})];
+                        parts.extend(text.iter().map(|t| json!({"type": "text", "text": t, "state": "done"})));
+                        for (id, name, args) in calls {
+                            let input: Value = serde_json::from_str(args).unwrap();
+                            let result = c.msgs.iter().skip(i + 1).find_map(|r| match r {
+                                AMsg::ToolResult { id: rid, text } if rid == id => Some(text.clone()),
+                                _ => None,
+                            });
+                            parts.push(match result {
+                                Some(out) => json!({"type": format!("tool-{name}"), "toolCallId": id, "state": "output-available", "input": input, "output": out}),
+                                None => json!({"type": format!("tool-{name}"), "toolCallId": id, "state": "input-available", "input": input}),
+                            });
+                        }
+                        out.push(json!({"id": id, "role": "assistant", "parts": parts}));
+                    }
+                    AMsg::ToolResult { .. } => {}
                 }
             }
             (Value::Array(out), c.system.clone().map(Value::String), latest)
@@ -738,6 +786,11 @@ proptest! {
         let (out_system, out) = write_request(c.format, &req);
         match c.format {
             Format::AiSdk => prop_assert_eq!((out_system, Value::Array(out)), ai_sdk_split(&wire, system.as_ref())),
+            // The app's UI messages come back as they were; the system option as a system message.
+            Format::AiSdkUi => {
+                prop_assert_eq!(Value::Array(out), wire);
+                prop_assert_eq!(out_system, system.map(|s| json!([{"role": "system", "content": s}])));
+            }
             Format::Anthropic | Format::OpenaiResponses | Format::Gemini => {
                 prop_assert_eq!(Value::Array(out), wire);
                 prop_assert_eq!(out_system, system);
