@@ -38,7 +38,7 @@ else
   newer=$(find src -newer pkg/package.json -type f | head -1)
   [ -n "$newer" ] && echo "note: pkg/ is older than $newer; the JS tests run against the last build (make build)"
   # Most of a JS test's time is waiting (workers, child processes, timers): run files 4 at a time.
-  step "node --test tests/js" node --test --test-concurrency=4 --test-reporter=dot tests/js/
+  step "node --test tests/js" node --test --test-timeout=180000 --test-concurrency=4 --test-reporter=dot tests/js/
 fi
 
 printf '\n==================== check summary (%ds) ====================\n' "$((SECONDS - t_all))"

@@ -118,18 +118,19 @@ step "wasm-bindgen tests (firefox)" tests wasm_browser Firefox GECKODRIVER="$GEC
 step "build pkg (release, 6 builds)" build scripts/build-pkg.sh
 
 if [ "$build_ok" -eq 1 ]; then
-  step "node --test tests/js" tests node --test --test-reporter=spec tests/js/
+  # A test that hangs fails after its timeout instead of holding the run until CI stops it.
+  step "node --test tests/js" tests node --test --test-timeout=180000 --test-reporter=spec tests/js/
   # The declarations against the package's own uses, then each format's SDK round trip (tests/ts/sdk).
   step "tsc --noEmit (tests/ts + sdk)" check \
     bash -c "node_modules/.bin/tsc --noEmit -p tests/ts/ && node_modules/.bin/tsc --noEmit -p tests/ts/sdk/"
-  step "browser ESM + worker (chromium, firefox)" tests node --test --test-reporter=spec tests/browser/
+  step "browser ESM + worker (chromium, firefox)" tests node --test --test-timeout=600000 --test-reporter=spec tests/browser/
   # A Vite app (no Vite config) with the packed package: vite build + dev server, run in Chromium and Firefox.
-  step "vite app (build, dev, chromium, firefox)" tests node --test --test-reporter=spec tests/vite-app/
+  step "vite app (build, dev, chromium, firefox)" tests node --test --test-timeout=900000 --test-reporter=spec tests/vite-app/
   # The useChat example (examples/usechat): 50 turns through the page, a reload, what the mock
   # model received; in Chromium and Firefox.
-  step "example chat (chromium, firefox)" tests node --test --test-reporter=spec tests/example/
+  step "example chat (chromium, firefox)" tests node --test --test-timeout=900000 --test-reporter=spec tests/example/
   if [ -d tests/page ]; then
-    step "demo page test (tests/page)" tests node --test --test-reporter=spec tests/page/
+    step "demo page test (tests/page)" tests node --test --test-timeout=600000 --test-reporter=spec tests/page/
   else
     echo; echo "(no tests/page/ yet: demo page test not run)"
   fi

@@ -33,7 +33,7 @@ export type ErrorCode =
   | 'UNKNOWN_VOCABULARY'
   /** Vocabulary bytes that are not a vocabulary, or are damaged. */
   | 'INVALID_VOCABULARY'
-  /** A tokenizer file ctxguard cannot count exactly; the message names what is unsupported. */
+  /** A tokenizer file ctxguard cannot count exactly (the message names what is unsupported). */
   | 'UNSUPPORTED_VOCABULARY'
   /** Another vocabulary of the same encoding is already loaded in this module. */
   | 'VOCABULARY_CONFLICT'

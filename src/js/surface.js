@@ -11,7 +11,8 @@
 /**
  * Free functions of the package, by their JS name. `count`: also in the counting-only builds
  * (`ctxguard/<encoding>/count`, count-api.js); `worker`: served by `ctxguard/worker` (a method of
- * WorkerConnection, except `version`, which the connection has as a property).
+ * WorkerConnection, except `version`, which the connection has as a property); `js`: made in
+ * src/js/ over the binding's BINDING_ONLY forms, not a binding export itself.
  */
 export const FUNCTIONS = Object.freeze({
   countTokens: { count: true, worker: true },
@@ -28,8 +29,17 @@ export const FUNCTIONS = Object.freeze({
   classifyProviderError: { count: false, worker: true },
   listAttachments: { count: false, worker: true },
   detectFormat: { count: false, worker: true },
-  loadVocabulary: { count: true, worker: true },
+  loadVocabulary: { count: true, worker: true, js: true },
 });
+
+/**
+ * Binding exports that no entry re-exports: the forms a JS-made function (`js: true` above) calls.
+ * loadVocabulary (vocab.js) reads the vocabulary file the name maps to, then hands its bytes over.
+ */
+export const BINDING_ONLY = Object.freeze(['vocabularyFile', 'loadedVocabulary', 'loadVocabularyBytes']);
+
+/** The free functions the binding (src/wasm/) exports: the table's own, and BINDING_ONLY. */
+export const BINDING_FUNCTIONS = Object.freeze([...Object.keys(FUNCTIONS).filter((name) => !FUNCTIONS[name].js), ...BINDING_ONLY]);
 
 /**
  * ContextGuard. `methods`: name → whether it returns a Promise (freed.js rejects instead of
@@ -83,6 +93,12 @@ export const ERROR_CODES = Object.freeze({
   INVALID_TEXT: 'core',
   UNKNOWN_ATTACHMENT: 'core',
   LATEST_MESSAGE_TOO_LARGE: 'core',
+  VOCABULARY_NOT_LOADED: 'core',
+  UNKNOWN_VOCABULARY: 'core',
+  INVALID_VOCABULARY: 'core',
+  UNSUPPORTED_VOCABULARY: 'core',
+  VOCABULARY_CONFLICT: 'core',
+  VOCABULARY_UNAVAILABLE: 'js',
   INTERNAL: 'core',
   GUARD_FREED: 'js',
   WORKER_FAILED: 'worker',

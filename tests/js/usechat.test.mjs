@@ -115,7 +115,7 @@ test('a checkpoint of a UI conversation restores in a new guard', async () => {
   ]).flat();
   ui.push({ id: 'last', role: 'user', parts: [{ type: 'text', text: 'And now?' }] });
   const summarize = async ({ messages }) => `The user asked about ${messages.length} messages of TODO searches.`;
-  const opts = { model: 'gpt-4o', format: 'ai-sdk-ui', contextWindow: 12_000, reservedOutputTokens: 1_000 };
+  const opts = { model: 'gpt-4o', format: 'ai-sdk-ui', contextWindow: 12_000, reservedOutputTokens: 1_000, edits: 'trigger' };
   const g1 = new ContextGuard(opts);
   const r1 = await g1.prepare(ui, { summarize });
   assert.ok(r1.checkpoint, 'compacted: a checkpoint to persist');

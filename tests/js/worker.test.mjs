@@ -12,7 +12,10 @@ import { generateInputs } from '../../benches/lib/inputs.mjs';
 import { buildConversation as conversation } from './helpers.mjs';
 
 const WORKER = new URL('./fixtures/guard-worker.mjs', import.meta.url);
-const CONFIG = { model: 'gpt-4o', contextWindow: 10000, reservedOutputTokens: 1000 };
+// `edits: 'trigger'`: the summarizer is asked at the trigger limit, as these tests expect. With the
+// default (`'needed'`, docs/edits.md) a warm cache defers every edit to the usable limit, and deep
+// clearing of these tool outputs then fits the conversation without a summary.
+const CONFIG = { model: 'gpt-4o', contextWindow: 10000, reservedOutputTokens: 1000, edits: 'trigger' };
 
 /** Times are not compared: durationMs anywhere, and "duration=...ms" and the (random) pause before the next attempt in log lines. */
 function timeless(value) {
