@@ -1,18 +1,24 @@
 # ctxguard: build, package and test the Rust → WebAssembly → npm package.
 #   make demo   install what is missing, build pkg/ (unless up to date), serve the demo on http://127.0.0.1:8080/
-#   make test   install what is missing, run every test (native, wasm in Node and Chromium, JS, TS, browser)
+#   make check  the inner loop: format, clippy, unit tests and the fast test binaries, JS tests on pkg/
+#   make test   install what is missing, run every test (native, wasm in Node, Chromium and Firefox, JS, TS, browser)
 #   make soak   the long-session memory benchmark (not part of make test)
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 PORT ?= 8080
 
-.PHONY: setup build test demo serve bench bench-builds soak fuzz clean
+.PHONY: setup build check test demo serve bench bench-builds soak fuzz clean
 
 setup:
 	scripts/setup.sh
 
 build: setup
 	scripts/build-pkg.sh
+
+# A few minutes with a warm target/ (scripts/check.sh); nothing is installed or rebuilt but the
+# crate. The JS tests run against the pkg/ already built, and are skipped without one.
+check:
+	scripts/check.sh
 
 # scripts/test.sh builds pkg/ itself (after the native and wasm-bindgen tests).
 test: setup

@@ -109,7 +109,7 @@ if (!fs.existsSync(path.join(BENCH_DIR, 'node_modules', 'gpt-tokenizer', 'packag
 /** How to load ctxguard's package in each runtime (the helper-built entries when present). */
 function ctxguardEnv() {
   const has = (f) => fs.existsSync(path.join(pkgDir, f));
-  if (!fs.existsSync(pkgDir)) fail(`no built package at ${pkgDir}: build it first (scripts/build-pkg.sh, or wasm-pack build --release --target web --out-dir pkg --out-name ctxguard_wasm)`);
+  if (!fs.existsSync(pkgDir)) fail(`no built package at ${pkgDir}: build it first (scripts/build-pkg.sh, or CTXGUARD_VARIANTS=0 scripts/build-pkg.sh)`);
   const glue = fs.readdirSync(pkgDir).find((f) => f.endsWith('_bg.wasm'))?.replace(/_bg\.wasm$/, '.js');
   if (!glue || !has(glue)) fail(`no wasm-bindgen glue (*_bg.wasm + .js) in ${pkgDir}`);
   const node = has('node.js')

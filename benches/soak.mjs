@@ -93,7 +93,7 @@ async function chromiumRuntime() {
   const { startServer } = await import(pathToFileURL(path.join(ROOT, 'scripts', 'serve.mjs')).href);
   const { server, url } = await startServer({ port: 0, quiet: true, mounts: { '/pkg/': path.join(ROOT, 'pkg'), '/benches/': BENCH } });
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'ctxguard-soak-'));
-  // TOOLCHAIN.md: the flags headless Chromium needs here (root, no network).
+  // The flags headless Chromium needs here (root, no network).
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     headless: true,

@@ -1,6 +1,6 @@
 //! The tokenizer's speed, natively (never part of `cargo test`: tests assert work counters, this
 //! file measures time). Moved here from `tests/tokens_bench.rs` and from the printed timings of
-//! `tests/tokens_linear.rs` and `tests/gemini_linear.rs`.
+//! `tests/tokens/linear.rs` and `tests/gemini/linear.rs`.
 //!
 //!   cargo bench --bench tokens                         throughput, first-use, long-piece, adversarial
 //!   cargo bench --bench tokens -- throughput           ours vs tiktoken-rs's `encode_ordinary`, MB/s
@@ -21,7 +21,7 @@
 //! each sample repeats the count for at least 0.2 s of CPU time.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
-#[path = "../tests/tokens_common/mod.rs"]
+#[path = "../tests/tokens/common.rs"]
 mod tokens_common;
 
 use std::time::Instant;
@@ -168,7 +168,7 @@ fn first_use_cost() {
         let core = match enc {
             Encoding::O200kBase => tiktoken_rs::o200k_base(),
             Encoding::Cl100kBase => tiktoken_rs::cl100k_base(),
-            Encoding::Gemma3 => unreachable!(),
+            _ => unreachable!(),
         }
         .unwrap();
         let tk_ms = s.secs() * 1e3;
@@ -254,7 +254,7 @@ fn long_piece_ratio() {
     }
 }
 
-/// The megabyte adversarial inputs of `tests/tokens_linear.rs` and `tests/gemini_linear.rs`
+/// The megabyte adversarial inputs of `tests/tokens/linear.rs` and `tests/gemini/linear.rs`
 /// (which assert their work counters), timed: runs of one character, random letters and base64,
 /// CJK without spaces, a 5 MB data URL; for gemma3 also the inputs its symbol matcher walks into.
 fn adversarial_inputs(enc: Encoding) -> Vec<(&'static str, String)> {

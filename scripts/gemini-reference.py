@@ -6,7 +6,7 @@ docs/gemini-tokenizer.md. Two references, which must agree before anything is wr
 - the `sentencepiece` package on the pinned model: `encode(text)` ids;
 - google-genai's `LocalTokenizer` (the SDK's own local counter), with the model put in its cache
   so that it does not download: `count_tokens` totals and `compute_tokens` ids.
-The Rust side (tests/gemini_reference.rs) regenerates the generated inputs with the same SplitMix64
+The Rust side (tests/gemini/reference.rs) regenerates the generated inputs with the same SplitMix64
 and compares ids through a 64-bit FNV-1a hash of the id sequence, full ids where they are short.
 """
 
@@ -90,7 +90,7 @@ def generate(recipe):
     return out
 
 
-# Structured requests in google-genai's shapes; tests/gemini_reference.rs builds the same ones in
+# Structured requests in google-genai's shapes; tests/gemini/reference.rs builds the same ones in
 # ctxguard's message model and expects these totals.
 WEATHER_ARGS = {"city": "Paris", "days": 3, "units": ["c", "f"], "opts": {"detail": True, "lang": "fr"}, "note": None}
 WEATHER_RESPONSE = {"temp": 21.5, "summary": "Sunny and warm", "hourly": [{"t": "09:00", "sky": "clear"}]}

@@ -2,7 +2,7 @@
 # Regenerates tests/gemini/reference.json from Google's own tokenizer: the `sentencepiece` and
 # `google-genai` packages from PyPI, in a venv under target/ (made once), on the pinned model
 # (scripts/fetch-gemma3-model.sh). Not part of make test: the committed reference is what
-# tests/gemini_reference.rs checks. sentencepiece 0.2.1: google-genai 3.6.1's compute_tokens calls
+# tests/gemini/reference.rs checks. sentencepiece 0.2.1: google-genai 3.6.1's compute_tokens calls
 # EncodeAsImmutableProto, which 0.2.3 no longer has. See docs/gemini-tokenizer.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -3,9 +3,7 @@
 //! The core (everything outside `wasm/`) is plain Rust with serde types and no wasm-bindgen;
 //! `wasm/` is the thin binding layer compiled only for `wasm32`.
 
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
-
-// The layers, lowest first (docs/architecture.md; `tests/layers.rs` reads them from these paths).
+// The layers, lowest first (docs/architecture.md; `tests/house/layers.rs` reads them from these paths).
 pub mod base;
 pub mod binding;
 pub mod count;

@@ -1,4 +1,5 @@
-//! What crosses the wasm boundary, run in Node.js by `wasm-pack test --node -- --test wasm_node`.
+//! What crosses the wasm boundary, run in Node.js by `cargo test --target wasm32-unknown-unknown
+//! --test wasm_node` through wasm-bindgen-test-runner (scripts/test.sh sets the runner).
 //! The cases live in `wasm/cases.rs` and run in headless Chromium too (`wasm_browser.rs`).
 #![cfg(target_arch = "wasm32")]
 

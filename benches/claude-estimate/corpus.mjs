@@ -1,7 +1,6 @@
 // The texts the Claude estimate is measured on, each the size of one chat message, grouped by
 // kind of content: real text from this repository (its documents, Rust and JavaScript sources,
-// JSON), the Chinese design notes beside it (../shared/seeds, when present), chat messages in
-// eight languages (texts.mjs), and the benchmark's generated inputs (benches/lib/inputs.mjs:
+// JSON), chat messages in eight languages (texts.mjs), and the benchmark's generated inputs (benches/lib/inputs.mjs:
 // prose, code, CJK, minified JSON and a chat with tool calls and outputs). Deterministic: the same
 // checkout gives the same corpus.
 
@@ -78,10 +77,6 @@ export function buildCorpus(root) {
   add('code-js', 'JavaScript source (src/js/*.js)', 'real', filesUnder(path.join(root, 'src/js'), '.js').flatMap((f) => pieces(read(f), '\n')));
   const json = [path.join(root, 'package-lock.json'), path.join(root, 'benches/results/latest.json')].filter((f) => fs.existsSync(f));
   add('json', 'JSON, pretty-printed (package-lock, benchmark results)', 'real', json.flatMap((f) => pieces(read(f), '\n')));
-  const seeds = path.join(root, '..', 'shared', 'seeds');
-  if (fs.existsSync(seeds)) {
-    add('zh-notes', 'Chinese design notes (shared/seeds)', 'real', filesUnder(seeds, '.txt').flatMap((f) => pieces(read(f), '\n')));
-  }
   for (const [lang, name] of Object.entries(LANGUAGES)) add(`chat-${lang}`, `chat messages, ${name}`, 'chat', CHAT_TEXTS[lang]);
 
   const gen = generateInputs({ quick: true });

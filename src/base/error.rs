@@ -41,6 +41,18 @@ pub enum ErrorCode {
     UnknownAttachment,
     /// The latest user message alone (with the system messages) does not fit the usable limit.
     LatestMessageTooLarge,
+    /// Counting with a loadable encoding (`llama3`, `qwen2`, `deepseek-v3`, `mistral-tekken`)
+    /// named explicitly before its vocabulary was loaded (`loadVocabulary`).
+    VocabularyNotLoaded,
+    /// `loadVocabulary` was given a name that is no vocabulary, alias or model with one.
+    UnknownVocabulary,
+    /// Vocabulary bytes that are neither ctxguard's format nor a tokenizer file, or are damaged.
+    InvalidVocabulary,
+    /// A tokenizer file ctxguard cannot count exactly (its pre-tokenizer, normalizer or model);
+    /// the message names what is unsupported.
+    UnsupportedVocabulary,
+    /// Another vocabulary of the same encoding is already loaded in this module.
+    VocabularyConflict,
     /// Something that should never happen; reported rather than trapping.
     Internal,
 }
@@ -61,6 +73,11 @@ impl ErrorCode {
             ErrorCode::InvalidText => "INVALID_TEXT",
             ErrorCode::UnknownAttachment => "UNKNOWN_ATTACHMENT",
             ErrorCode::LatestMessageTooLarge => "LATEST_MESSAGE_TOO_LARGE",
+            ErrorCode::VocabularyNotLoaded => "VOCABULARY_NOT_LOADED",
+            ErrorCode::UnknownVocabulary => "UNKNOWN_VOCABULARY",
+            ErrorCode::InvalidVocabulary => "INVALID_VOCABULARY",
+            ErrorCode::UnsupportedVocabulary => "UNSUPPORTED_VOCABULARY",
+            ErrorCode::VocabularyConflict => "VOCABULARY_CONFLICT",
             ErrorCode::Internal => "INTERNAL",
         }
     }

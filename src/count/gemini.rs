@@ -148,7 +148,7 @@ pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
         message.tool_calls.iter().map(|c| tokens::count(enc, &c.name) + json_or_text(&c.arguments)).sum();
     let total =
         framing.saturating_add(text).saturating_add(attachments).saturating_add(images).saturating_add(tool_calls);
-    MessageCount { total, text, attachments, images, tool_calls, framing }
+    MessageCount { total, text, attachments, images, tool_calls, framing, ..Default::default() }
 }
 
 /// Tool declarations: name, description, the parameters schema and, when the definition carries

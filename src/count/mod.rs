@@ -16,7 +16,7 @@
 //! merged into the first one: that message is counted with a trailing newline and 4 tokens are
 //! saved. All of this lands in `RequestCount::tool_definitions`.
 //!
-//! Reference figures: `tests/count_openai_reference.rs` (OpenAI cookbook, openai-chat-tokens,
+//! Reference figures: `tests/core/count_openai_reference.rs` (OpenAI cookbook, openai-chat-tokens,
 //! openai-messages-token-helper, gpt-tokenizer). Where they disagree (descriptions of nested
 //! tool parameters; see [`tools`]) the default errs high.
 //!
@@ -35,6 +35,7 @@ pub mod attachment;
 pub mod gemini;
 pub mod image;
 pub mod profile;
+pub mod template;
 pub mod tools;
 
 use serde::{Deserialize, Serialize};
@@ -65,6 +66,16 @@ pub struct RequestCount {
 pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
     if is_gemini_exact(profile) {
         return gemini::count_message(profile, message);
+    }
+    if let Some(t) = profile.template {
+        let (mut count, facts) = template::count_message(t, profile.encoding, message);
+        count.template = facts;
+        // Images, files and audio as the profile counts them (templates render text only).
+        let (attachments, images) = media_tokens(profile, message);
+        count.images = images;
+        count.attachments = attachments;
+        count.total = count.total.saturating_add(images).saturating_add(attachments);
+        return count;
     }
     let enc = profile.encoding;
     let openai = profile.provider == Provider::Openai;
@@ -141,7 +152,32 @@ pub fn count_message(profile: &Profile, message: &Message) -> MessageCount {
     let attachments = profile.scale(raw_attachments).saturating_add(flat_attachments);
     let total =
         framing.saturating_add(text).saturating_add(attachments).saturating_add(images).saturating_add(tool_calls);
-    MessageCount { total, text, attachments, images, tool_calls, framing }
+    MessageCount { total, text, attachments, images, tool_calls, framing, ..Default::default() }
+}
+
+/// `(attachments, images)` of a message's non-text parts, counted as `count_message` counts them
+/// (files by name and extracted text or a flat allowance, audio, images by the profile's rule).
+fn media_tokens(profile: &Profile, message: &Message) -> (usize, usize) {
+    let Content::Parts(parts) = &message.content else { return (0, 0) };
+    let enc = profile.encoding;
+    let (mut attachments, mut images) = (0usize, 0usize);
+    for part in parts {
+        match part {
+            Part::Image { width, height, detail, .. } => {
+                images = images.saturating_add(profile.image_rule.tokens(*width, *height, detail.as_deref()));
+            }
+            Part::File { name, text, .. } => {
+                attachments += name.as_deref().map_or(0, |n| tokens::count(enc, n));
+                attachments += match text.as_deref() {
+                    Some(t) => tokens::count(enc, t),
+                    None => profile.opaque_file_tokens,
+                };
+            }
+            Part::Audio { extra } => attachments += audio_tokens(profile, extra),
+            _ => {}
+        }
+    }
+    (attachments, images)
 }
 
 /// Count a request with `tool_choice` auto.
@@ -170,7 +206,7 @@ pub fn count_request_from(
     tool_choice: &ToolChoice,
 ) -> RequestCount {
     let tool_definitions = tool_definition_tokens(profile, messages, tools, tool_choice);
-    let priming = profile.framing.reply_priming;
+    let priming = priming(profile, messages.iter().map(|m| m.role).zip(per_message.iter().copied()));
     let accuracy = if is_gemini_exact(profile) && gemini::media_is_estimated(messages) {
         CountKind::Estimate
     } else {
@@ -182,6 +218,19 @@ pub fn count_request_from(
         .saturating_add(tool_definitions)
         .saturating_add(priming);
     RequestCount { total, per_message, tool_definitions, priming, accuracy }
+}
+
+/// Tokens outside the messages' own counts: the reply priming, or for a chat template its
+/// request-level tokens (`template::overhead`), from each message's role and count.
+pub fn priming(profile: &Profile, turns: impl Iterator<Item = (Role, MessageCount)>) -> usize {
+    match profile.template {
+        Some(t) => {
+            let turns: Vec<(Role, MessageCount, crate::message::TemplateFacts)> =
+                turns.map(|(r, c)| (r, c, c.template)).collect();
+            template::overhead(t, profile.encoding, &turns)
+        }
+        None => profile.framing.reply_priming,
+    }
 }
 
 /// Gemini with its own tokenizer: Google's local tokenizer's rules (`gemini`).
@@ -201,6 +250,10 @@ pub fn tool_definition_tokens(
         return 0;
     }
     let enc = profile.encoding;
+    if let Some(t) = profile.template {
+        let first_system = messages.first().filter(|m| m.role == Role::System);
+        return template::tool_definition_tokens(t, enc, first_system, tools);
+    }
     match profile.tool_rule {
         ToolRule::OpenaiNamespace { nested_descriptions } => {
             let rendered = tools::render_openai_namespace(tools, nested_descriptions);

@@ -105,6 +105,10 @@ pub struct Profile {
     pub opaque_file_tokens: usize,
     /// Tokens charged for an audio part whose payload size is unknown.
     pub opaque_audio_tokens: usize,
+    /// The model's own chat template, counted exactly (`count::template`): the open-weight
+    /// families with a loaded vocabulary, and gpt-oss. `None`: the framing above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<super::template::Template>,
 }
 
 /// OpenAI's framing (OpenAI cookbook "How to count tokens with tiktoken": 3 per message, +1 per
@@ -144,6 +148,7 @@ impl Profile {
             tool_rule: ToolRule::OpenaiNamespace { nested_descriptions: true },
             opaque_file_tokens: OPAQUE_FILE_TOKENS,
             opaque_audio_tokens: OPAQUE_AUDIO_TOKENS,
+            template: None,
         }
     }
 
@@ -173,6 +178,7 @@ impl Profile {
             tool_rule: ToolRule::GeminiDeclarations,
             opaque_file_tokens: OPAQUE_FILE_TOKENS,
             opaque_audio_tokens: OPAQUE_AUDIO_TOKENS,
+            template: None,
         }
     }
 
@@ -199,6 +205,22 @@ impl Profile {
             tool_rule: ToolRule::JsonSchema { system_prompt_tokens: GENERIC_TOOL_SYSTEM_PROMPT },
             opaque_file_tokens: OPAQUE_FILE_TOKENS,
             opaque_audio_tokens: OPAQUE_AUDIO_TOKENS,
+            template: None,
+        }
+    }
+
+    /// Exact counting with a model's own chat template and its vocabulary: text as the
+    /// tokenizer counts it, the framing as the template renders it (`count::template`); images,
+    /// files and audio as the estimate counts them.
+    pub fn template(provider: Provider, encoding: Encoding, template: super::template::Template) -> Self {
+        Profile {
+            provider,
+            accuracy: CountKind::Exact,
+            encoding,
+            estimate_factor: 1.0,
+            framing: Framing { per_message: 0, count_role: false, per_name: 0, reply_priming: 0, per_tool_call: 0 },
+            template: Some(template),
+            ..Profile::generic_estimate(1.0)
         }
     }
 

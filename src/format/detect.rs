@@ -1,12 +1,13 @@
-//! Which of the five wire formats a conversation is in (`detectFormat`), from evidence only the
+//! Which of the six wire formats a conversation is in (`detectFormat`), from evidence only the
 //! format itself has. The rules are listed in docs/formats.md ("Detecting the format"):
 //!
 //! - a request object decides by its keys: `contents` or `systemInstruction` is Gemini; `input`
 //!   or `instructions` is OpenAI Responses; `messages` is read as the messages below, then its
 //!   `tools` (an object by name: the AI SDK) and `system` (system messages: the AI SDK; any other
 //!   `system`: Anthropic);
-//! - in the messages, the first item (in order) carrying evidence decides: `parts` without
-//!   `content` or the role `model` (Gemini); an item `type` (Responses); `tool_calls`,
+//! - in the messages, the first item (in order) carrying evidence decides: the role `model`
+//!   (Gemini); `parts` without `content` (AI SDK UI messages when a part has a `type`, the item
+//!   an `id` or the role `system` or `assistant`; else Gemini); an item `type` (Responses); `tool_calls`,
 //!   `tool_call_id`, `function_call` or a string tool result (OpenAI Chat Completions); a part
 //!   type only one format has (see [`part_evidence`]);
 //! - messages without evidence (`{ role: 'user', content: 'hi' }` is valid in four formats)
@@ -25,6 +26,19 @@ pub fn detect(value: &Value) -> Option<Format> {
         Value::Object(o) => request_format(o),
         _ => None,
     }
+}
+
+/// The format a messages array has evidence of (`None` without evidence, or for another value).
+pub fn evidence_format(value: &Value) -> Option<Format> {
+    match value {
+        Value::Array(items) => items.iter().filter_map(Value::as_object).find_map(item_evidence),
+        _ => None,
+    }
+}
+
+/// The format one message has evidence of.
+pub fn item_format(item: &Value) -> Option<Format> {
+    item.as_object().and_then(item_evidence)
 }
 
 fn request_format(o: &Map<String, Value>) -> Option<Format> {
@@ -72,8 +86,15 @@ fn evidence(items: &[Value]) -> Option<Option<Format>> {
 
 fn item_evidence(o: &Map<String, Value>) -> Option<Format> {
     let role = o.get("role").and_then(Value::as_str);
-    if role == Some("model") || (o.get("parts").is_some_and(Value::is_array) && !o.contains_key("content")) {
+    if role == Some("model") {
         return Some(Format::Gemini);
+    }
+    if let (Some(Value::Array(parts)), false) = (o.get("parts"), o.contains_key("content")) {
+        // UI messages have an id, the roles system and assistant, and typed parts; Gemini
+        // contents have the roles user and model and untyped parts.
+        let typed = parts.iter().any(|p| p.get("type").is_some_and(Value::is_string));
+        let ui = typed || o.get("id").is_some_and(Value::is_string) || matches!(role, Some("system" | "assistant"));
+        return Some(if ui { Format::AiSdkUi } else { Format::Gemini });
     }
     if o.get("type").is_some_and(Value::is_string) {
         return Some(Format::OpenaiResponses);
@@ -164,6 +185,16 @@ mod tests {
             Some(Format::Anthropic)
         );
         assert_eq!(detect(&json!([{ "role": "user", "parts": [{ "text": "hi" }] }])), Some(Format::Gemini));
+        assert_eq!(
+            detect(&json!([{ "id": "m1", "role": "user", "parts": [{ "type": "text", "text": "hi" }] }])),
+            Some(Format::AiSdkUi)
+        );
+        assert_eq!(detect(&json!([{ "id": "m1", "role": "user", "parts": [] }])), Some(Format::AiSdkUi));
+        assert_eq!(detect(&json!([{ "role": "assistant", "parts": [] }])), Some(Format::AiSdkUi));
+        assert_eq!(
+            detect(&json!({ "id": "chat", "messages": [{ "id": "m1", "role": "user", "parts": [] }] })),
+            Some(Format::AiSdkUi)
+        );
         assert_eq!(
             detect(&json!([{ "type": "function_call_output", "call_id": "c", "output": "x" }])),
             Some(Format::OpenaiResponses)

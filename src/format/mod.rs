@@ -1,6 +1,7 @@
 //! Adapters between wire formats and the internal message model.
 
 pub mod ai_sdk;
+pub mod ai_sdk_ui;
 pub mod anthropic;
 pub mod detect;
 pub mod gemini;
@@ -30,6 +31,9 @@ pub enum Format {
     /// Vercel AI SDK model messages (`ModelMessage`).
     #[serde(rename = "ai-sdk")]
     AiSdk,
+    /// Vercel AI SDK UI messages (`UIMessage`, what `useChat` holds).
+    #[serde(rename = "ai-sdk-ui")]
+    AiSdkUi,
     /// OpenAI Responses API input items (`ResponseInputItem`; `instructions` is the system).
     #[serde(rename = "openai-responses")]
     OpenaiResponses,
@@ -51,11 +55,12 @@ impl Format {
             "openai" => Ok(Format::Openai),
             "anthropic" => Ok(Format::Anthropic),
             "ai-sdk" => Ok(Format::AiSdk),
+            "ai-sdk-ui" => Ok(Format::AiSdkUi),
             "openai-responses" => Ok(Format::OpenaiResponses),
             "gemini" => Ok(Format::Gemini),
             other => Err(Error::new(
                 ErrorCode::UnknownFormat,
-                format!("unknown format {other:?}; expected \"openai\", \"anthropic\", \"ai-sdk\", \"openai-responses\" or \"gemini\""),
+                format!("unknown format {other:?}; expected \"openai\", \"anthropic\", \"ai-sdk\", \"ai-sdk-ui\", \"openai-responses\" or \"gemini\""),
             )),
         }
     }
@@ -88,6 +93,60 @@ pub struct Request {
 /// Gemini: `system` is the request's `systemInstruction` (a string, a Content, a Part or an
 /// array of parts), prepended as a system message.
 pub fn parse_request(
+    format: Format,
+    messages: &Value,
+    system: Option<&Value>,
+    tools: Option<&Value>,
+) -> Result<Request> {
+    parse_request_in(format, messages, system, tools).map_err(|e| with_format_hint(e, format, messages))
+}
+
+impl Format {
+    /// The name `format` takes (`"ai-sdk-ui"`...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Openai => "openai",
+            Format::Anthropic => "anthropic",
+            Format::AiSdk => "ai-sdk",
+            Format::AiSdkUi => "ai-sdk-ui",
+            Format::OpenaiResponses => "openai-responses",
+            Format::Gemini => "gemini",
+        }
+    }
+
+    /// What messages of this format are, for error messages.
+    fn what(self) -> &'static str {
+        match self {
+            Format::Openai => "OpenAI Chat Completions messages",
+            Format::Anthropic => "Anthropic Messages API messages",
+            Format::AiSdk => "AI SDK ModelMessages (content)",
+            Format::AiSdkUi => "AI SDK UIMessages (parts)",
+            Format::OpenaiResponses => "OpenAI Responses input items",
+            Format::Gemini => "Gemini contents",
+        }
+    }
+}
+
+/// A message error of `format` whose messages carry evidence of another format
+/// (`detect::evidence_format`): the error names the format that reads them.
+fn with_format_hint(e: Error, format: Format, messages: &Value) -> Error {
+    hinted(e, format, || detect::evidence_format(messages))
+}
+
+fn hinted(mut e: Error, format: Format, evidence: impl FnOnce() -> Option<Format>) -> Error {
+    if !matches!(e.code, ErrorCode::InvalidMessage | ErrorCode::InvalidRole | ErrorCode::InvalidContentPart) {
+        return e;
+    }
+    match evidence() {
+        Some(found) if found != format => {
+            e.message = format!("{}; these look like {}: use format: '{}'", e.message, found.what(), found.name());
+            e
+        }
+        _ => e,
+    }
+}
+
+fn parse_request_in(
     format: Format,
     messages: &Value,
     system: Option<&Value>,
@@ -130,6 +189,13 @@ pub fn parse_request(
                 None => parsed,
             }
         }
+        Format::AiSdkUi => {
+            let parsed = ai_sdk_ui::parse_messages(messages)?;
+            match system {
+                Some(sys) => ai_sdk_ui::parse_system(sys)?.into_iter().chain(parsed).collect(),
+                None => parsed,
+            }
+        }
         Format::OpenaiResponses => {
             let parsed = responses::parse_messages(messages)?;
             match system {
@@ -151,6 +217,7 @@ pub fn parse_request(
             Format::Openai => openai::parse_tools(t)?,
             Format::Anthropic => anthropic::parse_tools(t)?,
             Format::AiSdk => ai_sdk::parse_tools(t)?,
+            Format::AiSdkUi => ai_sdk_ui::parse_tools(t)?,
             Format::OpenaiResponses => responses::parse_tools(t)?,
             Format::Gemini => gemini::parse_tools(t)?,
         },
@@ -164,12 +231,16 @@ pub fn parse_request(
 /// pieces, whether writing them back gives exactly `item` (the same tree, key order included)
 /// when parsing found out (OpenAI: `Some`), `None` when it did not (Anthropic).
 pub fn parse_message_at(format: Format, item: &Value, index: usize) -> Result<(Vec<Message>, Option<bool>)> {
+    parse_message_at_in(format, item, index).map_err(|e| hinted(e, format, || detect::item_format(item)))
+}
+
+fn parse_message_at_in(format: Format, item: &Value, index: usize) -> Result<(Vec<Message>, Option<bool>)> {
     match format {
         Format::Openai => openai_exact::parse(item, index, true).map(|(m, exact)| (vec![m], Some(exact))),
         Format::Anthropic => anthropic::parse_item(item, index).map(|pieces| (pieces, None)),
         // AI SDK messages, Responses items and Gemini contents are read in context (see
         // `Format::is_context_free`): they are parsed as a whole only.
-        Format::AiSdk | Format::OpenaiResponses | Format::Gemini => {
+        Format::AiSdk | Format::AiSdkUi | Format::OpenaiResponses | Format::Gemini => {
             Err(Error::new(ErrorCode::Internal, "these messages are parsed as a whole conversation"))
         }
     }
@@ -187,6 +258,7 @@ pub fn write_request(format: Format, request: &Request) -> (Option<Value>, Vec<V
         }
         Format::Anthropic => anthropic::to_wire(&request.messages),
         Format::AiSdk => ai_sdk::to_wire(&request.messages),
+        Format::AiSdkUi => ai_sdk_ui::to_wire(&request.messages),
         Format::OpenaiResponses => responses::to_wire(&request.messages),
         Format::Gemini => gemini::to_wire(&request.messages),
     };
@@ -257,7 +329,7 @@ fn write_request_with_in(
             (None, written)
         }
         Format::Anthropic => anthropic::to_wire_with(&request.messages, same),
-        Format::AiSdk | Format::OpenaiResponses | Format::Gemini => {
+        Format::AiSdk | Format::AiSdkUi | Format::OpenaiResponses | Format::Gemini => {
             let (system, messages) = write_request(format, request);
             (system, messages.into_iter().map(Written::Value).collect())
         }

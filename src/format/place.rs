@@ -86,7 +86,7 @@ pub fn places(format: Format, parsed: &[Message], system: Option<&Value>) -> Res
         None => 0,
     };
     let (head, rest) = parsed.split_at(leading.min(parsed.len()));
-    let listed = format == Format::AiSdk && matches!(system, Some(Value::Array(_)));
+    let listed = matches!(format, Format::AiSdk | Format::AiSdkUi) && matches!(system, Some(Value::Array(_)));
     let mut out: Vec<Place> = head
         .iter()
         .enumerate()

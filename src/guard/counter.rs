@@ -175,6 +175,12 @@ impl Counter {
         self.profile.framing.reply_priming
     }
 
+    /// Tokens outside the messages' own counts for a request of these messages (the reply
+    /// priming, or a chat template's request-level tokens: `count::priming`).
+    pub fn priming_of(&self, facts: &[Facts]) -> usize {
+        count::priming(&self.profile, facts.iter().map(|f| (f.role, f.raw)))
+    }
+
     /// Start a pass of the count cache (entries the pass uses survive its eviction).
     pub fn begin_pass(&mut self) {
         self.cache.begin_pass();
@@ -230,6 +236,7 @@ pub(crate) fn calibrate(raw: Counted, c: f64) -> Counted {
                 images,
                 tool_calls,
                 framing,
+                template: m.template,
             }
         })
         .collect();

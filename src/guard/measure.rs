@@ -3,6 +3,7 @@
 
 use crate::format::Request;
 use crate::message::{Facts, Message};
+use crate::provider::models::CountKind;
 use crate::provider::pricing::{self, CacheRule};
 use crate::report::metrics::{ContextMetrics, CountSource, CountedMessage, SourceBreakdown};
 
@@ -49,15 +50,16 @@ impl Guard {
 
     /// The metrics of a request given its messages' facts and its tool definitions.
     pub fn measure_facts(&mut self, facts: &[Facts], tools: &ToolsFacts) -> ContextMetrics {
+        let priming = self.counter.priming_of(facts);
         let raw_total = facts
             .iter()
             .fold(0usize, |a, f| a.saturating_add(f.raw.total))
             .saturating_add(tools.tokens)
-            .saturating_add(self.counter.reply_priming());
+            .saturating_add(priming);
         let raw = Counted {
             per_message: facts.iter().map(|f| f.raw).collect(),
             tool_definitions: to_u32(tools.tokens),
-            priming: to_u32(self.counter.reply_priming()),
+            priming: to_u32(priming),
             total: to_u32(raw_total),
         };
         let counted = match self.correction() {
@@ -84,6 +86,9 @@ impl Guard {
         }
         metrics.memory = self.memory.metrics();
         metrics.breaker = self.breaker.metrics();
+        if self.model.kind == CountKind::Estimate {
+            metrics.missing_vocabulary = self.model.vocabulary.map(str::to_string);
+        }
         metrics.clearing = self.clearing_settings();
         metrics.calibration = self.calibration_summary();
         let warm = self.edits.warm();

@@ -73,7 +73,11 @@ impl Guard {
         let cache =
             crate::provider::cache::CachePrices::of(&model, pricing.as_ref().map(|(p, _)| p), config.cache.as_ref())?;
         let checkpoint_key = config.checkpoint_key.clone().filter(|k| !k.is_empty());
-        let deep = model.preserved_thinking;
+        // Steps as deep as they can be wherever the guard edits only when needed: each step
+        // re-bills the cache from the first output it changes, so it should free as much room as
+        // the protected window allows (docs/edits.md).
+        let edits = config.edits.unwrap_or_default();
+        let deep = edits == super::edits::EditWhen::Needed;
         Ok(Guard {
             format: config.format.unwrap_or(model.format),
             counter: Counter::new(&model, models::profile(&model), checkpoint_key),
@@ -94,7 +98,7 @@ impl Guard {
             policy,
             breaker: Breaker::new(config.breaker.as_ref())?,
             store: MessageStore::default(),
-            edits: Edits::new(config.edits.unwrap_or_default(), cache),
+            edits: Edits::new(edits, cache),
         })
     }
 

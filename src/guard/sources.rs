@@ -102,18 +102,15 @@ impl Guard {
     fn request_tokens(&mut self, request: &Request) -> sources::pass::RequestTokens {
         // Message counts are in the model's tokens (the estimate factor applied); the plan works
         // in the counting encoding's, as layer 1 counts the outputs it compacts.
+        let facts: Vec<_> = request.messages.iter().map(|m| self.facts(m)).collect();
         let factor = self.counter.factor.max(1.0);
-        let per_message = request
-            .messages
-            .iter()
-            .map(|m| (self.counter.facts(m).raw.total as f64 / factor).floor() as usize)
-            .collect();
+        let per_message = facts.iter().map(|f| (f.raw.total as f64 / factor).floor() as usize).collect();
         let tools = self.counter.tools(request);
         let threshold = self.edit_threshold();
         let replay = self.replay_threshold();
         sources::pass::RequestTokens {
             per_message,
-            base: self.counter.raw_budget(tools.tokens + self.counter.reply_priming()),
+            base: self.counter.raw_budget(tools.tokens + self.counter.priming_of(&facts)),
             trigger: self.counter.raw_budget(replay as usize),
             cold_trigger: if threshold < replay { self.counter.raw_budget(threshold as usize) } else { usize::MAX },
             tool_total_due: self.edits.when == super::edits::EditWhen::Trigger,

@@ -9,6 +9,7 @@ import { checkFreed } from './freed.js';
 import { installMessageMemo } from './memo.js';
 
 export { chainPreModelHooks } from './hooks.js';
+export { loadVocabulary } from './vocab.js';
 
 // `measure` sends only new or changed messages into wasm (memo.js); patching the prototype does
 // not call into wasm.

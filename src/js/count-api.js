@@ -6,6 +6,8 @@
 // This module must not call into wasm (see api.js).
 import * as wasm from './ctxguard_wasm.js';
 
+export { loadVocabulary } from './vocab.js';
+
 export const countTokens = wasm.countTokens;
 export const knownModels = wasm.knownModels;
 export const memoryStats = wasm.memoryStats;

@@ -4,10 +4,11 @@
 /**
  * Wire formats the adapters read and write: OpenAI Chat Completions (`openai`), OpenAI Responses
  * API input items (`openai-responses`), Anthropic Messages (`anthropic`), Gemini `contents` as
- * `@google/genai` sends them (`gemini`), Vercel AI SDK model messages (`ai-sdk`). What each
- * format's messages, `system` and tools are: `FormatTypes`.
+ * `@google/genai` sends them (`gemini`), Vercel AI SDK model messages (`ai-sdk`) and UI messages
+ * (`ai-sdk-ui`: what `useChat` holds). What each format's messages, `system` and tools are:
+ * `FormatTypes`.
  */
-export type Format = 'openai' | 'openai-responses' | 'anthropic' | 'gemini' | 'ai-sdk';
+export type Format = 'openai' | 'openai-responses' | 'anthropic' | 'gemini' | 'ai-sdk' | 'ai-sdk-ui';
 
 /** A JSON value, as messages and tool schemas are. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -325,6 +326,21 @@ export interface AiSdkTool {
 /** AI SDK `tools`: tools by name. */
 export type AiSdkToolSet = { [name: string]: AiSdkTool };
 
+// Vercel AI SDK UI messages (`UIMessage` of the `ai` package, 5 and later: what `useChat`
+// holds and sends; `format: 'ai-sdk-ui'`).
+
+/** A UI message part: `text`, `reasoning`, `file`, `tool-<name>`, `dynamic-tool`, `source-url`, `data-<name>`, `step-start`... */
+export interface AiSdkUiPart {
+  type: string;
+}
+/** A UI message (`UIMessage`): the app's id, its role and its parts; other fields are carried through. */
+export interface AiSdkUiMessage {
+  id: string;
+  role: 'system' | 'user' | 'assistant';
+  parts: readonly AiSdkUiPart[];
+  metadata?: unknown;
+}
+
 /** The `read_attachment` tool's parameters (a JSON schema). */
 export type ReadAttachmentSchema = {
   type: 'object';
@@ -395,6 +411,17 @@ export interface FormatTypes {
     tools: AiSdkToolSet;
     note: never;
     /** A ToolSet entry: wrap it as `tool({ description, inputSchema: jsonSchema(inputSchema), execute })`. */
+    readTool: { read_attachment: { description: string; inputSchema: ReadAttachmentSchema } };
+  };
+  'ai-sdk-ui': {
+    message: AiSdkUiMessage | WireMessage;
+    /** The server's prompt, for counting: a string, a system model message, a UI system message, or several. */
+    system: string | AiSdkSystemMessage | AiSdkUiMessage | readonly (AiSdkSystemMessage | AiSdkUiMessage)[];
+    /** System model messages for `streamText`'s `instructions`: the `system` option's, then ctxguard's notes. */
+    systemOut: SystemNote[];
+    tools: AiSdkToolSet;
+    /** ctxguard's notes go to `system`; `result.messages` holds only the app's UI messages. */
+    note: never;
     readTool: { read_attachment: { description: string; inputSchema: ReadAttachmentSchema } };
   };
 }

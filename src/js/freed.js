@@ -4,8 +4,9 @@
 // CtxguardError with the stable code GUARD_FREED. `free()` itself may be called again.
 
 import { ctxguardError } from './errors.js';
+import { ASYNC_METHODS } from './surface.js';
 
-const ASYNC = new Set(['prepare', 'settle']);
+const ASYNC = new Set(ASYNC_METHODS);
 
 const freedError = () => ctxguardError('GUARD_FREED', 'this ContextGuard was freed (guard.free()); create a new one');
 

@@ -4,7 +4,9 @@
 // ctxguard and back into that SDK's own request types.
 
 /** Encodings ctxguard counts exactly. */
-export type Encoding = 'o200k_base' | 'cl100k_base' | 'gemma3';
+export type Encoding = 'o200k_base' | 'cl100k_base' | 'gemma3' | 'llama3' | 'qwen2' | 'deepseek-v3' | 'mistral-tekken';
+/** The vocabulary files the package ships (`loadVocabulary`; docs/vocabularies.md). */
+export type VocabularyName = 'llama3' | 'qwen3' | 'deepseek-v3' | 'mistral-tekken';
 /** `exact`: the provider's own tokenizer. `estimate`: a calibrated estimate with a safety margin. */
 export type CountKind = 'exact' | 'estimate';
 
@@ -25,6 +27,18 @@ export type ErrorCode =
   | 'LATEST_MESSAGE_TOO_LARGE'
   /** A ContextGuard used after `guard.free()`. */
   | 'GUARD_FREED'
+  /** Counting with `llama3`, `qwen2`, `deepseek-v3` or `mistral-tekken` named as the encoding before `loadVocabulary`. */
+  | 'VOCABULARY_NOT_LOADED'
+  /** `loadVocabulary` of a name that is no vocabulary, alias or model with one. */
+  | 'UNKNOWN_VOCABULARY'
+  /** Vocabulary bytes that are not a vocabulary, or are damaged. */
+  | 'INVALID_VOCABULARY'
+  /** A tokenizer file ctxguard cannot count exactly (the message names what is unsupported). */
+  | 'UNSUPPORTED_VOCABULARY'
+  /** Another vocabulary of the same encoding is already loaded in this module. */
+  | 'VOCABULARY_CONFLICT'
+  /** The package's vocabulary file could not be read or fetched. */
+  | 'VOCABULARY_UNAVAILABLE'
   | 'INTERNAL';
 
 export interface CtxguardError extends Error {
@@ -123,6 +137,28 @@ export interface ModelInfo {
   format: Format;
   /** Claude's preserved thinking (Fable and Mythos 5.x, Opus, Sonnet and Haiku 5.5): thinking blocks are bound to the request that produced them, and `prepare` sends none whose prefix changed. */
   preservedThinking: boolean;
+  /** The vocabulary that counts this model exactly (`loadVocabulary(name)`); `null` when it counts with a built-in encoding or has no public tokenizer. */
+  vocabulary: VocabularyName | null;
+}
+
+/** What `loadVocabulary` loaded. */
+export interface LoadedVocabulary {
+  name: string;
+  /** The encoding it counts as (`countTokens(text, { encoding })`, `modelInfo(model).encoding`). */
+  encoding: Encoding;
+  /** Ordinary tokens. */
+  tokens: number;
+  /** Added (special and control) tokens. */
+  addedTokens: number;
+  /** Whether added tokens found in text count as one token each (the Hugging Face families; not Tekken). */
+  matchesAddedTokens: boolean;
+  /** Whether text is put in NFC first (Qwen). */
+  nfc: boolean;
+  /** Where the data came from. */
+  source: string;
+  /** `false` when it was already loaded. */
+  loadedNow: boolean;
+  memoryBytes: number;
 }
 
 export interface GuardConfig {
@@ -380,6 +416,8 @@ export interface ContextMetrics {
   /** What the guard remembers: summaries, and the one made ahead of time. */
   memory: MemoryMetrics;
   breaker: BreakerMetrics;
+  /** The vocabulary that would make these counts exact while this guard counts the model's estimate (`loadVocabulary(name)`, then a new guard); `null` otherwise. */
+  missingVocabulary: VocabularyName | null;
   /** The edit planner's view of the next request: when the guard edits, what the cache bills, what it is expected to serve. */
   edits: EditMetrics;
 }
@@ -639,7 +677,7 @@ export interface ListedAttachment {
   offset: number | null;
 }
 
-/** The structured summary (seed "SessionState"): the same schema serves compaction and settlement. */
+/** The structured summary: the same schema serves compaction (strategy `session_state`) and settlement. */
 export interface SessionState {
   summary: string;
   key_facts?: string[];
@@ -900,6 +938,14 @@ export class ContextGuard<F extends Format = Format> {
 }
 
 export function countTokens(text: string, options?: CountTokensOptions): number;
+/**
+ * Loads a vocabulary: a name (`'llama3'`, `'qwen3'`, `'deepseek-v3'`, `'mistral-tekken'`), an
+ * alias (`'qwen2.5'`, `'deepseek-r1'`, `'tekken'`...) or a model id (`'llama3.1:8b'`), read from
+ * the package (Node) or fetched (browsers, workers); or bytes the host fetched itself (this
+ * format, a Hugging Face `tokenizer.json`, a Mistral `tekken.json`). After it resolves, counts,
+ * `modelInfo` and new guards for that family's models are exact (and synchronous).
+ */
+export function loadVocabulary(what: VocabularyName | (string & {}) | Uint8Array | ArrayBuffer): Promise<LoadedVocabulary>;
 /** Counts a whole request in format `F` (`options.format`) as the provider bills it. */
 export function countMessages<M extends AnyMessage, F extends Format = Format>(
   messages: Messages<F, M>,

@@ -3,6 +3,7 @@
 // every export works as soon as `import` resolves.
 import { readFileSync } from 'node:fs';
 import { initSync } from './ctxguard_wasm.js';
+import './vocab-node.js';
 
 initSync({ module: readFileSync(new URL('./ctxguard_wasm_bg.wasm', import.meta.url)) });
 

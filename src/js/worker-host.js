@@ -7,16 +7,11 @@
 // signal, when the pipeline aborts it (timeout, caller abort), aborts the main thread's call.
 
 import { ctxguardError } from './errors.js';
+import { WORKER_FUNCTIONS as FUNCTIONS, WORKER_GUARD_CALLS as GUARD_METHODS } from './surface.js';
 import { PROTOCOL, errorData, reasonData, reasonFrom, thrownValue, valueOf } from './worker-wire.js';
 
-/** Free functions of the package the main thread may call (the rest of the surface is the guard). */
-const FUNCTIONS = [
-  'countMessages', 'countTokens', 'modelInfo', 'knownModels', 'compactToolOutput', 'previewAttachment',
-  'readAttachment', 'readAttachmentTool', 'resolveHistory', 'classifyProviderError', 'version',
-  'listAttachments', 'detectFormat',
-];
-/** Guard methods: messages first, options second (with callbacks), or a single argument. */
-const GUARD_METHODS = ['measure', 'guardSources', 'prepare', 'settle', 'observeUsage', 'observeOverflow', 'cacheStats', 'calibration', 'setCalibration', 'restore', 'resetBreaker'];
+// FUNCTIONS: the free functions the main thread may call; GUARD_METHODS: the guard's calls
+// (messages first, options second with callbacks, or a single argument). Both from surface.js.
 
 /**
  * Serves ctxguard over `endpoint` ({ post(message), listen(handler) }) with `api` (the package's

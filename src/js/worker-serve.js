@@ -10,6 +10,7 @@
 // worker in any format.
 import * as api from './api.js';
 import init from './ctxguard_wasm.js';
+import './vocab-web.js';
 import { serveOnce } from './worker-host.js';
 
 const scope = globalThis;

@@ -21,6 +21,7 @@ import type {
   GuardSourcesResult,
   ListAttachmentsOptions,
   ListedAttachment,
+  LoadedVocabulary,
   MeasureOptions,
   Messages,
   MessageOf,
@@ -42,6 +43,7 @@ import type {
   SettleOptions,
   StoredTurn,
   SystemOf,
+  VocabularyName,
 } from './index.js';
 
 /** Codes of the worker helper's own errors, next to ctxguard's. */
@@ -116,6 +118,8 @@ export declare class WorkerConnection {
   countTokens(text: string, options?: CountTokensOptions): Promise<number>;
   modelInfo(model: string): Promise<ModelInfo>;
   knownModels(): Promise<ModelInfo[]>;
+  /** Loads a vocabulary in the worker (see `loadVocabulary`): its counts become exact there. */
+  loadVocabulary(what: VocabularyName | (string & {}) | Uint8Array | ArrayBuffer): Promise<LoadedVocabulary>;
   compactToolOutput(text: string, options?: CompactToolOutputOptions): Promise<CompactResult>;
   previewAttachment(text: string, options?: PreviewAttachmentOptions): Promise<CompactResult>;
   readAttachment(source: string | { [id: string]: string } | Map<string, string>, options: ReadAttachmentOptions): Promise<AttachmentPage>;
@@ -135,11 +139,6 @@ export declare class WorkerConnection {
   /** Stops the worker; pending and later calls reject with `WORKER_TERMINATED`. */
   terminate(): unknown;
 }
-
-/** @deprecated Renamed {@link WorkerConnection} (the same class). */
-export declare const GuardWorker: typeof WorkerConnection;
-/** @deprecated Renamed {@link WorkerConnection}. */
-export type GuardWorker = WorkerConnection;
 
 /** A ContextGuard living in a worker: the same methods, types and options, asynchronous. */
 export declare class WorkerGuard<F extends Format = Format> {

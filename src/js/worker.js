@@ -15,6 +15,7 @@
 import { ctxguardError, errorWith } from './errors.js';
 import { inheritedToJSON } from './json.js';
 import { KeptByBudget, SentMessages } from './sent-messages.js';
+import { PROVIDER_ERROR_FIELDS } from './surface.js';
 import { PROTOCOL, jsonPayload, payloadOf, reasonData, reasonFrom, thrownData } from './worker-wire.js';
 
 const CALLBACKS = { summarize: 'summarize', onProgress: 'progress', onTrace: 'trace', logger: 'log' };
@@ -44,7 +45,7 @@ const optionPayload = (v) => (v instanceof Date ? { o: v } : payloadOf(v));
 function providerErrorData(error) {
   if (error === null || typeof error !== 'object') return payloadOf(error);
   const out = {};
-  for (const key of ['status', 'statusCode', 'status_code', 'message', 'code', 'body', 'error']) {
+  for (const key of PROVIDER_ERROR_FIELDS) {
     let v;
     try {
       v = error[key];
@@ -227,6 +228,12 @@ export class WorkerConnection {
 
   knownModels() {
     return this.#fn('knownModels', []);
+  }
+
+  /** Loads a vocabulary in the worker (its counts become exact there): a name, model id or bytes. */
+  loadVocabulary(what) {
+    const bytes = what instanceof ArrayBuffer || ArrayBuffer.isView(what);
+    return this.#fn('loadVocabulary', [bytes ? { o: what } : payloadOf(what)]);
   }
 
   compactToolOutput(text, options) {
@@ -525,9 +532,6 @@ export class WorkerConnection {
     );
   }
 }
-
-/** @deprecated The former name of {@link WorkerConnection} (the same class). */
-export const GuardWorker = WorkerConnection;
 
 /** Whether a prepare result started a summary ahead of time (its trace says so). */
 function startedAhead(result) {

@@ -229,6 +229,25 @@ pub struct MessageCount {
     pub tool_calls: usize,
     /// Per-message overhead: the fixed framing, the role and the `name`.
     pub framing: usize,
+    /// Chat templates (`count::template`): what the request-level sum needs of this message.
+    #[serde(skip)]
+    pub template: TemplateFacts,
+}
+
+/// What a message's count carries for a chat template's request-level sum (`count::template`).
+/// Not serialized: figures for that sum only.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct TemplateFacts {
+    /// Qwen 3: the message's tokens rendered after the last user query (reasoning kept), and as
+    /// the last message there (an empty think block when there is no reasoning).
+    pub after_query: u32,
+    pub after_query_last: u32,
+    /// Qwen 3: a user message that only carries tool responses (not a user query).
+    pub tool_response_user: bool,
+    /// DeepSeek: the message makes tool calls (the first such message of a conversation renders
+    /// them differently: `first_call_extra` more tokens).
+    pub calls: bool,
+    pub first_call_extra: u32,
 }
 
 /// What a guard's `measure` needs of one message, computed once per content (see

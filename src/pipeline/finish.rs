@@ -237,7 +237,10 @@ pub(super) fn finish_plain(
         cache_decision: None,
         ahead: None,
         notes_as_user: g.model.preserved_thinking
-            && matches!(g.format, crate::format::Format::Anthropic | crate::format::Format::AiSdk),
+            && matches!(
+                g.format,
+                crate::format::Format::Anthropic | crate::format::Format::AiSdk | crate::format::Format::AiSdkUi
+            ),
     })
 }
 

@@ -47,11 +47,21 @@ pub struct ModelInfo {
     /// Claude's preserved thinking: every thinking block is bound to the request that produced
     /// it (docs/edits.md, "Preserved thinking").
     pub preserved_thinking: bool,
+    /// The vocabulary that counts this model exactly when loaded (`loadVocabulary`): `llama3`,
+    /// `qwen3`, `deepseek-v3` or `mistral-tekken`; `null` for models counted with a built-in
+    /// encoding or without a public tokenizer. Until it is loaded the model's counts are the
+    /// o200k estimate (`kind: "estimate"`), after that `kind` is `exact`.
+    pub vocabulary: Option<&'static str>,
 }
 
 const O: Encoding = Encoding::O200kBase;
 const C: Encoding = Encoding::Cl100kBase;
 const G: Encoding = Encoding::Gemma3;
+/// Loaded at run time (docs/vocabularies.md): exact once loaded, the row's estimate before.
+const L3: Encoding = Encoding::Llama3;
+const Q2: Encoding = Encoding::Qwen2;
+const DS: Encoding = Encoding::DeepseekV3;
+const TK: Encoding = Encoding::MistralTekken;
 const X: CountKind = CountKind::Exact;
 const E: CountKind = CountKind::Estimate;
 
@@ -104,9 +114,9 @@ pub static MODELS: &[ModelSpec] = &[
     m("o1-preview", Openai, O, X, 1.0, 128_000, 32_768),
     m("o3", Openai, O, X, 1.0, 200_000, 100_000),
     m("o4-mini", Openai, O, X, 1.0, 200_000, 100_000),
-    // gpt-oss uses o200k_harmony (o200k plus chat special tokens): text counts are o200k's,
-    // framing is not the Chat Completions framing, hence an estimate.
-    m("gpt-oss", Openai, O, E, 1.05, 131_072, 131_072),
+    // gpt-oss: its tokenizer is o200k_base (the same 199,998 ranks and pattern; plus the
+    // harmony format's special tokens), its messages the harmony format (count::template).
+    m("gpt-oss", Openai, O, X, 1.0, 131_072, 32_768),
     // OpenAI — cl100k_base
     m("gpt-4", Openai, C, X, 1.0, 8_192, 8_192),
     m("gpt-4-32k", Openai, C, X, 1.0, 32_768, 32_768),
@@ -151,20 +161,69 @@ pub static MODELS: &[ModelSpec] = &[
     m("gemini-1.5-pro", Google, O, E, FACTOR_GOOGLE, 2_097_152, 8_192),
     m("gemini-1.5-flash", Google, O, E, FACTOR_GOOGLE, 1_048_576, 8_192),
     m("gemini", Google, O, E, FACTOR_GOOGLE, 1_048_576, 8_192),
-    // Meta — estimate (served by many providers; windows vary by host)
-    m("llama-3", Meta, O, E, FACTOR_META, 131_072, 8_192),
+    // Meta — Llama 3.x: exact once the llama3 vocabulary is loaded (windows vary by host; 3.0
+    // has 8K, 3.1 and later 128K). Spelled as OpenRouter / Groq / Together (`llama-3.1-…`),
+    // ollama (`llama3.1:8b`), Hugging Face (`Meta-Llama-3.1-8B-Instruct`) and Bedrock
+    // (`meta.llama3-1-…`) write them.
+    m("llama-3", Meta, L3, X, FACTOR_META, 8_192, 8_192),
+    m("llama-3.1", Meta, L3, X, FACTOR_META, 131_072, 8_192),
+    m("llama-3.2", Meta, L3, X, FACTOR_META, 131_072, 8_192),
+    m("llama-3.3", Meta, L3, X, FACTOR_META, 131_072, 8_192),
+    m("llama3", Meta, L3, X, FACTOR_META, 8_192, 8_192),
+    m("llama3.1", Meta, L3, X, FACTOR_META, 131_072, 8_192),
+    m("llama3.2", Meta, L3, X, FACTOR_META, 131_072, 8_192),
+    m("llama3.3", Meta, L3, X, FACTOR_META, 131_072, 8_192),
+    m("meta-llama-3", Meta, L3, X, FACTOR_META, 8_192, 8_192),
+    m("meta-llama-3.1", Meta, L3, X, FACTOR_META, 131_072, 8_192),
+    m("meta.llama3", Meta, L3, X, FACTOR_META, 8_192, 8_192),
+    m("meta.llama3-1", Meta, L3, X, FACTOR_META, 131_072, 8_192),
+    m("meta.llama3-2", Meta, L3, X, FACTOR_META, 131_072, 8_192),
+    m("meta.llama3-3", Meta, L3, X, FACTOR_META, 131_072, 8_192),
+    // Llama 4 has another tokenizer (not public in a registry package): estimate.
     m("llama-4", Meta, O, E, FACTOR_META, 1_048_576, 8_192),
     m("llama", Meta, O, E, FACTOR_META, 131_072, 8_192),
-    // Alibaba — estimate
+    // Alibaba — Qwen 2, 2.5, QwQ and 3 share one BPE (qwen2): exact once qwen3 is loaded.
+    // Qwen's API models (qwen-max, -plus, -turbo) stay estimates.
     m("qwen", Alibaba, O, E, FACTOR_ALIBABA, 131_072, 8_192),
-    m("qwen3", Alibaba, O, E, FACTOR_ALIBABA, 131_072, 32_768),
+    m("qwen3", Alibaba, Q2, X, FACTOR_ALIBABA, 131_072, 32_768),
+    m("qwen2", Alibaba, Q2, X, FACTOR_ALIBABA, 32_768, 8_192),
+    m("qwen2.5", Alibaba, Q2, X, FACTOR_ALIBABA, 32_768, 8_192),
+    m("qwen-2.5", Alibaba, Q2, X, FACTOR_ALIBABA, 32_768, 8_192),
+    m("qwq", Alibaba, Q2, X, FACTOR_ALIBABA, 131_072, 32_768),
     m("qwen-max", Alibaba, O, E, FACTOR_ALIBABA, 32_768, 8_192),
     m("qwen-turbo", Alibaba, O, E, FACTOR_ALIBABA, 1_000_000, 8_192),
-    // DeepSeek — estimate
-    m("deepseek-chat", Deepseek, O, E, FACTOR_DEEPSEEK, 128_000, 8_192),
-    m("deepseek-reasoner", Deepseek, O, E, FACTOR_DEEPSEEK, 128_000, 65_536),
+    // DeepSeek — V3 and R1 (and the API names that served them): exact once deepseek-v3 is
+    // loaded. DeepSeek V4 (the API's models since 2026-04) has a tokenizer not checked here.
+    m("deepseek-chat", Deepseek, DS, X, FACTOR_DEEPSEEK, 128_000, 8_192),
+    m("deepseek-reasoner", Deepseek, DS, X, FACTOR_DEEPSEEK, 128_000, 65_536),
+    m("deepseek-v3", Deepseek, DS, X, FACTOR_DEEPSEEK, 131_072, 8_192),
+    m("deepseek-r1", Deepseek, DS, X, FACTOR_DEEPSEEK, 131_072, 32_768),
+    m("deepseek-v4", Deepseek, O, E, FACTOR_DEEPSEEK, 1_000_000, 393_216),
     m("deepseek", Deepseek, O, E, FACTOR_DEEPSEEK, 128_000, 8_192),
-    // Mistral — estimate
+    // The R1 distills are their base models' tokenizers: Llama 3 (8B, 70B) and Qwen 2.5 (1.5B to
+    // 32B), Qwen3 for the 0528 8B one. ollama's `deepseek-r1:8b` (and `:latest`) was the Llama
+    // distill and is now the Qwen3 one, so it stays an estimate.
+    m("deepseek-r1-distill-llama", Meta, L3, X, FACTOR_META, 131_072, 32_768),
+    m("deepseek-r1-distill-qwen", Alibaba, Q2, X, FACTOR_ALIBABA, 131_072, 32_768),
+    m("deepseek-r1-0528-qwen3", Alibaba, Q2, X, FACTOR_ALIBABA, 131_072, 32_768),
+    m("deepseek-r1:1.5b", Alibaba, Q2, X, FACTOR_ALIBABA, 131_072, 32_768),
+    m("deepseek-r1:7b", Alibaba, Q2, X, FACTOR_ALIBABA, 131_072, 32_768),
+    m("deepseek-r1:14b", Alibaba, Q2, X, FACTOR_ALIBABA, 131_072, 32_768),
+    m("deepseek-r1:32b", Alibaba, Q2, X, FACTOR_ALIBABA, 131_072, 32_768),
+    m("deepseek-r1:70b", Meta, L3, X, FACTOR_META, 131_072, 32_768),
+    m("deepseek-r1:8b", Deepseek, O, E, FACTOR_DEEPSEEK, 131_072, 32_768),
+    m("deepseek-r1:latest", Deepseek, O, E, FACTOR_DEEPSEEK, 131_072, 32_768),
+    m("deepseek-r1:671b", Deepseek, DS, X, FACTOR_DEEPSEEK, 131_072, 32_768),
+    // Mistral — Tekken (v3, the one mistral-common ships): NeMo, Pixtral 12B, Ministral, Small
+    // 2409. Exact once mistral-tekken is loaded. Mistral Large 2 (2407, 2411) counts with
+    // SentencePiece (not Tekken) and Small 3.x and later with Tekken v7+ (no registry package
+    // ships it): estimates.
+    m("open-mistral-nemo", Mistral, TK, X, FACTOR_MISTRAL, 131_072, 8_192),
+    m("mistral-nemo", Mistral, TK, X, FACTOR_MISTRAL, 131_072, 8_192),
+    m("pixtral-12b", Mistral, TK, X, FACTOR_MISTRAL, 131_072, 8_192),
+    m("ministral-8b", Mistral, TK, X, FACTOR_MISTRAL, 131_072, 8_192),
+    m("ministral-3b", Mistral, TK, X, FACTOR_MISTRAL, 131_072, 8_192),
+    m("mistral-small-2409", Mistral, TK, X, FACTOR_MISTRAL, 32_768, 8_192),
     m("mistral-large", Mistral, O, E, FACTOR_MISTRAL, 131_072, 8_192),
     m("mistral-medium", Mistral, O, E, FACTOR_MISTRAL, 131_072, 8_192),
     m("mistral-small", Mistral, O, E, FACTOR_MISTRAL, 131_072, 8_192),
@@ -232,6 +291,7 @@ pub fn info(model: &str) -> ModelInfo {
                     Format::Openai
                 },
                 preserved_thinking: preserved_thinking(model),
+                vocabulary: crate::tokens::loaded::vocabulary_of(spec.encoding),
             }
         }
         None => ModelInfo {
@@ -245,6 +305,7 @@ pub fn info(model: &str) -> ModelInfo {
             max_output_tokens: None,
             format: Format::Openai,
             preserved_thinking: false,
+            vocabulary: None,
         },
     }
 }
@@ -253,8 +314,11 @@ pub fn info(model: &str) -> ModelInfo {
 /// 1) when the build has that vocabulary, else the o200k estimate with the row's factor.
 fn resolved_counting(spec: &ModelSpec) -> (Encoding, CountKind, f64) {
     match spec.encoding {
-        Encoding::Gemma3 if spec.encoding.is_available() => (spec.encoding, spec.kind, 1.0),
-        Encoding::Gemma3 => (Encoding::O200kBase, CountKind::Estimate, spec.estimate_factor),
+        e @ Encoding::Gemma3 if e.is_available() => (e, spec.kind, 1.0),
+        e if e.is_loadable() && e.is_available() => (e, spec.kind, 1.0),
+        e if e == Encoding::Gemma3 || e.is_loadable() => {
+            (Encoding::O200kBase, CountKind::Estimate, spec.estimate_factor)
+        }
         e => (e, spec.kind, spec.estimate_factor),
     }
 }
@@ -267,8 +331,29 @@ pub fn exact_with(info: &ModelInfo, encoding: Encoding) -> bool {
         Provider::Google => {
             encoding == Encoding::Gemma3 && lookup(&info.model).is_some_and(|s| s.encoding == Encoding::Gemma3)
         }
-        _ => false,
+        // A loaded vocabulary counts the models of its family exactly.
+        _ => {
+            encoding.is_loadable()
+                && encoding.is_available()
+                && lookup(&info.model).is_some_and(|s| s.encoding == encoding && s.kind == CountKind::Exact)
+        }
     }
+}
+
+/// The chat template a row's model renders its messages with, where ctxguard counts it
+/// (`count::template`): Llama 3.0 and 3.1+, Qwen 3, DeepSeek V3 and R1, gpt-oss (harmony).
+fn template_of(spec: &ModelSpec) -> Option<crate::count::template::Template> {
+    use crate::count::template::Template;
+    Some(match spec.prefix {
+        "llama-3" | "llama3" | "meta-llama-3" | "meta.llama3" => Template::Llama3,
+        "llama-3.1" | "llama-3.2" | "llama-3.3" | "llama3.1" | "llama3.2" | "llama3.3" | "meta-llama-3.1"
+        | "meta.llama3-1" | "meta.llama3-2" | "meta.llama3-3" => Template::Llama31,
+        "qwen3" => Template::Qwen3,
+        "deepseek-chat" | "deepseek-v3" => Template::DeepseekV3,
+        "deepseek-reasoner" | "deepseek-r1" | "deepseek-r1:671b" => Template::DeepseekR1,
+        "gpt-oss" => Template::Harmony,
+        _ => return None,
+    })
 }
 
 /// Every row of the table, resolved.
@@ -281,6 +366,15 @@ pub fn known_models() -> Vec<ModelInfo> {
 pub fn profile(info: &ModelInfo) -> crate::count::Profile {
     use crate::count::{ImageRule, Profile};
     let name = normalize(&info.model);
+    // A model counted with its own vocabulary (or o200k for gpt-oss) and its own chat template.
+    let template = lookup(&info.model).and_then(template_of).filter(|_| info.kind == CountKind::Exact);
+    if let Some(t) = template {
+        let mut p = Profile::template(info.provider, info.encoding, t);
+        if t == crate::count::template::Template::Harmony {
+            p.image_rule = ImageRule::GPT_4O;
+        }
+        return p;
+    }
     let mut p = match info.provider {
         Provider::Openai if info.kind == CountKind::Exact => {
             let image = if name.starts_with("gpt-4o-mini") {

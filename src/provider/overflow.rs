@@ -54,6 +54,13 @@ pub use counts::{OverflowCounts, Qualifier};
 
 /// At most this many bytes of text are scanned, over all fields together.
 pub const MAX_SCAN_BYTES: usize = 64 * 1024;
+/// The top-level fields of a caught error that carry its HTTP status, in the order they are tried.
+pub const STATUS_FIELDS: [&str; 3] = ["status", "statusCode", "status_code"];
+/// The top-level fields whose text is scanned, in order (`error` is what the OpenAI and Anthropic
+/// SDKs call the parsed body). With `STATUS_FIELDS`, every field `classify_value` reads of an
+/// object: the binding reads these of a JS error, and the JS side's table lists them
+/// (PROVIDER_ERROR_FIELDS in src/js/surface.js, checked by tests/js/surface.test.mjs).
+pub const TEXT_FIELDS: [&str; 4] = ["message", "code", "body", "error"];
 /// Objects and arrays nested deeper than this are not looked into.
 pub const MAX_DEPTH: usize = 16;
 /// At most this many JSON values are visited.
@@ -148,12 +155,12 @@ pub fn classify_value(value: &Value) -> Classification {
     let mut explicit = None;
     match value {
         Value::Object(map) => {
-            explicit = ["status", "statusCode", "status_code"].iter().find_map(|k| map.get(*k).and_then(status_of));
+            explicit = STATUS_FIELDS.iter().find_map(|k| map.get(*k).and_then(status_of));
             let code = map.get("code");
             if explicit.is_none() {
                 explicit = code.and_then(status_of);
             }
-            for key in ["message", "code", "body", "error"] {
+            for key in TEXT_FIELDS {
                 match map.get(key) {
                     Some(Value::Number(n)) if key == "code" => scan.text(&n.to_string(), 0),
                     Some(v) => scan.walk(v, 0),

@@ -30,7 +30,7 @@
 //! (stated total), `{l}` (limit) and `…` (any text up to the next literal, both within [`GAP`]
 //! bytes).
 //! A number is plain digits or digits grouped by commas (`300,000`). The table in
-//! `tests/js/fixtures/overflow-figures.json` (read by `tests/overflow_counts.rs` and the JS tests)
+//! `tests/js/fixtures/overflow-figures.json` (read by `tests/core/overflow_counts.rs` and the JS tests)
 //! holds a real message for every pattern, with where it was seen.
 
 use serde::Serialize;

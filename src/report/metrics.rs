@@ -169,6 +169,11 @@ pub struct ContextMetrics {
     /// The summarizer's circuit breaker.
     #[serde(default)]
     pub breaker: BreakerMetrics,
+    /// The vocabulary that would make these counts exact (`loadVocabulary(name)`, then a new
+    /// guard) while this guard counts the model's estimate; `null` when there is none to load
+    /// (docs/vocabularies.md).
+    #[serde(default)]
+    pub missing_vocabulary: Option<String>,
     /// When the guard edits what it sent before, what the provider's cache bills, and what the
     /// next request is expected to read from it (docs/edits.md).
     #[serde(default)]
@@ -331,6 +336,7 @@ impl ContextMetrics {
             memory: MemoryMetrics::default(),
             breaker: BreakerMetrics::default(),
             edits: EditMetrics::default(),
+            missing_vocabulary: None,
         }
     }
 }

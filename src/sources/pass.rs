@@ -31,9 +31,10 @@ pub const DEFAULT_ATTACHMENT_SHARE: f64 = 0.125;
 pub const DEFAULT_PROTECT_TOKENS: u32 = 40_000;
 /// ...and at most this share of the usable limit (Gemini CLI keeps the newest 30 % of history)...
 pub const DEFAULT_PROTECT_SHARE: f64 = 0.3;
-/// ...or of this share where every clearing step also drops every thinking block (Claude's
-/// preserved thinking): a smaller protected window makes each step free more room, so steps are
-/// rarer and the latest turns keep their thinking more often (docs/edits.md).
+/// ...or of this share where steps are deep (a guard that edits only when needed): each step
+/// re-bills the provider's cache from the first output it changes (and drops every thinking
+/// block on Claude's preserved-thinking models), so a smaller protected window that makes each
+/// step free more room makes steps rarer (docs/edits.md).
 pub const DEFAULT_PROTECT_SHARE_DEEP: f64 = 0.2;
 /// Default minimum saving of a clearing step: at most this many tokens (opencode prunes only
 /// when it saves 20k)...
@@ -60,8 +61,8 @@ pub struct SourceOptions {
     #[serde(default)]
     pub emergency: bool,
     /// Steps are as deep as they can be: the protected window's default is
-    /// [`DEFAULT_PROTECT_SHARE_DEEP`] and no band is compacted (set by the guard for models whose
-    /// every step drops all thinking; not an option).
+    /// [`DEFAULT_PROTECT_SHARE_DEEP`] and no band is compacted (set by the guard under
+    /// `edits: 'needed'`; not an option).
     #[serde(skip)]
     pub deep: bool,
 }

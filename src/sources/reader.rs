@@ -55,7 +55,7 @@ pub fn tool_definition(format: Format) -> Value {
             object([("name", text(READ_TOOL)), ("description", text(DESCRIPTION)), ("input_schema", parameters)])
         }
         // A ToolSet entry; hosts wrap it: `tool({ description, inputSchema: jsonSchema(inputSchema), execute })`.
-        Format::AiSdk => {
+        Format::AiSdk | Format::AiSdkUi => {
             object([(READ_TOOL, object([("description", text(DESCRIPTION)), ("inputSchema", parameters)]))])
         }
         // Flat; not strict: `offset` and `limit` are optional, which strict mode does not allow.
@@ -166,7 +166,7 @@ mod tests {
             }),
             Format::Anthropic => json!({ "name": READ_TOOL, "description": DESCRIPTION, "input_schema": parameters }),
             // A ToolSet entry; hosts wrap it: `tool({ description, inputSchema: jsonSchema(inputSchema), execute })`.
-            Format::AiSdk => {
+            Format::AiSdk | Format::AiSdkUi => {
                 let mut set = serde_json::Map::new();
                 set.insert(READ_TOOL.into(), json!({ "description": DESCRIPTION, "inputSchema": parameters }));
                 Value::Object(set)
@@ -182,7 +182,9 @@ mod tests {
 
     #[test]
     fn definition_is_the_built_one() {
-        for format in [Format::Openai, Format::Anthropic, Format::AiSdk, Format::OpenaiResponses, Format::Gemini] {
+        for format in
+            [Format::Openai, Format::Anthropic, Format::AiSdk, Format::AiSdkUi, Format::OpenaiResponses, Format::Gemini]
+        {
             let (ours, built) = (tool_definition(format), built_definition(format));
             assert_eq!(ours, built);
             assert_eq!(ours.to_string(), built.to_string(), "same key order");

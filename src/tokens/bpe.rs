@@ -162,7 +162,7 @@ impl Vocab {
         for rank in from..to {
             let Some(t) = self.token_bytes(rank) else { continue };
             // No lookup before inserting: should a byte string appear twice (none does in the
-            // shipped vocabularies; tests/vocab_data.rs checks), linear probing still finds the
+            // shipped vocabularies; tests/tokens/vocab_data.rs checks), linear probing still finds the
             // lower rank first, as it was inserted first, and the short tables keep it below.
             let h = hash_bytes(t);
             let short = match t {

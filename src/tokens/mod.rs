@@ -9,7 +9,7 @@
 //! How:
 //! - The vocabulary is binary data prepared at build time from tiktoken-rs (`data`: token
 //!   lengths and bytes in rank order, embedded with `include_bytes!` and checked against
-//!   tiktoken-rs by `tests/vocab_data.rs`). The rank table (a compact open-addressing table over
+//!   tiktoken-rs by `tests/tokens/vocab_data.rs`). The rank table (a compact open-addressing table over
 //!   those bytes) is built once per encoding on first use; a page that only uses cl100k never
 //!   builds o200k.
 //! - Pre-tokenization does not run tiktoken's backtracking regex: `pretok` reproduces both
@@ -18,16 +18,24 @@
 //! - Byte-pair merging (`bpe`) reproduces tiktoken's merge order exactly: tiktoken's own scan for
 //!   short pieces, a priority queue (a min-tree keyed by `(rank, start)`) for long ones.
 //!
-//! Tests: `tests/tokens_exact.rs` (ids and pieces against tiktoken-rs and its regex, including
-//! every code point in context), `tests/tokens_linear.rs` (work counters on adversarial input),
-//! `tests/tokens_offsets.rs`; throughput: `benches/tokens.rs` (`cargo bench --bench tokens`).
+//! Tests: `tests/tokens/exact.rs` (ids and pieces against tiktoken-rs and its regex, including
+//! every code point in context), `tests/tokens/linear.rs` (work counters on adversarial input),
+//! `tests/tokens/offsets.rs`; throughput: `benches/tokens.rs` (`cargo bench --bench tokens`).
 //!
 //! `gemma3` (Cargo feature `gemini`) is the SentencePiece model Google's SDKs count Gemini text
 //! with: the same merge on characters instead of bytes, no pre-tokenizer, user-defined symbols and
 //! byte fallback (`spm`; docs/gemini-tokenizer.md). Its counts equal the Python `sentencepiece`
-//! package's on that model (`tests/gemini_reference.rs`).
+//! package's on that model (`tests/gemini/reference.rs`).
 
+mod added;
 mod bpe;
+#[doc(hidden)]
+pub mod bundle;
+#[doc(hidden)]
+pub mod hf;
+pub mod loaded;
+#[doc(hidden)]
+pub mod nfc;
 mod pretok;
 mod rans;
 mod spm;
@@ -35,6 +43,7 @@ mod spm;
 pub mod spm_file;
 #[doc(hidden)]
 pub mod vocab_file;
+pub mod vocabulary;
 
 use std::sync::OnceLock;
 
@@ -60,6 +69,19 @@ pub enum Encoding {
     /// (`ctxguard/gemini`).
     #[serde(rename = "gemma3")]
     Gemma3,
+    /// Llama 3.x's byte-level BPE (128,000 ranks; the first 100,256 are cl100k_base's), loaded at
+    /// run time (`loaded`, docs/vocabularies.md).
+    #[serde(rename = "llama3")]
+    Llama3,
+    /// Qwen 2 / 2.5 / 3's byte-level BPE (151,643 ranks, NFC first), loaded at run time.
+    #[serde(rename = "qwen2")]
+    Qwen2,
+    /// DeepSeek V3 / R1's byte-level BPE, loaded at run time.
+    #[serde(rename = "deepseek-v3")]
+    DeepseekV3,
+    /// Mistral's Tekken (NeMo, Pixtral, Ministral), loaded at run time.
+    #[serde(rename = "mistral-tekken")]
+    MistralTekken,
 }
 
 impl Encoding {
@@ -68,7 +90,17 @@ impl Encoding {
             Encoding::O200kBase => "o200k_base",
             Encoding::Cl100kBase => "cl100k_base",
             Encoding::Gemma3 => "gemma3",
+            Encoding::Llama3 => "llama3",
+            Encoding::Qwen2 => "qwen2",
+            Encoding::DeepseekV3 => "deepseek-v3",
+            Encoding::MistralTekken => "mistral-tekken",
         }
+    }
+
+    /// Whether this encoding's vocabulary is loaded at run time (`loadVocabulary`) rather than
+    /// built in.
+    pub fn is_loadable(self) -> bool {
+        matches!(self, Encoding::Llama3 | Encoding::Qwen2 | Encoding::DeepseekV3 | Encoding::MistralTekken)
     }
 
     /// The encoding named `name`; `UNKNOWN_ENCODING` for other names and for an encoding this
@@ -78,10 +110,14 @@ impl Encoding {
             "o200k_base" => Encoding::O200kBase,
             "cl100k_base" => Encoding::Cl100kBase,
             "gemma3" => Encoding::Gemma3,
+            "llama3" => Encoding::Llama3,
+            "qwen2" => Encoding::Qwen2,
+            "deepseek-v3" => Encoding::DeepseekV3,
+            "mistral-tekken" => Encoding::MistralTekken,
             other => {
                 return Err(Error::new(
                     ErrorCode::UnknownEncoding,
-                    format!("unknown encoding {other:?}; ctxguard ships \"o200k_base\", \"cl100k_base\" and (ctxguard/gemini) \"gemma3\""),
+                    format!("unknown encoding {other:?}; ctxguard ships \"o200k_base\", \"cl100k_base\", (ctxguard/gemini) \"gemma3\", and loads \"llama3\", \"qwen2\", \"deepseek-v3\" and \"mistral-tekken\" (loadVocabulary)"),
                 ))
             }
         };
@@ -93,6 +129,16 @@ impl Encoding {
     pub fn require(self) -> Result<Self> {
         if self.is_available() {
             return Ok(self);
+        }
+        if self.is_loadable() {
+            return Err(Error::new(
+                ErrorCode::VocabularyNotLoaded,
+                format!(
+                    "the {} vocabulary is not loaded; await loadVocabulary({:?}) first (docs/vocabularies.md)",
+                    self.as_str(),
+                    loaded::vocabulary_of(self)
+                ),
+            ));
         }
         let entry = if Encoding::Gemma3.is_available() {
             "ctxguard/gemini"
@@ -142,6 +188,7 @@ impl Encoding {
     pub fn is_available(self) -> bool {
         match self {
             Encoding::Gemma3 => spm_file::file().is_some(),
+            e if e.is_loadable() => loaded::get(e).is_some(),
             _ => vocab_file::file(self).is_some(),
         }
     }
@@ -152,6 +199,9 @@ impl Encoding {
 pub struct Tokenizer {
     encoding: Encoding,
     engine: Engine,
+    /// What a loaded vocabulary does to text before the split: added tokens cut out, NFC
+    /// (`loaded`). `None` for the built-in encodings.
+    rules: Option<Box<loaded::TextRules>>,
 }
 
 /// How an encoding cuts and merges. Variants differ in size (`Vocab`'s byte table is inline),
@@ -177,6 +227,7 @@ pub fn tokenizer(encoding: Encoding) -> Result<&'static Tokenizer> {
         Encoding::O200kBase => &O200K,
         Encoding::Cl100kBase => &CL100K,
         Encoding::Gemma3 => &GEMMA3,
+        e => return loaded::get(e).ok_or_else(|| e.require().err().unwrap_or_else(|| internal(e, "not loaded"))),
     };
     cell.get_or_init(|| Tokenizer::load(encoding)).as_ref().map_err(Clone::clone)
 }
@@ -199,8 +250,9 @@ impl Tokenizer {
             Encoding::Cl100kBase => Pattern::Cl100k,
             Encoding::Gemma3 => {
                 let model = spm::Model::load().map_err(|e| internal(encoding, e))?;
-                return Ok(Tokenizer { encoding, engine: Engine::Spm(model) });
+                return Ok(Tokenizer { encoding, engine: Engine::Spm(model), rules: None });
             }
+            e => return Err(internal(e, "a loaded vocabulary has no built-in data")),
         };
         let classes = Classes::get()?;
         let file = vocab_file::file(encoding).ok_or_else(|| internal(encoding, "no data"))?;
@@ -209,7 +261,7 @@ impl Tokenizer {
         // its token bytes are too.
         let bytes: &'static [u8] = bytes.leak();
         let vocab = Vocab::from_arena(bytes, starts).map_err(|e| internal(encoding, e))?;
-        Ok(Tokenizer { encoding, engine: Engine::Bpe { pattern, vocab, classes } })
+        Ok(Tokenizer { encoding, engine: Engine::Bpe { pattern, vocab, classes }, rules: None })
     }
 
     pub fn encoding(&self) -> Encoding {
@@ -242,6 +294,7 @@ impl Tokenizer {
                 Engine::Bpe { vocab, .. } => vocab.heap_bytes(),
                 Engine::Spm(m) => m.heap_bytes(),
             }
+            + self.rules.as_ref().map_or(0, |r| r.heap_bytes())
     }
 
     /// The spans a text is cut into before merging: the pre-tokenizer's pieces, or
@@ -249,9 +302,27 @@ impl Tokenizer {
     fn spans<'t>(&'t self, text: &'t str) -> Spans<'t> {
         #[cfg(debug_assertions)]
         TOKENIZED.with(|n| n.set(n.get() + text.len() as u64));
-        match &self.engine {
-            Engine::Bpe { pattern, classes, .. } => Spans::Bpe(Splitter::new(text, classes, *pattern).pieces()),
-            Engine::Spm(m) => Spans::Spm(m.spans(text.as_bytes())),
+        match (&self.engine, &self.rules) {
+            (Engine::Bpe { pattern, classes, .. }, Some(r)) => {
+                Spans::Added(loaded::AddedSpans::new(text, classes, *pattern, &r.added, r.llama3_tail))
+            }
+            (Engine::Bpe { pattern, classes, .. }, _) => Spans::Bpe(Splitter::new(text, classes, *pattern).pieces()),
+            (Engine::Spm(m), _) => Spans::Spm(m.spans(text.as_bytes())),
+        }
+    }
+
+    /// The NFC tables, for a vocabulary whose tokenizer normalizes text first.
+    #[inline]
+    fn nfc(&self) -> Option<&'static nfc::Nfc> {
+        self.rules.as_ref().and_then(|r| r.nfc)
+    }
+
+    /// `text` as the tokenizer sees it (NFC for a vocabulary that normalizes), with the map back
+    /// to `text` when it changed.
+    fn prepared<'t>(&self, text: &'t str) -> (std::borrow::Cow<'t, str>, Option<nfc::Normalized>) {
+        match self.nfc().and_then(|n| n.normalize_mapped(text)) {
+            Some(mut n) => (std::borrow::Cow::Owned(std::mem::take(&mut n.text)), Some(n)),
+            None => (std::borrow::Cow::Borrowed(text), None),
         }
     }
 
@@ -287,6 +358,14 @@ impl Tokenizer {
 
     /// Exact number of tokens of `text`.
     pub fn count(&self, text: &str) -> usize {
+        let normalized;
+        let text = match self.nfc() {
+            Some(n) => {
+                normalized = n.normalize(text);
+                &*normalized
+            }
+            None => text,
+        };
         let mut scratch = Scratch::default();
         let bytes = text.as_bytes();
         self.spans(text).map(|span| self.span_count(bytes, span, &mut scratch)).sum()
@@ -296,6 +375,14 @@ impl Tokenizer {
     /// the count is known to exceed `limit` (using the lower bound of one token per
     /// [`max_token_bytes`](Self::max_token_bytes) for the text and for each piece before merging it).
     pub fn count_till_limit(&self, text: &str, limit: usize) -> Option<usize> {
+        let normalized;
+        let text = match self.nfc() {
+            Some(n) => {
+                normalized = n.normalize(text);
+                &*normalized
+            }
+            None => text,
+        };
         let max_len = self.max_token_bytes().max(1);
         if text.len().div_ceil(max_len) > limit {
             return None;
@@ -319,10 +406,16 @@ impl Tokenizer {
     /// byte range in `text`. Token boundaries can fall inside a multi-byte character (byte-level
     /// tokens of rare characters).
     pub fn for_each_token(&self, text: &str, mut f: impl FnMut(u32, usize, usize)) {
+        let (prepared, map) = self.prepared(text);
         let mut scratch = Scratch::default();
-        let bytes = text.as_bytes();
-        for span in self.spans(text) {
-            self.span_tokens(bytes, span, &mut scratch, &mut f);
+        let bytes = prepared.as_bytes();
+        for span in self.spans(&prepared) {
+            match &map {
+                None => self.span_tokens(bytes, span, &mut scratch, &mut f),
+                Some(m) => self.span_tokens(bytes, span, &mut scratch, |id, s, e| {
+                    f(id, m.original(s, false, text.len()), m.original(e, true, text.len()))
+                }),
+            }
         }
     }
 
@@ -341,7 +434,10 @@ impl Tokenizer {
         let mut out = Vec::with_capacity(ids.len() * 4);
         for &id in ids {
             let token = match &self.engine {
-                Engine::Bpe { vocab, .. } => vocab.token_bytes(id).map(std::borrow::Cow::Borrowed),
+                Engine::Bpe { vocab, .. } => vocab
+                    .token_bytes(id)
+                    .or_else(|| self.rules.as_ref().and_then(|r| r.added_bytes(id)))
+                    .map(std::borrow::Cow::Borrowed),
                 Engine::Spm(m) => m.token_bytes(id),
             };
             match token {
@@ -367,6 +463,16 @@ impl Tokenizer {
     /// split differently once cut (about 1 cut in 5000 in the tests), so a caller that needs a
     /// hard bound should use [`fit_head`](Self::fit_head).
     pub fn head_offset(&self, text: &str, n: usize) -> usize {
+        match self.prepared(text) {
+            (prepared, Some(map)) => {
+                floor_char_boundary(text, map.original(self.head_offset_in(&prepared, n), false, text.len()))
+            }
+            (_, None) => self.head_offset_in(text, n),
+        }
+    }
+
+    /// [`head_offset`](Self::head_offset) in text the tokenizer takes as it is.
+    fn head_offset_in(&self, text: &str, n: usize) -> usize {
         if n == 0 {
             return 0;
         }
@@ -400,6 +506,16 @@ impl Tokenizer {
     /// text has at most `n` tokens. Same caveat as [`head_offset`](Self::head_offset); see
     /// [`fit_tail`](Self::fit_tail) for a hard bound.
     pub fn tail_offset(&self, text: &str, n: usize) -> usize {
+        match self.prepared(text) {
+            (prepared, Some(map)) => {
+                ceil_char_boundary(text, map.original(self.tail_offset_in(&prepared, n), true, text.len()))
+            }
+            (_, None) => self.tail_offset_in(text, n),
+        }
+    }
+
+    /// [`tail_offset`](Self::tail_offset) in text the tokenizer takes as it is.
+    fn tail_offset_in(&self, text: &str, n: usize) -> usize {
         if n == 0 {
             return text.len();
         }
@@ -463,12 +579,20 @@ impl Tokenizer {
     /// `gemma3`, the user-defined symbols and the runs between them).
     #[doc(hidden)]
     pub fn pieces(&self, text: &str) -> Vec<(usize, usize)> {
-        self.spans(text).map(|s| (s.start, s.end)).collect()
+        let (prepared, map) = self.prepared(text);
+        self.spans(&prepared)
+            .map(|s| match &map {
+                None => (s.start, s.end),
+                Some(m) => (m.original(s.start, false, text.len()), m.original(s.end, true, text.len())),
+            })
+            .collect()
     }
 
     /// Count plus work counters (for structural linearity tests; not a stable API).
     #[doc(hidden)]
     pub fn count_with_stats(&self, text: &str) -> WorkStats {
+        let (prepared, _) = self.prepared(text);
+        let text = &*prepared;
         let mut scratch = Scratch::default();
         let bytes = text.as_bytes();
         let mut spans = self.spans(text);
@@ -483,6 +607,7 @@ impl Tokenizer {
         stats.scan_lookups = scratch.scan_lookups;
         match spans {
             Spans::Bpe(p) => stats.chars_examined = p.chars_examined(),
+            Spans::Added(a) => stats.chars_examined = a.chars_examined(),
             Spans::Spm(s) => stats.matcher_steps = s.steps,
         }
         stats
@@ -492,6 +617,8 @@ impl Tokenizer {
 /// The spans of one text (see [`Tokenizer::spans`]).
 enum Spans<'t> {
     Bpe(pretok::Pieces<'t>),
+    /// A loaded vocabulary's added tokens, and the pre-tokenizer's pieces between them.
+    Added(loaded::AddedSpans<'t>),
     Spm(spm::Spans<'t>),
 }
 
@@ -502,6 +629,7 @@ impl Iterator for Spans<'_> {
     fn next(&mut self) -> Option<Span> {
         match self {
             Spans::Bpe(p) => p.next().map(|(start, end)| Span { start, end, id: NO_RANK }),
+            Spans::Added(a) => a.next(),
             Spans::Spm(s) => s.next(),
         }
     }

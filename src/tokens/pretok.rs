@@ -13,7 +13,7 @@
 //! hand-written tables: they were computed at build time, 256 code points at a time, by running
 //! the regex engine itself over each block (`vocab_file::CLASS_PATTERNS`), so they agree with
 //! tiktoken-rs's regex by construction (same `regex` crate, same Unicode tables); the committed
-//! `data/classes.bin` is checked against the regex by `tests/vocab_data.rs`. ASCII is a fixed
+//! `data/classes.bin` is checked against the regex by `tests/tokens/vocab_data.rs`. ASCII is a fixed
 //! table (checked against that file in the tests).
 
 use std::sync::OnceLock;
@@ -22,7 +22,7 @@ use crate::base::error::{Error, ErrorCode, Result};
 
 use super::vocab_file;
 
-/// tiktoken-rs 0.12.1's `O200K_BASE_PAT_STR`, copied (`tests/vocab_data.rs` checks that it is the
+/// tiktoken-rs 0.12.1's `O200K_BASE_PAT_STR`, copied (`tests/tokens/vocab_data.rs` checks that it is the
 /// same string, so tiktoken-rs stays a dev-dependency).
 pub const O200K_PATTERN: &str = concat!(
     r#"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"#,
@@ -509,7 +509,6 @@ impl Iterator for Pieces<'_> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -4,7 +4,7 @@
 //! A SentencePiece model lists pieces by id: control pieces (`<pad>`, `<eos>`, `<bos>`), `<unk>`,
 //! user-defined symbols (`<start_of_turn>`, runs of `\n`, `\t` and spaces, HTML tags...), 256
 //! byte-fallback pieces `<0x00>`..`<0xFF>` and the ordinary pieces, whose merge priority is their
-//! id (the model's scores fall strictly with the id; `tests/gemini_vocab_data.rs` checks). Pieces
+//! id (the model's scores fall strictly with the id; `tests/gemini/vocab_data.rs` checks). Pieces
 //! are stored with U+2581 (the model's escaped space) turned back into a space, which the
 //! encoder matches against the text directly (`spm.rs`).
 //!

@@ -267,7 +267,7 @@ pub fn write_parts(
 
 /// The regexes that define the character-class bits of the pre-tokenizer, in bit order (bit 0:
 /// `\p{L}`, 1: `\p{N}`, 2: `\s`, 3: o200k's upper class, 4: o200k's lower class). `classes.bin`
-/// is computed from them with tiktoken-rs's regex engine (tests/vocab_data.rs).
+/// is computed from them with tiktoken-rs's regex engine (tests/tokens/vocab_data.rs).
 pub const CLASS_PATTERNS: [&str; 5] =
     [r"\p{L}+", r"\p{N}+", r"\s+", r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"];
 

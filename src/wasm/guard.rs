@@ -63,8 +63,14 @@ pub fn count_messages(messages: JsValue, opts: JsValue) -> std::result::Result<J
         let o: CountMessagesOptions = options(&opts, "options")?;
         let model = resolve_model(o.model.as_deref(), o.encoding);
         model.encoding.require()?;
-        let format = o.format.unwrap_or(model.format);
-        let request = read_request(format, &messages, o.system.as_ref(), o.tools.as_ref())?;
+        let value: serde_json::Value = decode(&messages, "messages", ErrorCode::InvalidMessages)?;
+        // Without a `format`, UI messages are read as such (a useChat app counts what it holds);
+        // anything else in the model's default format.
+        let format = o.format.unwrap_or_else(|| match crate::format::detect::evidence_format(&value) {
+            Some(Format::AiSdkUi) => Format::AiSdkUi,
+            _ => model.format,
+        });
+        let request = parse_request(format, &value, o.system.as_ref(), o.tools.as_ref())?;
         let profile = crate::provider::models::profile(&model);
         let rc = crate::count::count_request(&profile, &request.messages, &request.tools);
         let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);

@@ -29,6 +29,7 @@ mod sources;
 mod stored;
 #[cfg(feature = "pipeline")]
 mod summarizer;
+mod vocab;
 
 #[cfg(feature = "pipeline")]
 pub use checkpoint::resolve_history;
@@ -41,6 +42,7 @@ pub use inspect::{detect_format, list_attachments};
 pub use overflow::classify_provider_error;
 #[cfg(feature = "pipeline")]
 pub use sources::{compact_tool_output, preview_attachment, read_attachment, read_attachment_tool};
+pub use vocab::{load_vocabulary_bytes, loaded_vocabulary, vocabulary_file};
 
 use wasm_bindgen::prelude::*;
 

@@ -11,10 +11,7 @@ use serde_json::{Map, Number, Value};
 use wasm_bindgen::prelude::*;
 
 use super::convert::{encode, run};
-use crate::provider::overflow::{self, MAX_DEPTH, MAX_NODES, MAX_SCAN_BYTES};
-
-/// Top-level fields read from an object, in the order their text is scanned.
-const FIELDS: [&str; 7] = ["status", "statusCode", "status_code", "message", "code", "body", "error"];
+use crate::provider::overflow::{self, MAX_DEPTH, MAX_NODES, MAX_SCAN_BYTES, STATUS_FIELDS, TEXT_FIELDS};
 /// Keys or items read from one object or array.
 const MAX_KEYS: u32 = 256;
 /// UTF-16 units read from one string.
@@ -45,7 +42,7 @@ impl Reader {
     fn top(&mut self, value: &JsValue) -> Value {
         if value.is_object() {
             let mut map = Map::new();
-            for name in FIELDS {
+            for name in STATUS_FIELDS.into_iter().chain(TEXT_FIELDS) {
                 let Ok(item) = Reflect::get(value, &JsValue::from_str(name)) else { continue };
                 if item.is_undefined() || item.is_null() {
                     continue;

@@ -1,5 +1,5 @@
 // Headless Chromium for the browser tests: Debian's chromium driven by playwright-core, with the
-// flags from TOOLCHAIN.md (root needs --no-sandbox; the networking flags stop Chromium from trying
+// flags it needs here (root needs --no-sandbox; the networking flags stop Chromium from trying
 // to reach hosts this machine cannot reach), in a fresh profile removed on close.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

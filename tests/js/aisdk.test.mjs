@@ -331,7 +331,7 @@ function longConversation() {
 }
 
 test('prepare with a summarizer: the summarizer gets AI SDK messages, the result is valid AI SDK messages, the checkpoint reloads', async () => {
-  const guard = new ContextGuard({ model: 'gpt-4o', format: 'ai-sdk', contextWindow: 20000, reservedOutputTokens: 2000 });
+  const guard = new ContextGuard({ model: 'gpt-4o', format: 'ai-sdk', contextWindow: 20000, reservedOutputTokens: 2000, edits: 'trigger' });
   const input = longConversation();
   const before = guard.measure(input);
   assert.equal(before.state, 'over_limit');

@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import { ContextGuard, resolveHistory } from 'ctxguard';
 
 const KEY = 'host-secret-123';
-const CONFIG = { model: 'gpt-4o', contextWindow: 10000, reservedOutputTokens: 1000, checkpointKey: KEY };
+// `edits: 'trigger'`: compaction at the trigger limit even while the cache is warm (docs/edits.md).
+const CONFIG = { model: 'gpt-4o', contextWindow: 10000, reservedOutputTokens: 1000, checkpointKey: KEY, edits: 'trigger' };
 const turn = (i) => ({
   id: `t${i}`,
   messages: [

@@ -44,7 +44,7 @@ test('ctxguard/gemini: Gemini models are exact, with Google’s local counting r
   assert.equal(info.kind, 'exact');
   assert.equal(info.estimateFactor, 1);
   // google-genai's LocalTokenizer.count_tokens gives 8 for this text, 87 for the conversation of
-  // tests/gemini_reference.rs: no per-message framing, no reply priming.
+  // tests/gemini/reference.rs: no per-message framing, no reply priming.
   const one = gemini.countMessages([{ role: 'user', content: "What's the weather in Paris?" }], { model: 'gemini-2.5-pro' });
   assert.deepEqual(one, { total: 8, perMessage: [8], toolDefinitions: 0, priming: 0, exact: true, kind: 'exact', encoding: 'gemma3' });
   const args = { city: 'Paris', days: 3, units: ['c', 'f'], opts: { detail: true, lang: 'fr' }, note: null };

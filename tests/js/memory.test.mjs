@@ -9,7 +9,8 @@ import { test } from 'node:test';
 import { ContextGuard } from 'ctxguard';
 import { createWorkerGuard } from 'ctxguard/worker';
 
-const CONFIG = { model: 'gpt-4o', contextWindow: 16000 };
+// `edits: 'trigger'`: compaction at the trigger limit even while the cache is warm (docs/edits.md).
+const CONFIG = { model: 'gpt-4o', contextWindow: 16000, edits: 'trigger' };
 const SYSTEM = { role: 'system', content: 'You help with a database migration.' };
 const user = (i) => ({ role: 'user', content: `Question ${i}: how do I set up step ${i} of the migration? ${'Some detail about the setup. '.repeat(12)}` });
 const answer = (i) => ({ role: 'assistant', content: `Answer ${i}: for step ${i}, run the script with --step ${i}. ${'It checks the schema and moves the rows. '.repeat(22)}` });

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { classifyProviderError, countTokens } from 'ctxguard';
 import { withFrozen } from './helpers.mjs';
 
-/** Real overflow messages with the figures each states, and where it was seen (shared with tests/overflow_counts.rs). */
+/** Real overflow messages with the figures each states, and where it was seen (shared with tests/core/overflow_counts.rs). */
 const FIGURES_TABLE = JSON.parse(fs.readFileSync(new URL('./fixtures/overflow-figures.json', import.meta.url), 'utf8'));
 
 /** The figures of a result that states none (every kind but an overflow with a count). */

@@ -70,7 +70,14 @@ test('package.json: ESM, conditions in the right order, files, side effects', ()
     './cl100k/worker-serve-node.js',
     './gemini/worker-serve.js',
     './gemini/worker-serve-node.js',
+    // loadVocabulary's readers install themselves when imported (docs/vocabularies.md).
+    ...['', 'o200k/', 'cl100k/', 'gemini/', 'o200k/count/', 'cl100k/count/'].flatMap((d) => [`./${d}vocab-node.js`, `./${d}vocab-web.js`]),
   ]);
+  assert.deepEqual(manifest.exports['./vocab/*'], './vocab/*');
+  for (const name of ['llama3', 'qwen3', 'deepseek-v3', 'mistral-tekken']) {
+    assert.ok(existsSync(join(pkg, 'vocab', `${name}.bin`)), `vocab/${name}.bin`);
+    assert.ok(existsSync(join(pkg, 'vocab', `${name}.LICENSE.txt`)), `vocab/${name}.LICENSE.txt`);
+  }
   for (const enc of ['o200k', 'cl100k', 'gemini']) {
     assert.deepEqual(manifest.exports[`./${enc}`], { types: './index.d.ts', node: `./${enc}/node.js`, browser: `./${enc}/index.js`, default: `./${enc}/index.js` });
     assert.deepEqual(manifest.exports[`./${enc}/worker/serve`], { types: './worker-serve.d.ts', node: `./${enc}/worker-serve-node.js`, default: `./${enc}/worker-serve.js` });

@@ -41,7 +41,7 @@ test('a run starts from the settled SessionState: it is the only history', async
 });
 
 test('a mid-run compression folds the run into a SessionState and keeps the last step', async () => {
-  const guard = new ContextGuard({ model: 'gpt-4o', strategy: 'session_state', contextWindow: 128000, economicBudget: 6000 });
+  const guard = new ContextGuard({ model: 'gpt-4o', strategy: 'session_state', contextWindow: 128000, economicBudget: 6000, edits: 'trigger' });
   const run = [{ role: 'system', content: 'You are a code search agent.' }, { role: 'user', content: 'Find every caller of parseConfig. '.repeat(20) }];
   for (let s = 0; s < 16; s++) {
     run.push({ role: 'assistant', content: `Searching part ${s}. ${'thinking about the next directory '.repeat(25)}`, tool_calls: [{ id: `g${s}`, type: 'function', function: { name: 'grep', arguments: JSON.stringify({ pattern: 'parseConfig', dir: `src/part${s}` }) } }] });
@@ -69,7 +69,7 @@ function chat(turns) {
 }
 
 test('over the economic budget, a cached prefix defers compaction and the trace says why', async () => {
-  const config = { model: 'claude-sonnet-4-5', format: 'openai', contextWindow: 200000, reservedOutputTokens: 1000, economicBudget: 100000 };
+  const config = { model: 'claude-sonnet-4-5', format: 'openai', contextWindow: 200000, reservedOutputTokens: 1000, economicBudget: 100000, edits: 'trigger' };
   const guard = new ContextGuard(config);
   let n = 1;
   while (guard.measure(chat(n + 1)).usedTokens <= 80000) n++;

@@ -13,7 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const artifacts = join(root, 'artifacts', 'page');
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-// TOOLCHAIN.md: as root, and without the networking flags it keeps trying to reach the internet.
+// Running as root needs --no-sandbox, and without the networking flags it keeps trying to reach the internet.
 const FLAGS = ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 export const LOAD_TIMEOUT = 60_000;
 

@@ -183,7 +183,7 @@ const nextOffset: number | null = page.nextOffset;
 const listed: ListedAttachment[] = listAttachments(messages, { format: 'openai', system: 'Be brief.' });
 const listedPart: number | null = listed[0]?.part ?? null;
 const fromList: AttachmentPage = readAttachment(new Map(listed.map((a) => [a.id, a.text])), { id: listed[0]?.id ?? 'x', offset: listed[0]?.offset ?? 0 });
-const detected: 'openai' | 'anthropic' | 'ai-sdk' | 'openai-responses' | 'gemini' | null = detectFormat({ contents: [] });
+const detected: 'openai' | 'anthropic' | 'ai-sdk' | 'ai-sdk-ui' | 'openai-responses' | 'gemini' | null = detectFormat({ contents: [] });
 // @ts-expect-error a listed attachment's form is one of three
 const badForm: ListedAttachment['form'] = 'image';
 const limits: SourceLimits = guard.sourceLimits;

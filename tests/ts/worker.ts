@@ -1,6 +1,6 @@
 // Uses ctxguard/worker and ctxguard/worker/serve with the declared types (tsc --noEmit -p tests/ts/).
 import type { AnthropicTextBlock, PrepareResult, ProgressEvent, WireMessage } from 'ctxguard';
-import { GuardWorker, WorkerConnection, connectGuardWorker, createWorkerGuard, type TransferStats, type WorkerGuard } from 'ctxguard/worker';
+import { WorkerConnection, connectGuardWorker, createWorkerGuard, type TransferStats, type WorkerGuard } from 'ctxguard/worker';
 import { serveGuard, type MethodContext } from 'ctxguard/worker/serve';
 import { serveGuard as serveO200k } from 'ctxguard/o200k/worker/serve';
 import { serveGuard as serveCl100k } from 'ctxguard/cl100k/worker/serve';
@@ -27,9 +27,7 @@ export async function mainThread(messages: WireMessage[]): Promise<PrepareResult
   const settled = await guard.settle(messages, { summarize: async () => ({ summary: 's' }) });
   const rendered: string = settled.rendered;
   const w: WorkerConnection = await connectGuardWorker(new URL('./guard.worker.js', 'https://example.invalid/'), { readyTimeoutMs: 5000 });
-  // The former name still types (deprecated): the same class.
-  const former: GuardWorker = w;
-  const same: boolean = former instanceof GuardWorker && guard.worker instanceof WorkerConnection;
+  const same: boolean = guard.worker instanceof WorkerConnection;
   const n: number = await w.countTokens('hello', { encoding: 'cl100k_base' });
   const total: number = (await w.countMessages(messages, { model: 'gpt-4o' })).total;
   const custom = await w.call<{ rows: number }>('rows', { from: 0 }, { messages, onProgress: (e) => e });

@@ -2,8 +2,9 @@
 // the node_modules of a copy of tests/vite-app/app/, which imports `ctxguard` on the main thread
 // and `ctxguard/worker` with a module worker importing `ctxguard/worker/serve`. There is no Vite
 // config: `vite build` (the root package.json's pinned vite) must emit the worker and the .wasm
-// by itself, and the built app must give Node's counts in headless Chromium and run prepare in the
-// worker with the summarizer on the main thread. The dev server is checked the same way.
+// by itself, and the built app must give Node's counts in headless Chromium and Firefox and run
+// prepare in the worker with the summarizer on the main thread. The dev server is checked the same
+// way.
 // Screenshots: artifacts/vite-app/.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -12,9 +13,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ContextGuard, countMessages, countTokens, version } from 'ctxguard';
+import { ContextGuard, countMessages, countTokens, loadVocabulary, version } from 'ctxguard';
 import { startServer } from '../../scripts/serve.mjs';
-import { launchChromium, watchedPage } from '../browser/chromium.mjs';
+import { BROWSERS, launch } from '../browser/browsers.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -24,7 +25,7 @@ const { CONFIG, conversation } = await import(pathToFileURL(join(here, 'app', 'c
 
 let dir;
 let app;
-let browser;
+const browsers = {};
 
 before(async () => {
   mkdirSync(artifacts, { recursive: true });
@@ -35,11 +36,12 @@ before(async () => {
   const target = join(app, 'node_modules', 'ctxguard');
   mkdirSync(target, { recursive: true });
   execFileSync('tar', ['-xzf', join(dir, filename), '-C', target, '--strip-components=1']);
-  browser = await launchChromium({ viewport: { width: 1000, height: 800 } });
+  for (const name of BROWSERS) browsers[name] = await launch(name, { viewport: { width: 1000, height: 800 } });
+  await loadVocabulary('llama3');
 });
 
 after(async () => {
-  await browser?.close();
+  for (const b of Object.values(browsers)) await b.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -49,24 +51,25 @@ function expected() {
   const guard = new ContextGuard(CONFIG);
   const used = guard.measure(messages).usedTokens;
   guard.free();
-  return { version: version(), hello: countTokens('hello world'), total: countMessages(messages, { model: 'gpt-4o' }).total, used };
+  const llama = countTokens('Die Katze sitzt auf der Matte. 猫がマットの上に座っている。', { model: 'llama3.1:8b' });
+  return { version: version(), hello: countTokens('hello world'), total: countMessages(messages, { model: 'gpt-4o' }).total, used, llama };
 }
 
 /** Loads the app at `url`, waits for its result (the dev server may reload once while it optimizes dependencies). */
-async function runApp(url, shot) {
-  const page = await watchedPage(browser.context);
+async function runApp(name, url, shot) {
+  const page = await browsers[name].newPage();
   try {
     for (let attempt = 1; ; attempt++) {
       await page.goto(url);
       try {
-        await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
+        await page.waitForFunction(() => window.__result !== undefined, undefined, { timeout: 60_000 });
         break;
       } catch (e) {
         if (attempt >= 2 || !/context was destroyed|navigation/i.test(e.message)) throw e;
       }
     }
     const r = await page.evaluate(() => window.__result);
-    await page.screenshot({ path: join(artifacts, shot), fullPage: true });
+    await page.screenshot(join(artifacts, shot), { fullPage: true });
     assert.equal(r.failed, undefined, r.failed);
     const want = expected();
     assert.deepEqual(r.main, want, 'main-thread counts equal Node\'s');
@@ -92,23 +95,25 @@ test('vite build, with no Vite config, emits the app, the worker and the .wasm',
   assert.doesNotMatch(out.stdout + out.stderr, /warn|error/i, 'vite build printed a warning');
 });
 
-test('the built app in Chromium: Node\'s counts on the main thread, prepare in the worker with the summarizer on the main thread', async () => {
-  const { server, url } = await startServer({ port: 0, quiet: true, mounts: { '/': join(app, 'dist') } });
-  try {
-    const { problems } = await runApp(url, 'build.png');
-    assert.deepEqual(problems, []);
-  } finally {
-    server.close();
-  }
-});
+for (const name of BROWSERS) {
+  test(`the built app in ${name}: Node's counts on the main thread, prepare in the worker with the summarizer on the main thread`, async () => {
+    const { server, url } = await startServer({ port: 0, quiet: true, mounts: { '/': join(app, 'dist') } });
+    try {
+      const { problems } = await runApp(name, url, `build-${name}.png`);
+      assert.deepEqual(problems, []);
+    } finally {
+      server.close();
+    }
+  });
+}
 
-test('the Vite dev server, with no Vite config, serves the same app', async () => {
+test(`the Vite dev server, with no Vite config, serves the same app (${BROWSERS.join(', ')})`, async () => {
   const { createServer } = await import('vite');
   const server = await createServer({ root: app, configFile: false, logLevel: 'silent', server: { port: 0, host: '127.0.0.1', strictPort: false } });
   await server.listen();
   try {
     const url = server.resolvedUrls.local[0];
-    await runApp(url, 'dev.png');
+    for (const name of BROWSERS) await runApp(name, url, `dev-${name}.png`);
   } finally {
     await server.close();
   }

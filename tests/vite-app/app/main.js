@@ -1,7 +1,7 @@
 // A Vite app using ctxguard the two ways: on the main thread (`ctxguard`), and in a module worker
 // (`ctxguard/worker`) whose summarizer runs here. tests/vite-app/vite.test.mjs builds it with
 // `vite build`, serves dist/ and checks window.__result against Node's counts.
-import { ContextGuard, countMessages, countTokens, version } from 'ctxguard';
+import { ContextGuard, countMessages, countTokens, loadVocabulary, version } from 'ctxguard';
 import { createWorkerGuard } from 'ctxguard/worker';
 import { CONFIG, conversation } from './conversation.js';
 
@@ -28,6 +28,9 @@ async function run() {
     used: guard.measure(messages).usedTokens,
   };
   guard.free();
+  // A vocabulary the bundler emitted next to the module, fetched when loaded.
+  await loadVocabulary('llama3');
+  main.llama = countTokens('Die Katze sitzt auf der Matte. 猫がマットの上に座っている。', { model: 'llama3.1:8b' });
   show('Main thread', main);
 
   // Worker: the bundler emits guard.worker.js (and the .wasm it loads) as assets.

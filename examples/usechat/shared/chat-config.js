@@ -1,0 +1,21 @@
+// What the browser and the server agree on: the model, its window (small, so that a 50-turn
+// chat is compacted), the system prompt and the tools the server runs. The browser counts the
+// prompt and the tool definitions with the messages, so `metrics` is what the model receives.
+export const MODEL = 'gpt-4o';
+export const CONTEXT_WINDOW = 8_000;
+export const RESERVED_OUTPUT_TOKENS = 1_000;
+export const SYSTEM_PROMPT = 'You are a helpful assistant for a code base. Answer briefly.';
+
+// JSON schemas, so that ctxguard can count them (a ToolSet: `format: 'ai-sdk-ui'` takes the
+// AI SDK's `tools` shape) and the server can wrap them with `jsonSchema()`.
+export const TOOL_SCHEMAS = {
+  search: {
+    description: 'Search the code base for a text; returns the matching lines.',
+    inputSchema: {
+      type: 'object',
+      properties: { q: { type: 'string', description: 'The text to look for' } },
+      required: ['q'],
+      additionalProperties: false,
+    },
+  },
+};

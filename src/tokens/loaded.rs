@@ -1,0 +1,383 @@
+//! Vocabularies loaded at run time: Llama 3, Qwen 2/3, DeepSeek V3, Mistral Tekken
+//! (docs/vocabularies.md).
+//!
+//! Their data is not in the `.wasm`: a host loads the file it needs (`loadVocabulary`), the
+//! bytes are parsed here ([`Vocabulary`], from ctxguard's format in `bundle` or a Hugging Face
+//! `tokenizer.json` / Mistral `tekken.json` in `hf`), and [`register`] builds the tokenizer once
+//! and keeps it for the life of the process, so that `tokenizer(Encoding::Llama3)` and every
+//! count after it are synchronous. One vocabulary per encoding: loading the same one again is a
+//! no-op, another one of the same encoding is refused (`VOCABULARY_CONFLICT`).
+//!
+//! The tokenizer is the same byte-pair engine as the built-in encodings (rank = token id: the
+//! research behind docs/vocabularies.md checked that this merge equals Hugging Face's for these
+//! vocabularies, and `hf` refuses files where it could differ), with two rules of Hugging Face
+//! tokenizers in front of the split ([`TextRules`]): added tokens found in the text are one token
+//! each (not for Tekken, which never matches them), and NFC first where the tokenizer normalizes
+//! (Qwen).
+//!
+//! (A sketch of the registry and the constructor, kept to this file so that the engine's own
+//! (`pretok.rs`, `bpe.rs`) can replace it; the splits of Qwen, DeepSeek and Tekken come with the
+//! engine's patterns: until then [`Split::pattern`] refuses them.)
+
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+pub use super::vocabulary::{vocabulary_file, vocabulary_of, Added, Split, Vocabulary, VOCABULARIES};
+
+use super::added::AddedTokens;
+use super::bpe::{Vocab, NO_RANK};
+use super::nfc::Nfc;
+use super::pretok::{Classes, Pattern, Pieces, Splitter};
+use super::spm::Span;
+use super::{Encoding, Engine, Tokenizer};
+use crate::base::error::{Error, ErrorCode, Result};
+
+impl Split {
+    /// The engine's pattern for this split, or `UNSUPPORTED_VOCABULARY` when this build's
+    /// pre-tokenizer does not reproduce it yet.
+    pub(crate) fn pattern(self) -> Result<Pattern> {
+        match self {
+            Split::Cl100k => Ok(Pattern::Cl100k),
+            Split::O200k => Ok(Pattern::O200k),
+            // Until the engine has Llama 3's own pattern: tiktoken's cl100k splits the same way
+            // except for whitespace at the very end of a text that follows a line break.
+            Split::Llama3 => Ok(Pattern::Cl100k),
+            other => Err(Error::new(
+                ErrorCode::UnsupportedVocabulary,
+                format!("the {} pre-tokenizer split is not in this build of ctxguard yet", other.name()),
+            )),
+        }
+    }
+}
+
+/// What `loadVocabulary` answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadedInfo {
+    /// The vocabulary's name.
+    pub name: String,
+    /// The encoding it counts as (`countTokens(text, { encoding })`, `modelInfo(...).encoding`).
+    pub encoding: Encoding,
+    /// Ordinary tokens.
+    pub tokens: usize,
+    /// Added (special and control) tokens.
+    pub added_tokens: usize,
+    /// Whether added tokens found in text count as one token each.
+    pub matches_added_tokens: bool,
+    /// Whether text is put in NFC first.
+    pub nfc: bool,
+    pub source: String,
+    /// `false` when this vocabulary was already loaded (nothing was done).
+    pub loaded_now: bool,
+    /// Bytes of memory the tokenizer holds.
+    pub memory_bytes: usize,
+}
+
+/// A registered vocabulary.
+struct Registered {
+    tokenizer: Tokenizer,
+    info: LoadedInfo,
+    digest: u64,
+}
+
+static LLAMA3: OnceLock<Registered> = OnceLock::new();
+static QWEN2: OnceLock<Registered> = OnceLock::new();
+static DEEPSEEK_V3: OnceLock<Registered> = OnceLock::new();
+static MISTRAL_TEKKEN: OnceLock<Registered> = OnceLock::new();
+/// The NFC tables, once a vocabulary brought them (every vocabulary that normalizes uses these).
+static NFC: OnceLock<Nfc> = OnceLock::new();
+
+fn cell(encoding: Encoding) -> Option<&'static OnceLock<Registered>> {
+    match encoding {
+        Encoding::Llama3 => Some(&LLAMA3),
+        Encoding::Qwen2 => Some(&QWEN2),
+        Encoding::DeepseekV3 => Some(&DEEPSEEK_V3),
+        Encoding::MistralTekken => Some(&MISTRAL_TEKKEN),
+        _ => None,
+    }
+}
+
+/// The tokenizer of a loaded encoding, `None` before its vocabulary is loaded.
+pub fn get(encoding: Encoding) -> Option<&'static Tokenizer> {
+    cell(encoding)?.get().map(|r| &r.tokenizer)
+}
+
+/// What was loaded for `encoding`, if anything.
+pub fn info(encoding: Encoding) -> Option<LoadedInfo> {
+    cell(encoding)?.get().map(|r| LoadedInfo { loaded_now: false, ..r.info.clone() })
+}
+
+/// Whether NFC tables are loaded (a `tokenizer.json` that normalizes needs them).
+pub fn has_nfc_tables() -> bool {
+    NFC.get().is_some()
+}
+
+/// Builds the tokenizer of `vocabulary` and keeps it for the life of the process (see the
+/// module doc). Errors: `UNSUPPORTED_VOCABULARY` (a split this build does not have, an encoding
+/// that is built in), `INVALID_VOCABULARY` (tables that do not make a vocabulary),
+/// `VOCABULARY_CONFLICT`.
+pub fn register(vocabulary: Vocabulary) -> Result<LoadedInfo> {
+    let encoding = vocabulary.encoding().ok_or_else(|| {
+        Error::new(
+            ErrorCode::UnsupportedVocabulary,
+            format!(
+                "a vocabulary with the {} split is built in (o200k_base, cl100k_base): nothing to load",
+                vocabulary.split.name()
+            ),
+        )
+    })?;
+    let cell = cell(encoding).ok_or_else(|| Error::new(ErrorCode::Internal, "no registry slot"))?;
+    let digest = vocabulary.digest();
+    if let Some(r) = cell.get() {
+        return same_or_conflict(r, digest, &vocabulary);
+    }
+    if vocabulary.nfc {
+        if let Some(tables) = vocabulary.nfc_tables.as_deref() {
+            let nfc = Nfc::read(tables).map_err(invalid)?;
+            let _ = NFC.set(nfc);
+        }
+        if NFC.get().is_none() {
+            return Err(Error::new(
+                ErrorCode::UnsupportedVocabulary,
+                "this tokenizer normalizes text to NFC and no NFC tables are loaded: load ctxguard's qwen3 \
+                 vocabulary first (it carries them), or pass the tables",
+            ));
+        }
+    }
+    let pattern = vocabulary.split.pattern()?;
+    let tokenizer = build(encoding, pattern, &vocabulary)?;
+    let info = LoadedInfo {
+        name: vocabulary.name.clone(),
+        encoding,
+        tokens: tokenizer.ordinary_tokens(),
+        added_tokens: vocabulary.added.len(),
+        matches_added_tokens: vocabulary.match_added,
+        nfc: vocabulary.nfc,
+        source: vocabulary.source.clone(),
+        loaded_now: true,
+        memory_bytes: tokenizer.memory_bytes(),
+    };
+    let mut now = false;
+    let r = cell.get_or_init(|| {
+        now = true;
+        Registered { tokenizer, info, digest }
+    });
+    if now {
+        Ok(r.info.clone())
+    } else {
+        same_or_conflict(r, digest, &vocabulary)
+    }
+}
+
+fn same_or_conflict(r: &Registered, digest: u64, vocabulary: &Vocabulary) -> Result<LoadedInfo> {
+    if r.digest == digest {
+        return Ok(LoadedInfo { loaded_now: false, ..r.info.clone() });
+    }
+    Err(Error::new(
+        ErrorCode::VocabularyConflict,
+        format!(
+            "another {} vocabulary ({}) is already loaded; a module holds one vocabulary per encoding",
+            r.info.encoding.as_str(),
+            r.info.source
+        ),
+    ))
+    .map_err(|e| Error { message: format!("{} (refused: {})", e.message, vocabulary.source), ..e })
+}
+
+pub(crate) fn invalid(message: impl std::fmt::Display) -> Error {
+    Error::new(ErrorCode::InvalidVocabulary, format!("invalid vocabulary: {message}"))
+}
+
+/// The tokenizer of a vocabulary (not registered).
+fn build(encoding: Encoding, pattern: Pattern, v: &Vocabulary) -> Result<Tokenizer> {
+    let classes = Classes::get()?;
+    // One tokenizer per encoding, kept for the life of the process: its token bytes are too.
+    let bytes: &'static [u8] = v.bytes.clone().leak();
+    let vocab = Vocab::from_arena(bytes, v.starts.clone()).map_err(invalid)?;
+    let added = if v.match_added {
+        AddedTokens::new(v.added.iter().map(|a| (a.content.as_bytes(), a.id)))
+    } else {
+        AddedTokens::new(std::iter::empty())
+    };
+    let added_bytes = v.added.iter().map(|a| (a.id, a.content.as_bytes().to_vec().into_boxed_slice())).collect();
+    let nfc = if v.nfc { NFC.get() } else { None };
+    Ok(Tokenizer {
+        encoding,
+        engine: Engine::Bpe { pattern, vocab, classes },
+        rules: Some(Box::new(TextRules { added, added_bytes, nfc, llama3_tail: v.split == Split::Llama3 })),
+    })
+}
+
+/// What a loaded vocabulary does to text before the split.
+pub(crate) struct TextRules {
+    /// Added tokens cut out of the text first (empty for Tekken).
+    pub(crate) added: AddedTokens,
+    /// Every added token's content by id (for decoding).
+    added_bytes: FxHashMap<u32, Box<[u8]>>,
+    /// NFC first (Qwen).
+    pub(crate) nfc: Option<&'static Nfc>,
+    /// Llama 3's split on tiktoken's cl100k pattern (see [`AddedSpans`]).
+    pub(crate) llama3_tail: bool,
+}
+
+impl TextRules {
+    pub(crate) fn added_bytes(&self, id: u32) -> Option<&[u8]> {
+        self.added_bytes.get(&id).map(|b| &b[..])
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.added.heap_bytes() + self.added_bytes.values().map(|b| b.len() + 32).sum::<usize>()
+    }
+}
+
+impl Tokenizer {
+    /// Ranks that are ordinary tokens.
+    fn ordinary_tokens(&self) -> usize {
+        match &self.engine {
+            Engine::Bpe { vocab, .. } => {
+                (0..vocab.rank_count() as u32).filter(|&r| vocab.token_bytes(r).is_some()).count()
+            }
+            Engine::Spm(m) => m.vocab_size(),
+        }
+    }
+}
+
+/// The spans of a text with added tokens: each occurrence (leftmost-longest) one span with its
+/// id, the pre-tokenizer's pieces of the text between them (each stretch split on its own, as
+/// Hugging Face tokenizers split the segments between added tokens).
+pub(crate) struct AddedSpans<'t> {
+    text: &'t str,
+    classes: &'static Classes,
+    pattern: Pattern,
+    added: &'t AddedTokens,
+    /// Where the current stretch starts (offsets of `pieces` are relative to it).
+    base: usize,
+    pieces: Option<Pieces<'t>>,
+    /// The next added token, once found: `(start, end, id)`.
+    next_added: Option<(usize, usize, u32)>,
+    pos: usize,
+    examined: u64,
+    /// Llama 3's split with tiktoken's cl100k pattern standing in (see [`Split::pattern`]): the
+    /// last piece of a stretch is cut as Llama 3's regex cuts it.
+    llama3_tail: bool,
+    /// The second half of such a cut, to yield next.
+    pending: Option<(usize, usize)>,
+}
+
+impl<'t> AddedSpans<'t> {
+    pub(crate) fn new(
+        text: &'t str,
+        classes: &'static Classes,
+        pattern: Pattern,
+        added: &'t AddedTokens,
+        llama3_tail: bool,
+    ) -> Self {
+        AddedSpans {
+            text,
+            classes,
+            pattern,
+            added,
+            base: 0,
+            pieces: None,
+            next_added: None,
+            pos: 0,
+            examined: 0,
+            llama3_tail,
+            pending: None,
+        }
+    }
+
+    /// tiktoken's cl100k takes whitespace at the end of a text whole (`\s++$`); Llama 3's regex
+    /// (`\s*[\r\n]+|\s+(?!\S)|\s+`) stops such a run after its last line break and takes the
+    /// rest as a second piece. `(start, end)` is the stretch's last piece, relative to `base`.
+    fn llama3_cut(&mut self, start: usize, end: usize) -> (usize, usize) {
+        let piece = self.text.get(self.base + start..self.base + end).unwrap_or("");
+        if !piece.chars().all(char::is_whitespace) || piece.ends_with(['\r', '\n']) {
+            return (start, end);
+        }
+        match piece.rfind(['\r', '\n']) {
+            Some(k) => {
+                self.pending = Some((start + k + 1, end));
+                (start, start + k + 1)
+            }
+            None => (start, end),
+        }
+    }
+
+    pub(crate) fn chars_examined(&self) -> u64 {
+        self.examined + self.pieces.as_ref().map_or(0, Pieces::chars_examined)
+    }
+}
+
+impl Iterator for AddedSpans<'_> {
+    type Item = Span;
+
+    fn next(&mut self) -> Option<Span> {
+        loop {
+            if let Some((s, e)) = self.pending.take() {
+                return Some(Span { start: self.base + s, end: self.base + e, id: NO_RANK });
+            }
+            if let Some(p) = self.pieces.as_mut() {
+                if let Some((s, e)) = p.next() {
+                    let stretch_end = self.pos - self.base;
+                    let (s, e) = if self.llama3_tail && e == stretch_end { self.llama3_cut(s, e) } else { (s, e) };
+                    return Some(Span { start: self.base + s, end: self.base + e, id: NO_RANK });
+                }
+                self.examined += p.chars_examined();
+                self.pieces = None;
+                if let Some((s, e, id)) = self.next_added.take() {
+                    self.pos = e;
+                    return Some(Span { start: s, end: e, id });
+                }
+            }
+            if self.pos >= self.text.len() {
+                return None;
+            }
+            let found = self.added.find(self.text.as_bytes(), self.pos);
+            let gap_end = found.map_or(self.text.len(), |(s, _, _)| s);
+            self.next_added = found;
+            if gap_end == self.pos {
+                if let Some((s, e, id)) = self.next_added.take() {
+                    self.pos = e;
+                    return Some(Span { start: s, end: e, id });
+                }
+                return None;
+            }
+            let gap = self.text.get(self.pos..gap_end).unwrap_or("");
+            self.base = self.pos;
+            self.pos = gap_end;
+            self.pieces = Some(Splitter::new(gap, self.classes, self.pattern).pieces());
+        }
+    }
+}
+
+/// `loadVocabulary(bytes)`: ctxguard's format (`bundle`) or a tokenizer file (`hf`), registered.
+/// `source` names where the bytes came from (kept in the answer when the file does not say).
+pub fn load_bytes(bytes: &[u8], source: &str) -> Result<LoadedInfo> {
+    let vocabulary = if super::bundle::is_bundle(bytes) {
+        super::bundle::read(bytes).map_err(invalid)?
+    } else if super::hf::is_json(bytes) {
+        super::hf::read(bytes, source)?
+    } else {
+        return Err(invalid(
+            "neither ctxguard's vocabulary format (pkg/vocab/*.bin) nor a tokenizer.json / tekken.json",
+        ));
+    };
+    register(vocabulary)
+}
+
+/// The vocabulary file for a name, an alias or a model id (`llama3.1:8b` -> `llama3`), or
+/// `UNKNOWN_VOCABULARY`.
+pub fn resolve_name(name: &str) -> Result<&'static str> {
+    vocabulary_file(name).ok_or_else(|| {
+        Error::new(
+            ErrorCode::UnknownVocabulary,
+            format!(
+                "no vocabulary is called {name:?}; ctxguard ships {} (or pass a model id with one, or the bytes of a tokenizer.json)",
+                VOCABULARIES.iter().map(|(f, _, _)| format!("{f:?}")).collect::<Vec<_>>().join(", ")
+            ),
+        )
+    })
+}
