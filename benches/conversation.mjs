@@ -118,8 +118,6 @@ async function agent() {
   const invalidated = [];
   let prev = null;
   let extends_ = 0;
-  let onlyClearingBreaks = 0;
-  let compactionBreaks = 0;
   let steps = 0;
   let newestWhole = 0;
   let protectedWhole = 0;
@@ -155,10 +153,6 @@ async function agent() {
     if (prev) {
       const k = sharedPrefix(prev, r.messages);
       if (k === prev.length) extends_++;
-      // Otherwise only a clearing step may break the prefix: the first changed message is a
-      // tool output that changed form.
-      else if (r.messages[k]?.role === 'tool' && prev[k]?.role === 'tool' && form(prev[k]) !== form(r.messages[k])) onlyClearingBreaks++;
-      else if (r.checkpoint) compactionBreaks++;
     }
     prev = r.messages;
     last = r;
@@ -181,8 +175,6 @@ async function agent() {
     clearingSteps: steps,
     prefixInvalidatedTokens: stats(invalidated),
     extendsPrevious: round(extends_ / 199, 3),
-    breaksOnlyAtClearing: round((extends_ + onlyClearingBreaks) / 199, 3),
-    compactionBreaks,
     cachedShare: round(cached / input, 3),
     usedTokens: stats(used),
     prepareMs: stats(times),
@@ -539,8 +531,7 @@ function render(r) {
     lines.push(`| summarizer calls (input tokens per call) | ${a.summarizerCalls} (${a.summarizerInputTokens.join(', ') || '–'}) |`);
     lines.push(`| clearing steps; prefix tokens each invalidated | ${a.clearingSteps}; ${ms(a.prefixInvalidatedTokens)} |`);
     lines.push(`| calls whose model input extends the previous one byte for byte | ${Math.round(a.extendsPrevious * 100)} % |`);
-    lines.push(`| calls whose input shares the previous prefix up to the last clearing point | ${round(a.breaksOnlyAtClearing * 100)} % (the rest: ${a.compactionBreaks} compaction) |`);
-    lines.push(`| input tokens in the cached prefix (\`metrics.cost.cachedInputTokens\`) | ${Math.round(a.cachedShare * 100)} % |`);
+    lines.push(`| input tokens in the cached prefix (\`metrics.cost.cachedInputTokens\`; what a cache bills: docs/edits.md) | ${Math.round(a.cachedShare * 100)} % |`);
     lines.push(`| prepare (ms) | ${ms(a.prepareMs)} |`, '');
     lines.push(`The last turn by age (age: form tokens): ${a.lastInput.byAge.map((x) => `${x.age}: ${x.form} ${x.tokens}`).join(', ')} … ${a.lastInput.oldest.age}: ${a.lastInput.oldest.form} ${a.lastInput.oldest.tokens}.`, '');
   }

@@ -5,9 +5,10 @@
 //! kept thinking block with the request that produced it (what `prepare` returned on the call
 //! before that block's assistant turn). Prints one line per scenario and setting.
 //!
-//! `cargo bench --bench edits` (quick: a few seconds). The figures BENCHMARKS.md reports come
-//! from `node benches/edits.mjs` on the built package; this is the same measurement on the core,
-//! for working on the planner. Nothing here is timed.
+//! `cargo bench --bench edits` (a few seconds once built): the figures of BENCHMARKS.md, "Edits
+//! and the prompt cache". The cost of a call's input is priced at each provider's cache prices
+//! (multiples of the plain input price: read, write): Anthropic 0.1 / 1.25, OpenAI GPT-4o 0.5 /
+//! 1.0, Gemini 0.1 / 1.0; the summarizer's input at 1.0. Nothing here is timed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
@@ -21,8 +22,18 @@ fn main() {
     let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     let run = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
     println!(
-        "{:<72} {:>6} {:>6} {:>8} {:>9} {:>5} {:>6} {:>7} {:>7}",
-        "scenario / setting", "calls", "cached", "cost/call", "sum-input", "sums", "edits", "badThk", "lastThk"
+        "{:<72} {:>6} {:>6} {:>8} {:>8} {:>8} {:>9} {:>5} {:>6} {:>7} {:>7}",
+        "scenario / setting",
+        "calls",
+        "cached",
+        "anthropic",
+        "openai",
+        "gemini",
+        "sum-input",
+        "sums",
+        "edits",
+        "badThk",
+        "lastThk"
     );
     let settings = [
         ("defaults", json!({})),
@@ -71,9 +82,6 @@ struct Tally {
     calls: u32,
     input: u64,
     cached: u64,
-    /// Anthropic's cache prices in input-token equivalents: read 0.1, write 1.25; the
-    /// summarizer's input at 1.0.
-    cost: f64,
     summarizer_input: u64,
     summaries: u32,
     /// Calls whose model input changed something the previous call had sent.
@@ -87,13 +95,22 @@ struct Tally {
     outputs_seen: u32,
 }
 
+/// Input cost per call in plain-input-token equivalents, at a cache's `read` and `write` prices:
+/// the cached prefix read, the rest written, the summarizer's input at the plain price.
+fn cost(t: &Tally, read: f64, write: f64) -> f64 {
+    let uncached = t.input.saturating_sub(t.cached) as f64;
+    (read * t.cached as f64 + write * uncached + t.summarizer_input as f64) / f64::from(t.calls.max(1))
+}
+
 fn report(name: &str, t: &Tally) {
     println!(
-        "{:<72} {:>6} {:>5.1}% {:>8.0} {:>9} {:>5} {:>6} {:>7} {:>7}",
+        "{:<72} {:>6} {:>5.1}% {:>8.0} {:>8.0} {:>8.0} {:>9} {:>5} {:>6} {:>7} {:>7}",
         name,
         t.calls,
         100.0 * t.cached as f64 / t.input.max(1) as f64,
-        t.cost / f64::from(t.calls.max(1)),
+        cost(t, 0.1, 1.25),
+        cost(t, 0.5, 1.0),
+        cost(t, 0.1, 1.0),
         t.summarizer_input,
         t.summaries,
         t.edits,
@@ -154,7 +171,6 @@ fn prepare(g: &mut Guard, req: &Request, t: &mut Tally) -> Outcome {
             t.summaries += 1;
             let input = g.count(&Request { messages: p.request.messages.clone(), ..Default::default() }).total;
             t.summarizer_input += u64::from(input);
-            t.cost += f64::from(input);
             let summary = format!("The session so far: {}", text(t.summaries as usize + 7, 600));
             ctxguard::pipeline::prepare_finish(g, *p, Ok(Answer::Text(summary)), 1, &clock).unwrap()
         }
@@ -163,7 +179,7 @@ fn prepare(g: &mut Guard, req: &Request, t: &mut Tally) -> Outcome {
 }
 
 /// Tally one call: the prefix it shares with the previous call's model input (whole messages,
-/// as a cache that stores at message boundaries serves it), priced at Anthropic's cache prices.
+/// as a cache that stores at message boundaries serves it).
 fn tally_call(
     g: &mut Guard,
     out: &Outcome,
@@ -206,7 +222,6 @@ fn tally_call(
     t.calls += 1;
     t.input += total;
     t.cached += cached;
-    t.cost += 0.1 * cached as f64 + 1.25 * (total - cached.min(total)) as f64;
     *prev = Some(now);
 }
 

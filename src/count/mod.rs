@@ -32,6 +32,7 @@
 //! bucket. Framing constants, images and flat allowances are used as they are.
 
 pub mod attachment;
+pub mod deferred;
 pub mod gemini;
 pub mod image;
 pub mod profile;
@@ -205,7 +206,10 @@ pub fn count_request_from(
     tools: &[ToolDef],
     tool_choice: &ToolChoice,
 ) -> RequestCount {
-    let tool_definitions = tool_definition_tokens(profile, messages, tools, tool_choice);
+    let tool_definitions = match deferred::in_context(tools, messages) {
+        None => tool_definition_tokens(profile, messages, tools, tool_choice),
+        Some(loaded) => tool_definition_tokens(profile, messages, &loaded, tool_choice),
+    };
     let priming = priming(profile, messages.iter().map(|m| m.role).zip(per_message.iter().copied()));
     let accuracy = if is_gemini_exact(profile) && gemini::media_is_estimated(messages) {
         CountKind::Estimate

@@ -159,9 +159,15 @@ impl Counter {
     /// The tool definitions of `request` when its first system message is `first_system`.
     pub fn tools_after(&self, first_system: Option<&Message>, request: &Request) -> ToolsFacts {
         let system = first_system.map(std::slice::from_ref).unwrap_or(&[]);
-        ToolsFacts {
-            key: content_key(&request.tools, self.salt),
-            tokens: count::tool_definition_tokens(&self.profile, system, &request.tools, &request.tool_choice),
+        match count::deferred::in_context(&request.tools, &request.messages) {
+            None => ToolsFacts {
+                key: content_key(&request.tools, self.salt),
+                tokens: count::tool_definition_tokens(&self.profile, system, &request.tools, &request.tool_choice),
+            },
+            Some(tools) => ToolsFacts {
+                key: content_key(&tools, self.salt),
+                tokens: count::tool_definition_tokens(&self.profile, system, &tools, &request.tool_choice),
+            },
         }
     }
 

@@ -8,6 +8,7 @@
 //! the checkpoint (or the mechanical fallback), then runs the emergency layer and sanitizes tool
 //! pairs. Summaries made ahead of time go through `ahead_finish`.
 
+pub mod artifacts;
 pub mod attempts;
 pub mod evidence;
 mod finish;

@@ -55,6 +55,12 @@ pub(super) fn plan_compaction(g: &mut Guard, turn: &Turn<'_>, ahead: bool) -> Re
         (*history, ordinals.as_slice(), *covered_before, *options, *started);
     let key = g.checkpoint_key().map(str::to_string);
     let msgs = &layer1.request.messages;
+    // A provider that compacted this conversation keeps compacting it: no summary of ours on
+    // top of its compaction (docs/edits.md, "Provider artifacts"); clearing and the emergency
+    // layer still make the request fit.
+    if msgs.iter().any(super::artifacts::holds_compaction) {
+        return Ok(None);
+    }
     let used = layer1.metrics.used_tokens;
     let per = g.count(&layer1.request).per_message;
     let tokens = |i: usize| per.get(i).map_or(0, |c| c.total);

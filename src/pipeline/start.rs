@@ -51,6 +51,9 @@ pub(crate) fn prepare_start_in(
     let started = now();
     g.breaker.tick(started);
     g.edits.call_at = options.now.unwrap_or(started);
+    // What a provider's compaction replaced is not sent again (`artifacts.rs`).
+    let after_compaction = super::artifacts::from_latest_compaction(request);
+    let request = after_compaction.as_ref().unwrap_or(request);
     let from_state;
     let history = match &options.session_state {
         Some(state) => {

@@ -349,6 +349,9 @@ impl CalibrationState {
 /// Anthropic (`input_tokens` + `cache_read_input_tokens` + `cache_creation_input_tokens`) and Gemini
 /// (`promptTokenCount`, `cachedContentTokenCount`) and Vercel AI SDK (`inputTokens`,
 /// `cachedInputTokens` / `inputTokenDetails.cacheReadTokens`) shapes; other fields are ignored.
+/// Anthropic's `iterations` (compaction and server-tool sampling steps, docs/edits.md "Provider
+/// artifacts"): the first one read the request as it was sent, so it is the one compared with
+/// ctxguard's count (the top-level figures leave out a compaction step and add up the later ones).
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ReportedUsage {
     prompt_tokens: Option<f64>,
@@ -356,6 +359,7 @@ pub struct ReportedUsage {
     input_tokens: Option<f64>,
     cache_read_input_tokens: Option<f64>,
     cache_creation_input_tokens: Option<f64>,
+    iterations: Option<Vec<Iteration>>,
     #[serde(rename = "promptTokenCount")]
     prompt_token_count: Option<f64>,
     #[serde(rename = "cachedContentTokenCount")]
@@ -368,6 +372,14 @@ pub struct ReportedUsage {
     ai_cached_input_tokens: Option<f64>,
     #[serde(rename = "inputTokenDetails")]
     ai_input_details: Option<AiInputDetails>,
+}
+
+/// One step of an Anthropic request (`usage.iterations[]`: `compaction` or `message`).
+#[derive(Debug, Clone, Default, Deserialize)]
+struct Iteration {
+    input_tokens: Option<f64>,
+    cache_read_input_tokens: Option<f64>,
+    cache_creation_input_tokens: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -398,6 +410,13 @@ impl ReportedUsage {
                 "prompt_tokens_details.cached_tokens",
             )?;
             return Ok((whole(Some(p), "prompt_tokens")?, cached));
+        }
+        if let Some(first) = self.iterations.as_ref().and_then(|it| it.first()).filter(|f| f.input_tokens.is_some()) {
+            let read = whole(first.cache_read_input_tokens, "iterations[0].cache_read_input_tokens")?;
+            let write = whole(first.cache_creation_input_tokens, "iterations[0].cache_creation_input_tokens")?;
+            let total =
+                whole(first.input_tokens, "iterations[0].input_tokens")?.saturating_add(read).saturating_add(write);
+            return Ok((total, read));
         }
         if let Some(i) = self.input_tokens {
             let read = whole(self.cache_read_input_tokens, "cache_read_input_tokens")?;
@@ -477,6 +496,28 @@ mod tests {
         assert_eq!(u.input().unwrap(), (2000, 1800));
         let u: ReportedUsage = serde_json::from_str(r#"{"input_tokens":50,"cache_read_input_tokens":null}"#).unwrap();
         assert_eq!(u.input().unwrap(), (50, 0));
+        // Anthropic's compaction beta: a threshold compaction ran first (it read the request as
+        // sent); the top-level figures are the reply's, on the compacted context.
+        let u: ReportedUsage = serde_json::from_str(
+            r#"{"input_tokens":23000,"output_tokens":1000,"iterations":[
+                {"type":"compaction","input_tokens":180000,"output_tokens":3500},
+                {"type":"message","input_tokens":23000,"output_tokens":1000}]}"#,
+        )
+        .unwrap();
+        assert_eq!(u.input().unwrap(), (180_000, 0));
+        // On-demand compaction: top-level zeros, the summary call in `iterations`.
+        let u: ReportedUsage = serde_json::from_str(
+            r#"{"input_tokens":0,"output_tokens":0,"iterations":[{"type":"compaction","input_tokens":144,"output_tokens":276}]}"#,
+        )
+        .unwrap();
+        assert_eq!(u.input().unwrap(), (144, 0));
+        // No compaction: one message step with its cache figures, as the top level.
+        let u: ReportedUsage = serde_json::from_str(
+            r#"{"input_tokens":50,"cache_read_input_tokens":1800,"iterations":[
+                {"type":"message","input_tokens":50,"cache_read_input_tokens":1800,"output_tokens":9}]}"#,
+        )
+        .unwrap();
+        assert_eq!(u.input().unwrap(), (1850, 1800));
         let u: ReportedUsage =
             serde_json::from_str(r#"{"promptTokenCount":700,"cachedContentTokenCount":100}"#).unwrap();
         assert_eq!(u.input().unwrap(), (700, 100));

@@ -430,7 +430,10 @@ pub fn guard_tool_outputs(
                     let host = replaced
                         .entry(c.message)
                         .or_insert_with(|| messages.get(c.message).cloned().unwrap_or_default());
-                    if let Some(tc) = host.tool_calls.get_mut(c.index) {
+                    // A call the provider signed (Gemini's `thoughtSignature`) is never edited.
+                    if let Some(tc) =
+                        host.tool_calls.get_mut(c.index).filter(|tc| !tc.extra.contains_key("thoughtSignature"))
+                    {
                         if tc.arguments.as_str() != "{}" {
                             tc.arguments = "{}".into();
                             host.touch();

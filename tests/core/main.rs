@@ -7,6 +7,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod artifacts;
 mod calibration;
 mod checkpoint;
 mod count_breakdown;
