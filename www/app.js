@@ -39,7 +39,9 @@ const CLEAR_NUMBERS = ['protectTokens', 'clearAtLeast'];
  * its log and JSON outputs are ~5,000 tokens each (the default limit is 8,000) and its two
  * attachments ~540 tokens together (the default budget is min(16,000, usable / 8)).
  */
-const PAGE_GUARDS = { toolOutputLimit: 1000, attachmentBudget: 400 };
+// `edits: 'trigger'`: clearing and compaction start at the trigger, so that a short sample shows
+// every layer; ctxguard's default waits until the request would not fit (docs/edits.md).
+const PAGE_GUARDS = { toolOutputLimit: 1000, attachmentBudget: 400, edits: 'trigger' };
 
 /** The connection to the page's worker (ctxguard/worker's WorkerConnection). */
 let api = null;
@@ -203,11 +205,13 @@ function guardConfig() {
     if (v !== '') clear[k] = Number(v);
   }
   if (Object.keys(clear).length) cfg.clearToolOutputs = clear;
+  if ($('guard-edits').value !== '') cfg.edits = $('guard-edits').value;
   return cfg;
 }
 
 function setPageGuards() {
   for (const k of [...GUARD_NUMBERS, ...CLEAR_NUMBERS]) $(`guard-${k}`).value = PAGE_GUARDS[k] ?? '';
+  $('guard-edits').value = PAGE_GUARDS.edits;
 }
 
 /** Greyed placeholders of the source-guard fields: what a blank one resolves to (`guard.sourceLimits`). */
@@ -542,12 +546,14 @@ function wire() {
   for (const k of LIMITS) $(`limit-${k}`).addEventListener('input', soon);
   for (const k of [...GUARD_NUMBERS, ...CLEAR_NUMBERS, 'retrievalTool']) $(`guard-${k}`).addEventListener('input', soon);
   $('guard-emergency').addEventListener('change', update);
+  $('guard-edits').addEventListener('change', update);
   $('page-guards').addEventListener('click', () => {
     setPageGuards();
     update();
   });
   $('default-guards').addEventListener('click', () => {
     for (const k of [...GUARD_NUMBERS, ...CLEAR_NUMBERS]) $(`guard-${k}`).value = '';
+    $('guard-edits').value = '';
     update();
   });
   $('reset-limits').addEventListener('click', () => {

@@ -11,7 +11,8 @@ import { fileOf } from './session-turns.js';
 import { builtinSummarizer } from './summarizers.js';
 
 /** The chat's guard: a small window, so that a few sends show clearing and a summary. */
-export const CHAT_CONFIG = { model: 'gpt-4o', contextWindow: 6000 };
+// `edits: 'trigger'`, as the page's other guards (app.js, PAGE_GUARDS): each layer shows in a short chat.
+export const CHAT_CONFIG = { model: 'gpt-4o', contextWindow: 6000, edits: 'trigger' };
 /** Tokens of the file each stand-in answer reads (about). */
 const FILE_TOKENS = 600;
 const TOOLS = [{ type: 'function', function: { name: 'read_file', description: 'Read a file of the repository.', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }];

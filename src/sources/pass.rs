@@ -254,11 +254,14 @@ pub struct RequestTokens {
 }
 
 /// Where the clearing frontiers stand, by the tool call ids of the last cleared and the last
-/// compacted output (`None`: none, or an output without an id).
+/// compacted output (`None`: none, or an output without an id), in the conversation whose first
+/// tool output has the id `first`: a pass over another conversation (the guard given a different
+/// one) plans from scratch instead of from these frontiers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Frontier {
     pub cleared: Option<String>,
     pub compacted: Option<String>,
+    pub first: Option<String>,
 }
 
 /// What clearing did in a pass: the message indices of the cleared and of the compacted-by-age
@@ -552,7 +555,11 @@ fn plan_forms(
             Some(movable.iter().take_while(|&&m| m <= j).count())
         }
     };
-    let start = sizes.and_then(|s| s.floor.as_ref()).and_then(|f| Some((at(&f.cleared)?, at(&f.compacted)?)));
+    let first = outputs.first().and_then(|o| o.call_id).map(str::to_string);
+    let start = sizes
+        .and_then(|s| s.floor.as_ref())
+        .filter(|f| f.first == first)
+        .and_then(|f| Some((at(&f.cleared)?, at(&f.compacted)?)));
     let plan = match start {
         Some(start) => clearing::plan_from(&candidates, &tokens, &params, &mut forms_of, start),
         None => clearing::plan(&candidates, &tokens, &params, &mut forms_of),
@@ -560,6 +567,7 @@ fn plan_forms(
     let frontier = Frontier {
         cleared: plan.cleared.checked_sub(1).and_then(id_of).map(str::to_string),
         compacted: plan.compacted.checked_sub(1).and_then(id_of).map(str::to_string),
+        first,
     };
     let mut forms = vec![Form::Kept; outputs.len()];
     for (c, &j) in movable.iter().enumerate() {

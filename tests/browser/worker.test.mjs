@@ -18,7 +18,8 @@ import { BROWSERS, launch } from './browsers.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 const artifacts = join(root, 'artifacts', 'browser');
-const CONFIG = { model: 'gpt-4o', contextWindow: 10000, reservedOutputTokens: 1000 };
+// `edits: 'trigger'`: the summarizer is asked at the trigger limit, as in tests/js/worker.test.mjs.
+const CONFIG = { model: 'gpt-4o', contextWindow: 10000, reservedOutputTokens: 1000, edits: 'trigger' };
 
 const timeless = (value) => JSON.parse(JSON.stringify(value, (k, v) => (k === 'durationMs' ? 0 : v)));
 

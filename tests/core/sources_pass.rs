@@ -259,3 +259,28 @@ fn older_outputs_change_only_at_clearing_steps_and_newer_ones_are_never_shorter(
     assert!(last.metrics.clearing.cleared > 50 && last.metrics.clearing.compacted > 10, "{:?}", last.metrics.clearing);
     assert!(last.metrics.clearing.saved_tokens > 0);
 }
+
+#[test]
+fn a_guard_given_another_conversation_plans_it_from_scratch() {
+    // Clearing's frontiers belong to the conversation they were found in: a guard that guarded
+    // one conversation guards the next (a page that loads another file) as a new guard would.
+    let conversation = |prefix: &str, turns: usize| {
+        let mut wire = vec![json!({"role": "user", "content": "go"})];
+        for i in 0..turns {
+            wire.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("{prefix}{i}"), "type": "function", "function": {"name": "sh", "arguments": "{}"}}]}));
+            let lines = 20 + (i * 37) % 300;
+            wire.push(json!({"role": "tool", "tool_call_id": format!("{prefix}{i}"), "content": format!("run {i}\n{}", log(lines))}));
+        }
+        parse_request(Format::Openai, &Value::Array(wire), None, None).unwrap()
+    };
+    let (small, large) = (conversation("s", 3), conversation("l", 400));
+    for cfg in [json!({"model": "gpt-4o"}), json!({"model": "gpt-4o", "edits": "trigger"})] {
+        let fresh = guard(cfg.clone()).guard_sources(&large, false, &clock);
+        assert!(fresh.traces.iter().any(|t| t.operation == Operation::ToolOutputClear), "{cfg}: clearing happens");
+        let mut g = guard(cfg.clone());
+        g.guard_sources(&small, false, &clock);
+        let after = g.guard_sources(&large, false, &clock);
+        assert_eq!(after.request.messages, fresh.request.messages, "{cfg}");
+        assert_eq!(after.metrics.used_tokens, fresh.metrics.used_tokens, "{cfg}");
+    }
+}

@@ -136,7 +136,7 @@ export const digits = (s) => Number(String(s).replace(/[^\d]/g, ''));
 export const text = (page, sel) => page.locator(sel).innerText();
 
 /** The source-guard values the page starts with (below ctxguard's defaults, so the sample shows them). */
-export const PAGE_GUARDS = { toolOutputLimit: 1000, attachmentBudget: 400 };
+export const PAGE_GUARDS = { toolOutputLimit: 1000, attachmentBudget: 400, edits: 'trigger' };
 
 
 /** A full-page screenshot in artifacts/page/. */

@@ -38,6 +38,10 @@ export async function startGuard({ onMetrics, onStatus }) {
     format: 'ai-sdk-ui',
     contextWindow: CONTEXT_WINDOW,
     reservedOutputTokens: RESERVED_OUTPUT_TOKENS,
+    // The server runs the tools (`stopWhen`): each step adds a call and its result to the request
+    // prepared here. Edits at the trigger keep the room between the trigger and the usable limit
+    // for those steps (docs/usechat.md, "Tool steps on the server").
+    edits: 'trigger',
   });
   const saved = loadSaved();
   let restored = false;
