@@ -47,14 +47,16 @@ scripts/fetch-vocabs.sh >/dev/null
 cargo run --quiet --example vocab -- target/vocab-src target/vocab
 # What `wasm-pack build --release --target web --no-pack --no-typescript --no-opt` did, without
 # wasm-pack (one tool less to install: scripts/setup.sh). wasm-bindgen fails on a .wasm made with
-# another wasm-bindgen version; setup.sh installs exactly the one in Cargo.lock.
+# another wasm-bindgen version; setup.sh installs exactly the one in Cargo.lock. The glue's
+# declarations (ctxguard_wasm.d.ts, not in the npm package) are what tests/ts/js checks the
+# package's own JavaScript against.
 wasm="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/ctxguard.wasm"
 build() {
   local out=$1
   shift
   echo "[build-pkg] $out: cargo build --release --target wasm32-unknown-unknown $*"
   cargo build --lib --release --target wasm32-unknown-unknown "$@"
-  wasm-bindgen "$wasm" --out-dir "$out" --out-name ctxguard_wasm --target web --no-typescript
+  wasm-bindgen "$wasm" --out-dir "$out" --out-name ctxguard_wasm --target web
 }
 build pkg
 if [ "${CTXGUARD_VARIANTS:-1}" != 0 ]; then

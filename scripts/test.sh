@@ -120,9 +120,10 @@ step "build pkg (release, 6 builds)" build scripts/build-pkg.sh
 if [ "$build_ok" -eq 1 ]; then
   # A test that hangs fails after its timeout instead of holding the run until CI stops it.
   step "node --test tests/js" tests node --test --test-timeout=180000 --test-reporter=spec tests/js/
-  # The declarations against the package's own uses, then each format's SDK round trip (tests/ts/sdk).
-  step "tsc --noEmit (tests/ts + sdk)" check \
-    bash -c "node_modules/.bin/tsc --noEmit -p tests/ts/ && node_modules/.bin/tsc --noEmit -p tests/ts/sdk/"
+  # The declarations against the package's own uses, then each format's SDK round trip (tests/ts/sdk),
+  # then the package's own JavaScript with checkJs (tests/ts/js).
+  step "tsc --noEmit (tests/ts + sdk + js)" check \
+    bash -c "node_modules/.bin/tsc --noEmit -p tests/ts/ && node_modules/.bin/tsc --noEmit -p tests/ts/sdk/ && node_modules/.bin/tsc -p tests/ts/js/"
   step "browser ESM + worker (chromium, firefox)" tests node --test --test-timeout=600000 --test-reporter=spec tests/browser/
   # A Vite app (no Vite config) with the packed package: vite build + dev server, run in Chromium and Firefox.
   step "vite app (build, dev, chromium, firefox)" tests node --test --test-timeout=900000 --test-reporter=spec tests/vite-app/
@@ -135,7 +136,7 @@ if [ "$build_ok" -eq 1 ]; then
     echo; echo "(no tests/page/ yet: demo page test not run)"
   fi
 else
-  for s in "node --test tests/js" "tsc --noEmit (tests/ts + sdk)" "browser ESM + worker (chromium, firefox)" "vite app (build, dev, chromium, firefox)" "example chat (chromium, firefox)" "demo page test"; do
+  for s in "node --test tests/js" "tsc --noEmit (tests/ts + sdk + js)" "browser ESM + worker (chromium, firefox)" "vite app (build, dev, chromium, firefox)" "example chat (chromium, firefox)" "demo page test"; do
     skip "$s" "pkg did not build"
   done
 fi

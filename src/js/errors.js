@@ -5,7 +5,7 @@
 
 /** An Error with `data`'s message and name (else 'Error') and, where given, its code and index. */
 export function errorWith(data) {
-  const e = new Error(data?.message ?? 'unknown error');
+  const e = /** @type {Error & { code?: string, index?: number }} */ (new Error(data?.message ?? 'unknown error'));
   e.name = data?.name ?? 'Error';
   if (data?.code !== undefined) e.code = data.code;
   if (data?.index !== undefined) e.index = data.index;

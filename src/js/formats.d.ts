@@ -414,7 +414,7 @@ export interface FormatTypes {
     readTool: { read_attachment: { description: string; inputSchema: ReadAttachmentSchema } };
   };
   'ai-sdk-ui': {
-    message: AiSdkUiMessage | WireMessage;
+    message: AiSdkUiMessage;
     /** The server's prompt, for counting: a string, a system model message, a UI system message, or several. */
     system: string | AiSdkSystemMessage | AiSdkUiMessage | readonly (AiSdkSystemMessage | AiSdkUiMessage)[];
     /** System model messages for `streamText`'s `instructions`: the `system` option's, then ctxguard's notes. */

@@ -337,7 +337,7 @@ export interface ReportedUsage {
   cache_read_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
   /** Anthropic's compaction and server-tool steps: the first one is compared with the request sent. */
-  iterations?: Array<{ type?: string; input_tokens?: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null; [field: string]: JsonValue | undefined }> | null;
+  iterations?: Array<{ [field: string]: JsonValue }> | null;
   promptTokenCount?: number;
   cachedContentTokenCount?: number | null;
   [field: string]: JsonValue | undefined;

@@ -38,7 +38,7 @@ const isPlainArray = (v) => Object.getPrototypeOf(v) === arrayProto;
 
 /** Whether every object would answer JSON with an inherited `toJSON` (then no value here is plain). */
 export function inheritedToJSON() {
-  for (const proto of [objectProto, arrayProto, String.prototype, Number.prototype, Boolean.prototype]) {
+  for (const proto of /** @type {Array<{ toJSON?: unknown }>} */ ([objectProto, arrayProto, String.prototype, Number.prototype, Boolean.prototype])) {
     if (typeof proto.toJSON === 'function') return true;
   }
   return false;

@@ -272,6 +272,9 @@ export class WorkerConnection {
   /**
    * A method the worker added with serveGuard({ methods }): `fn(arg, { api, messages, guard,
    * progress, signal })`. `messages` travels like a guard call's (only what the worker has not seen).
+   * @param {string} name
+   * @param {unknown} arg
+   * @param {{ messages?: unknown, signal?: AbortSignal, onProgress?: (e: unknown) => void }} [options]
    */
   call(name, arg, { messages, signal, onProgress } = {}) {
     return this.#call(
@@ -294,6 +297,8 @@ export class WorkerConnection {
   /**
    * Sends one request. `extra`: messages (delta-encoded), options (with callbacks), config,
    * args (payloads), fnOptions (a free function's options, after args), signal, callbacks.
+   * @param {Record<string, unknown>} request
+   * @param {{ messages?: unknown, messagesKey?: unknown, options?: unknown, config?: unknown, args?: unknown[], fnOptions?: unknown, signal?: AbortSignal, callbacks?: Record<string, Function> }} [extra]
    */
   #call(request, extra = {}) {
     const s = this[INTERNAL];
@@ -301,6 +306,7 @@ export class WorkerConnection {
     const id = ++s.ids.call;
     const slots = []; // payloads sent by structured clone, to re-encode as JSON if cloning fails
     const t0 = now();
+    /** @type {Record<string, unknown>} */
     const message = { ...request, id };
     const callbacks = { ...(extra.callbacks ?? {}) };
     let signal = extra.signal;
@@ -318,7 +324,7 @@ export class WorkerConnection {
       s.stats.lastCall = { messages: m.count, sent: m.sent, reused: m.reused, chars: m.chars, encodeMs: 0, postMs: 0 };
     }
     if (extra.args) message.args = extra.args;
-    if ('fnOptions' in extra) message.args = [...message.args, { opts: this.#options(extra.fnOptions, slots, {}).wire }];
+    if ('fnOptions' in extra) message.args = [...(extra.args ?? []), { opts: this.#options(extra.fnOptions, slots, {}).wire }];
     if (signal) message.signal = { aborted: signal.aborted, reason: signal.aborted ? reasonData(signal.reason) : undefined };
 
     return new Promise((resolve, reject) => {

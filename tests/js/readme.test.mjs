@@ -2,14 +2,16 @@
 // exactly as a reader runs it: copied alone into a file in a fresh folder where the packed
 // package was installed with `npm install`, then `node <file>.mjs` — no prelude, no helpers: a
 // block's imports (`node:assert/strict` among them) are part of it. A block fenced ```js no-run
-// needs a network or a browser: shown, not run.
+// needs a network or a browser: shown, not run. A block that imports another package as well
+// (the AI SDK's `ai` in the useChat pages) runs where the reader installed it too: the
+// repository's copy, linked into the folder.
 //
 // And what npm shows of the package: package.json's `repository`, `homepage` and `bugs`; a
 // packed README whose links all work outside the repository (absolute, or into the package);
 // the sizes it gives, against the built files; the clone's two commands on its first screen.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -55,6 +57,13 @@ before(() => {
 });
 after(() => reader && rmSync(reader, { recursive: true, force: true }));
 
+/** The packages a block imports besides ctxguard and Node's own modules (`@scope/name` or `name`). */
+function otherPackages(code) {
+  const specs = [...code.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"./][^'"]*)['"]/g)].map((m) => m[1]);
+  const names = specs.filter((x) => !x.startsWith('node:')).map((x) => x.split('/').slice(0, x.startsWith('@') ? 2 : 1).join('/'));
+  return [...new Set(names)].filter((n) => n !== 'ctxguard');
+}
+
 for (const doc of documents) {
   const blocks = jsBlocks(readFileSync(join(root, doc), 'utf8'));
   test(`${doc}: every \`\`\`js block runs as copied`, { skip: blocks.length === 0 && `${doc} has no \`\`\`js blocks` }, async (t) => {
@@ -63,6 +72,13 @@ for (const doc of documents) {
       await t.test(`${doc} line ${block.line}`, { skip: !runnable && 'marked no-run (needs a network or a browser)' }, () => {
         const file = join(reader, `${doc.replace(/[^A-Za-z0-9]+/g, '-')}-line-${block.line}.mjs`);
         writeFileSync(file, `${block.code}\n`);
+        for (const name of otherPackages(block.code)) {
+          const target = join(reader, 'node_modules', name);
+          if (existsSync(target)) continue;
+          assert.ok(existsSync(join(root, 'node_modules', name)), `${doc} line ${block.line} imports ${name}, which the repository does not have`);
+          mkdirSync(dirname(target), { recursive: true });
+          symlinkSync(join(root, 'node_modules', name), target, 'dir');
+        }
         try {
           execFileSync(process.execPath, [file], { cwd: reader, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
         } catch (err) {
