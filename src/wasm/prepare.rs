@@ -198,17 +198,19 @@ fn dropped_traces(g: &Guard, format: Format, request: &Request, system: Option<&
         .collect())
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn run_pipeline(
-    inner: Rc<RefCell<Guard>>,
-    slot: AheadSlot,
+/// One `prepare` call as the binding runs it: the parsed request and options, the host's
+/// callbacks, what the store lent (the fast path) and the repairs made while reading the input.
+struct Call {
     request: Request,
     popts: PrepareOptions,
     cb: Callbacks,
     timing: Timing,
-    mut reuse: Option<Reuse>,
+    reuse: Option<Reuse>,
     dropped: Vec<Trace>,
-) -> Result<JsValue> {
+}
+
+async fn run_pipeline(inner: Rc<RefCell<Guard>>, slot: AheadSlot, call: Call) -> Result<JsValue> {
+    let Call { request, popts, cb, timing, mut reuse, dropped } = call;
     let started = now_ms();
     let step = start(&inner, &slot, &request, &popts).await;
     let format = {
@@ -323,7 +325,7 @@ impl ContextGuard {
         });
         future_to_promise(async move {
             let (request, popts, cb, timing, dropped) = setup?;
-            run_pipeline(inner, slot, request, popts, cb, timing, None, dropped).await.map_err(js_error)
+            run_pipeline(inner, slot, Call { request, popts, cb, timing, reuse: None, dropped }).await.map_err(js_error)
         })
     }
 
@@ -364,7 +366,9 @@ impl ContextGuard {
             let (mut assembled, popts, cb, timing, dropped) = setup?;
             let request = std::mem::take(&mut assembled.request);
             let reuse = Reuse { assembled, kept: kept_names(&kept_tags, &kept_runs) };
-            run_pipeline(inner, slot, request, popts, cb, timing, Some(reuse), dropped).await.map_err(js_error)
+            run_pipeline(inner, slot, Call { request, popts, cb, timing, reuse: Some(reuse), dropped })
+                .await
+                .map_err(js_error)
         })
         .into()
     }
