@@ -8,16 +8,16 @@
 //! count after it are synchronous. One vocabulary per encoding: loading the same one again is a
 //! no-op, another one of the same encoding is refused (`VOCABULARY_CONFLICT`).
 //!
-//! The tokenizer is the same byte-pair engine as the built-in encodings (rank = token id: the
-//! research behind docs/vocabularies.md checked that this merge equals Hugging Face's for these
-//! vocabularies, and `hf` refuses files where it could differ), with two rules of Hugging Face
-//! tokenizers in front of the split ([`TextRules`]): added tokens found in the text are one token
-//! each (not for Tekken, which never matches them), and NFC first where the tokenizer normalizes
-//! (Qwen).
+//! The tokenizer is the same byte-pair engine as the built-in encodings (`merge`: rank = token
+//! id, each token as its canonical pair, found at load time by BPE on the token's bytes; a token
+//! BPE does not build is matched as a whole piece only. The research behind docs/vocabularies.md
+//! checked that this merge equals Hugging Face's for these vocabularies, and `hf` refuses files
+//! where it could differ), with two rules of Hugging Face tokenizers in front of the split
+//! ([`TextRules`]): added tokens found in the text are one token each (not for Tekken, which
+//! never matches them), and NFC first where the tokenizer normalizes (Qwen).
 //!
-//! (A sketch of the registry and the constructor, kept to this file so that the engine's own
-//! (`pretok.rs`, `bpe.rs`) can replace it; the splits of Qwen, DeepSeek and Tekken come with the
-//! engine's patterns: until then [`Split::pattern`] refuses them.)
+//! (The splits of Qwen, DeepSeek and Tekken are not wired in yet: [`Split::pattern`] refuses
+//! them.)
 
 use std::sync::OnceLock;
 
@@ -27,11 +27,13 @@ use serde::Serialize;
 pub use super::vocabulary::{vocabulary_file, vocabulary_of, Added, Split, Vocabulary, VOCABULARIES};
 
 use super::added::AddedTokens;
-use super::bpe::{Vocab, NO_RANK};
+use super::bpe::Vocab;
+use super::bpe::NO_RANK;
+use super::merge::{self, Merges};
 use super::nfc::Nfc;
 use super::pretok::{Classes, Pattern, Pieces, Splitter};
 use super::spm::Span;
-use super::{Encoding, Engine, Tokenizer};
+use super::{Bpe, Encoding, Engine, Tokenizer};
 use crate::base::error::{Error, ErrorCode, Result};
 
 impl Split {
@@ -193,9 +195,28 @@ pub(crate) fn invalid(message: impl std::fmt::Display) -> Error {
 /// The tokenizer of a vocabulary (not registered).
 fn build(encoding: Encoding, pattern: Pattern, v: &Vocabulary) -> Result<Tokenizer> {
     let classes = Classes::get()?;
-    // One tokenizer per encoding, kept for the life of the process: its token bytes are too.
-    let bytes: &'static [u8] = v.bytes.clone().leak();
-    let vocab = Vocab::from_arena(bytes, v.starts.clone()).map_err(invalid)?;
+    // Each token as its canonical pair, found by BPE on its bytes over the earlier ranks; a token
+    // BPE does not build is matched as a whole piece only (`merge.rs`). When a token that BPE does
+    // not build from lower ranks is built from higher ones, merging on canonical pairs would differ
+    // from tiktoken's rule: such a vocabulary merges on token bytes instead (`bpe.rs`).
+    let (bytes, starts) = (&v.bytes, &v.starts);
+    if starts.windows(2).any(|w| matches!(w, [a, b] if b < a || *b as usize > bytes.len())) {
+        return Err(invalid("inconsistent token offsets"));
+    }
+    let tokens = starts.windows(2).map(|w| match w {
+        [a, b] => bytes.get(*a as usize..*b as usize).unwrap_or_default(),
+        _ => &[][..],
+    });
+    let merges =
+        merge::canonical(tokens.clone(), &mut |_, _| Ok(())).and_then(merge::Builder::finish).map_err(invalid)?;
+    let engine = if canonical_pairs_hold(&merges, tokens) {
+        Engine::Bpe(Bpe { pattern, merges, classes, cache: Default::default() })
+    } else {
+        // One tokenizer per encoding, kept for the life of the process: its token bytes are too.
+        let bytes: &'static [u8] = v.bytes.clone().leak();
+        let vocab = Vocab::from_arena(bytes, v.starts.clone()).map_err(invalid)?;
+        Engine::Ranked { pattern, vocab, classes }
+    };
     let added = if v.match_added {
         AddedTokens::new(v.added.iter().map(|a| (a.content.as_bytes(), a.id)))
     } else {
@@ -205,9 +226,51 @@ fn build(encoding: Encoding, pattern: Pattern, v: &Vocabulary) -> Result<Tokeniz
     let nfc = if v.nfc { NFC.get() } else { None };
     Ok(Tokenizer {
         encoding,
-        engine: Engine::Bpe { pattern, vocab, classes },
+        engine,
         rules: Some(Box::new(TextRules { added, added_bytes, nfc, llama3_tail: v.split == Split::Llama3 })),
     })
+}
+
+/// Whether merging on canonical pairs equals tiktoken's rule for this vocabulary: every token that
+/// BPE does not build from lower ranks stays unbuilt by BPE over the whole vocabulary (Llama 3's
+/// `っている`, rank 103,836, is built from `ってい` + `る`, and `ってい` is rank 107,462: in text
+/// tiktoken merges them into it, canonical pairs never would; docs/performance-notes.md).
+fn canonical_pairs_hold<'a>(merges: &Merges, tokens: impl Iterator<Item = &'a [u8]>) -> bool {
+    let whole: Vec<&[u8]> = merges.whole_tokens().collect();
+    if whole.is_empty() {
+        return true;
+    }
+    let mut rank: FxHashMap<&[u8], u32> = FxHashMap::default();
+    for (r, t) in (0u32..).zip(tokens) {
+        if !t.is_empty() {
+            rank.entry(t).or_insert(r);
+        }
+    }
+    whole.iter().all(|t| !bpe_builds(&rank, t))
+}
+
+/// Whether tiktoken's merge (the adjacent pair whose concatenation has the lowest rank, leftmost
+/// on ties) turns `t`'s bytes into one part. Quadratic: for the few tokens BPE does not build from
+/// lower ranks.
+fn bpe_builds(rank: &FxHashMap<&[u8], u32>, t: &[u8]) -> bool {
+    // Part boundaries: part k is t[cuts[k]..cuts[k + 1]].
+    let mut cuts: Vec<usize> = (0..=t.len()).collect();
+    while cuts.len() > 2 {
+        let best = (0usize..)
+            .zip(cuts.windows(3))
+            .filter_map(|(k, w)| match w {
+                [a, _, c] => t.get(*a..*c).and_then(|s| rank.get(s)).map(|&r| (r, k)),
+                _ => None,
+            })
+            .min();
+        match best {
+            Some((_, k)) => {
+                cuts.remove(k + 1);
+            }
+            None => return false,
+        }
+    }
+    true
 }
 
 /// What a loaded vocabulary does to text before the split.
@@ -236,7 +299,8 @@ impl Tokenizer {
     /// Ranks that are ordinary tokens.
     fn ordinary_tokens(&self) -> usize {
         match &self.engine {
-            Engine::Bpe { vocab, .. } => {
+            Engine::Bpe(b) => b.merges.ordinary_tokens(),
+            Engine::Ranked { vocab, .. } => {
                 (0..vocab.rank_count() as u32).filter(|&r| vocab.token_bytes(r).is_some()).count()
             }
             Engine::Spm(m) => m.vocab_size(),

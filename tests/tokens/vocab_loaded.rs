@@ -145,6 +145,8 @@ fn llama3_equals_its_reference() {
             "<|eot_id|>\n  ",
             "hi<|begin_of_text|><|begin_of_text",
             "<|start_header_id|>user<|end_header_id|>\n\nHi",
+            // `っている` (rank 103,836) is built from `ってい` (107,462) and `る`: a rank table's merge.
+            "Die Katze sitzt auf der Matte. 猫がマットの上に座っている。",
         ]
         .map(String::from),
     );
