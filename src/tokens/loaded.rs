@@ -16,8 +16,7 @@
 //! ([`TextRules`]): added tokens found in the text are one token each (not for Tekken, which
 //! never matches them), and NFC first where the tokenizer normalizes (Qwen).
 //!
-//! (The splits of Qwen, DeepSeek and Tekken are not wired in yet: [`Split::pattern`] refuses
-//! them.)
+//! Each family's split is the engine's own pre-tokenizer for its regexes ([`Split::pattern`]).
 
 use std::sync::OnceLock;
 
@@ -37,19 +36,16 @@ use super::{Bpe, Encoding, Engine, Tokenizer};
 use crate::base::error::{Error, ErrorCode, Result};
 
 impl Split {
-    /// The engine's pattern for this split, or `UNSUPPORTED_VOCABULARY` when this build's
-    /// pre-tokenizer does not reproduce it yet.
-    pub(crate) fn pattern(self) -> Result<Pattern> {
+    /// The engine's pre-tokenizer for this split (`pretok` reproduces each family's regexes;
+    /// `tests/tokens/families.rs` checks them against the regexes tokenizer files name).
+    pub(crate) fn pattern(self) -> Pattern {
         match self {
-            Split::Cl100k => Ok(Pattern::Cl100k),
-            Split::O200k => Ok(Pattern::O200k),
-            // Until the engine has Llama 3's own pattern: tiktoken's cl100k splits the same way
-            // except for whitespace at the very end of a text that follows a line break.
-            Split::Llama3 => Ok(Pattern::Cl100k),
-            other => Err(Error::new(
-                ErrorCode::UnsupportedVocabulary,
-                format!("the {} pre-tokenizer split is not in this build of ctxguard yet", other.name()),
-            )),
+            Split::Cl100k => Pattern::Cl100k,
+            Split::O200k => Pattern::O200k,
+            Split::Llama3 => Pattern::Llama3,
+            Split::Qwen2 => Pattern::Qwen2,
+            Split::DeepseekV3 => Pattern::DeepseekV3,
+            Split::Tekken => Pattern::Tekken,
         }
     }
 }
@@ -148,8 +144,7 @@ pub fn register(vocabulary: Vocabulary) -> Result<LoadedInfo> {
             ));
         }
     }
-    let pattern = vocabulary.split.pattern()?;
-    let tokenizer = build(encoding, pattern, &vocabulary)?;
+    let tokenizer = build(encoding, vocabulary.split.pattern(), &vocabulary)?;
     let info = LoadedInfo {
         name: vocabulary.name.clone(),
         encoding,
@@ -192,6 +187,18 @@ pub(crate) fn invalid(message: impl std::fmt::Display) -> Error {
     Error::new(ErrorCode::InvalidVocabulary, format!("invalid vocabulary: {message}"))
 }
 
+/// The tokenizer of a vocabulary, not registered (tests: a built-in vocabulary's token bytes with
+/// its split count as the built-in tokenizer does). A vocabulary that normalizes needs the NFC
+/// tables loaded already.
+#[doc(hidden)]
+pub fn unregistered(v: &Vocabulary) -> Result<Tokenizer> {
+    let encoding = v.encoding().unwrap_or(match v.split {
+        Split::O200k => Encoding::O200kBase,
+        _ => Encoding::Cl100kBase,
+    });
+    build(encoding, v.split.pattern(), v)
+}
+
 /// The tokenizer of a vocabulary (not registered).
 fn build(encoding: Encoding, pattern: Pattern, v: &Vocabulary) -> Result<Tokenizer> {
     let classes = Classes::get()?;
@@ -224,11 +231,7 @@ fn build(encoding: Encoding, pattern: Pattern, v: &Vocabulary) -> Result<Tokeniz
     };
     let added_bytes = v.added.iter().map(|a| (a.id, a.content.as_bytes().to_vec().into_boxed_slice())).collect();
     let nfc = if v.nfc { NFC.get() } else { None };
-    Ok(Tokenizer {
-        encoding,
-        engine,
-        rules: Some(Box::new(TextRules { added, added_bytes, nfc, llama3_tail: v.split == Split::Llama3 })),
-    })
+    Ok(Tokenizer { encoding, engine, rules: Some(Box::new(TextRules { added, added_bytes, nfc })) })
 }
 
 /// Whether merging on canonical pairs equals tiktoken's rule for this vocabulary: every token that
@@ -281,8 +284,6 @@ pub(crate) struct TextRules {
     added_bytes: FxHashMap<u32, Box<[u8]>>,
     /// NFC first (Qwen).
     pub(crate) nfc: Option<&'static Nfc>,
-    /// Llama 3's split on tiktoken's cl100k pattern (see [`AddedSpans`]).
-    pub(crate) llama3_tail: bool,
 }
 
 impl TextRules {
@@ -323,51 +324,11 @@ pub(crate) struct AddedSpans<'t> {
     next_added: Option<(usize, usize, u32)>,
     pos: usize,
     examined: u64,
-    /// Llama 3's split with tiktoken's cl100k pattern standing in (see [`Split::pattern`]): the
-    /// last piece of a stretch is cut as Llama 3's regex cuts it.
-    llama3_tail: bool,
-    /// The second half of such a cut, to yield next.
-    pending: Option<(usize, usize)>,
 }
 
 impl<'t> AddedSpans<'t> {
-    pub(crate) fn new(
-        text: &'t str,
-        classes: &'static Classes,
-        pattern: Pattern,
-        added: &'t AddedTokens,
-        llama3_tail: bool,
-    ) -> Self {
-        AddedSpans {
-            text,
-            classes,
-            pattern,
-            added,
-            base: 0,
-            pieces: None,
-            next_added: None,
-            pos: 0,
-            examined: 0,
-            llama3_tail,
-            pending: None,
-        }
-    }
-
-    /// tiktoken's cl100k takes whitespace at the end of a text whole (`\s++$`); Llama 3's regex
-    /// (`\s*[\r\n]+|\s+(?!\S)|\s+`) stops such a run after its last line break and takes the
-    /// rest as a second piece. `(start, end)` is the stretch's last piece, relative to `base`.
-    fn llama3_cut(&mut self, start: usize, end: usize) -> (usize, usize) {
-        let piece = self.text.get(self.base + start..self.base + end).unwrap_or("");
-        if !piece.chars().all(char::is_whitespace) || piece.ends_with(['\r', '\n']) {
-            return (start, end);
-        }
-        match piece.rfind(['\r', '\n']) {
-            Some(k) => {
-                self.pending = Some((start + k + 1, end));
-                (start, start + k + 1)
-            }
-            None => (start, end),
-        }
+    pub(crate) fn new(text: &'t str, classes: &'static Classes, pattern: Pattern, added: &'t AddedTokens) -> Self {
+        AddedSpans { text, classes, pattern, added, base: 0, pieces: None, next_added: None, pos: 0, examined: 0 }
     }
 
     pub(crate) fn chars_examined(&self) -> u64 {
@@ -380,13 +341,8 @@ impl Iterator for AddedSpans<'_> {
 
     fn next(&mut self) -> Option<Span> {
         loop {
-            if let Some((s, e)) = self.pending.take() {
-                return Some(Span { start: self.base + s, end: self.base + e, id: NO_RANK });
-            }
             if let Some(p) = self.pieces.as_mut() {
                 if let Some((s, e)) = p.next() {
-                    let stretch_end = self.pos - self.base;
-                    let (s, e) = if self.llama3_tail && e == stretch_end { self.llama3_cut(s, e) } else { (s, e) };
                     return Some(Span { start: self.base + s, end: self.base + e, id: NO_RANK });
                 }
                 self.examined += p.chars_examined();

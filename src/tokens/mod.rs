@@ -388,12 +388,10 @@ impl Tokenizer {
         #[cfg(debug_assertions)]
         TOKENIZED.with(|n| n.set(n.get() + text.len() as u64));
         match (&self.engine, &self.rules) {
-            (Engine::Bpe(b), Some(r)) => {
-                Spans::Added(loaded::AddedSpans::new(text, b.classes, b.pattern, &r.added, r.llama3_tail))
-            }
+            (Engine::Bpe(b), Some(r)) => Spans::Added(loaded::AddedSpans::new(text, b.classes, b.pattern, &r.added)),
             (Engine::Bpe(b), None) => Spans::Bpe(Splitter::new(text, b.classes, b.pattern).pieces()),
             (Engine::Ranked { pattern, classes, .. }, Some(r)) => {
-                Spans::Added(loaded::AddedSpans::new(text, classes, *pattern, &r.added, r.llama3_tail))
+                Spans::Added(loaded::AddedSpans::new(text, classes, *pattern, &r.added))
             }
             (Engine::Ranked { pattern, classes, .. }, None) => {
                 Spans::Bpe(Splitter::new(text, classes, *pattern).pieces())
@@ -742,6 +740,13 @@ impl Tokenizer {
         }
         stats
     }
+}
+
+/// The pieces `pattern`'s pre-tokenizer cuts `text` into, as byte ranges (tests against the
+/// regexes; not a stable API).
+#[doc(hidden)]
+pub fn split(pattern: Pattern, text: &str) -> Result<Vec<(usize, usize)>> {
+    Ok(Splitter::new(text, Classes::get()?, pattern).pieces().collect())
 }
 
 /// The spans of one text (see [`Tokenizer::spans`]).
