@@ -267,14 +267,6 @@ pub(crate) struct Small {
 }
 
 impl Small {
-    #[inline]
-    pub(crate) fn first(&self) -> u32 {
-        self.ids.first().copied().unwrap_or(NONE)
-    }
-    #[inline]
-    pub(crate) fn last(&self) -> u32 {
-        self.ids.get(self.last_at as usize).copied().unwrap_or(NONE)
-    }
     /// Calls `f(id, start, end)` for each part, offsets from `base`.
     pub(crate) fn emit(&self, base: usize, f: &mut impl FnMut(u32, usize, usize)) {
         let mut i = 0usize;

@@ -55,7 +55,7 @@ use serde::{Deserialize, Serialize};
 use crate::base::error::{Error, ErrorCode, Result};
 
 use self::bpe::{Scratch, Vocab, NO_RANK};
-use self::cache::{Key, PieceCache, Value};
+use self::cache::{Key, PieceCache};
 use self::merge::{MergeScratch, Merges};
 use self::pretok::{Classes, Splitter};
 use self::spm::Span;
@@ -237,34 +237,39 @@ struct Bpe {
 impl Bpe {
     /// Tokens of one piece `text[start..end]` (through the piece cache when it is short).
     #[inline(always)]
-    fn piece_count(&self, bytes: &[u8], start: usize, end: usize, work: &mut Work<'_>) -> usize {
+    fn piece_count(
+        &self,
+        bytes: &[u8],
+        start: usize,
+        end: usize,
+        cache: Option<&mut PieceCache>,
+        merge: &mut MergeScratch,
+    ) -> usize {
         let len = end - start;
         let Some(piece) = bytes.get(start..end) else { return 0 };
         if len <= cache::MAX_PIECE {
-            if let Some(c) = work.cache.as_mut().and_then(|g| g.as_mut()) {
-                let stats = &mut work.merge.stats;
-                return c
-                    .get_or(Key::of(bytes, start, len), || {
-                        stats.merged_bytes += len as u64;
-                        let sm = self.merges.scan(piece);
-                        Value { count: sm.n as u32, first: sm.first(), last: sm.last() }
-                    })
-                    .count as usize;
+            if let Some(c) = cache {
+                return c.count_or(Key::of(bytes, start, len), || {
+                    merge.stats.merged_bytes += len as u64;
+                    self.merges.scan(piece).n
+                });
             }
         }
-        self.merges.count(piece, &mut work.merge)
+        self.merges.count(piece, merge)
     }
 
     /// Exact number of tokens of `text`: the pre-tokenizer and the pieces in one loop.
     fn count(&self, text: &str, work: &mut Work<'_>) -> usize {
         let splitter = Splitter::new(text, self.classes, self.pattern);
         let bytes = text.as_bytes();
+        let mut cache = work.cache.as_mut().and_then(|g| g.as_deref_mut());
+        let merge = &mut work.merge;
         let mut pos = 0usize;
         let mut segment_end = 0usize;
         let mut total = 0usize;
         while pos < bytes.len() {
             let end = splitter.next_end(pos, &mut segment_end);
-            total += self.piece_count(bytes, pos, end, work);
+            total += self.piece_count(bytes, pos, end, cache.as_deref_mut(), merge);
             pos = end;
         }
         total
@@ -423,7 +428,10 @@ impl Tokenizer {
         }
         let Some(piece) = bytes.get(span.start..span.end) else { return 0 };
         match &self.engine {
-            Engine::Bpe(b) => b.piece_count(bytes, span.start, span.end, work),
+            Engine::Bpe(b) => {
+                let cache = work.cache.as_mut().and_then(|g| g.as_deref_mut());
+                b.piece_count(bytes, span.start, span.end, cache, &mut work.merge)
+            }
             Engine::Ranked { vocab, .. } => vocab.piece_count(piece, &mut work.spm),
             Engine::Spm(m) => m.run_count(piece, &mut work.spm),
         }

@@ -123,6 +123,41 @@ fn ascii_class(b: u8) -> u8 {
     ASCII.get(b as usize).copied().unwrap_or(0)
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `x` outside `lo..=hi` (both below 0x80; bytes of 0x80 and above
+/// are outside) — exact for the lowest such byte, which is all the runs below read (a borrow or
+/// carry can only flag bytes above a true one).
+#[inline(always)]
+fn outside(x: u64, lo: u8, hi: u8) -> u64 {
+    let less = x.wrapping_sub(ONES * lo as u64) & !x & HIGHS;
+    let more = (x.wrapping_add(ONES * (127 - hi) as u64) | x) & HIGHS;
+    less | more
+}
+
+/// End of the run of bytes in `lo..=hi` from `i`, eight bytes at a time (`fold` is ORed into each
+/// byte first: 0x20 folds ASCII capitals onto lowercase).
+#[inline(always)]
+fn byte_run(bytes: &[u8], mut i: usize, lo: u8, hi: u8, fold: u8) -> usize {
+    while let Some(w) = bytes.get(i..i + 8) {
+        let x = u64::from_le_bytes(w.try_into().unwrap_or_default()) | (ONES * fold as u64);
+        let m = outside(x, lo, hi);
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&b) = bytes.get(i) {
+        let b = b | fold;
+        if b < lo || b > hi {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
 /// Class bits of every code point, read in place from the embedded class file (`data`).
 pub(crate) struct Classes {
     /// The unique block of each 256-code-point block, u16 little-endian.
@@ -592,7 +627,7 @@ impl<'t> Splitter<'t> {
     /// The o200k-like piece at `pos` (an ASCII byte `b0`) when its end is decided by ASCII bytes
     /// alone; `None` when a byte of a multi-byte character could change it (the general path then
     /// decides). The same alternatives as [`o200k_end`](Self::o200k_end), read off the bytes.
-    #[inline]
+    #[inline(always)]
     fn o200k_ascii(&self, pos: usize, b0: u8) -> Option<usize> {
         let c0 = ascii_class(b0);
         if c0 & L != 0 {
@@ -615,7 +650,7 @@ impl<'t> Splitter<'t> {
     }
 
     /// The cl100k-like piece at `pos` (an ASCII byte `b0`), as [`o200k_ascii`](Self::o200k_ascii).
-    #[inline]
+    #[inline(always)]
     fn cl100k_ascii(&self, pos: usize, b0: u8) -> Option<usize> {
         let c0 = ascii_class(b0);
         let b1 = self.byte(pos + 1);
@@ -630,7 +665,7 @@ impl<'t> Splitter<'t> {
             }
         }
         if c0 & L != 0 {
-            return self.ascii_run(pos, |c| c & L != 0);
+            return self.letters_ascii(pos);
         }
         if c0 & N != 0 {
             return self.digits_ascii(pos);
@@ -640,7 +675,7 @@ impl<'t> Splitter<'t> {
         }
         let c1 = b1.map_or(0, ascii_class);
         if c1 & L != 0 && b0 != b'\r' && b0 != b'\n' {
-            return self.ascii_run(pos + 1, |c| c & L != 0);
+            return self.letters_ascii(pos + 1);
         }
         self.punct_ascii(pos, b0, b1, b"\r\n")
     }
@@ -688,17 +723,35 @@ impl<'t> Splitter<'t> {
         Some(self.ascii_set_run(i, set, self.text.len()))
     }
 
+    /// `\p{L}+` from `p` (an ASCII letter) over ASCII letters; `None` if the run meets a
+    /// multi-byte character (which may be a letter).
+    #[inline(always)]
+    fn letters_ascii(&self, p: usize) -> Option<usize> {
+        let bytes = self.text.as_bytes();
+        let end = byte_run(bytes, p, b'a', b'z', 0x20);
+        self.seen((end - p + 1) as u64);
+        if bytes.get(end).is_some_and(|&b| b >= 0x80) {
+            return None;
+        }
+        Some(end)
+    }
+
     /// Letters of o200k's alternatives 1 and 2 from `p` (an ASCII letter), and the contraction.
-    #[inline]
+    #[inline(always)]
     fn o200k_letters_ascii(&self, p: usize) -> Option<usize> {
         // `[UP]*` over ASCII capitals, then `[LO]+` over lowercase letters if one follows (alt 1),
         // else the capitals alone (alt 2: ASCII capitals are not in LO).
-        let q = self.ascii_run(p, |c| c & UP != 0)?;
-        let end = if self.byte(q).is_some_and(|b| ascii_class(b) & LO != 0) {
-            self.ascii_run(q, |c| c & LO != 0)?
-        } else {
-            q
+        let bytes = self.text.as_bytes();
+        let q = byte_run(bytes, p, b'A', b'Z', 0);
+        let end = match bytes.get(q) {
+            Some(&b) if b >= 0x80 => return None,
+            Some(b'a'..=b'z') => byte_run(bytes, q, b'a', b'z', 0),
+            _ => q,
         };
+        self.seen((end - p + 1) as u64);
+        if bytes.get(end).is_some_and(|&b| b >= 0x80) {
+            return None;
+        }
         if self.pattern == Pattern::Tekken || self.byte(end) != Some(b'\'') {
             return Some(end);
         }
@@ -762,8 +815,8 @@ impl<'t> Splitter<'t> {
     }
 
     /// End of the piece starting at `pos` (always after `pos` while `pos < len`), for every
-    /// pattern but DeepSeek V3's.
-    #[inline]
+    /// pattern but DeepSeek V3's: the ASCII fast paths inline, the general path out of line.
+    #[inline(always)]
     fn piece_end(&self, pos: usize) -> usize {
         let Some(b0) = self.byte(pos) else {
             return self.text.len();
@@ -778,6 +831,12 @@ impl<'t> Splitter<'t> {
                 return e;
             }
         }
+        self.piece_end_general(pos)
+    }
+
+    /// [`piece_end`](Self::piece_end) by characters, for any text.
+    #[inline(never)]
+    fn piece_end_general(&self, pos: usize) -> usize {
         let Some(c0) = self.at(pos) else {
             return self.text.len();
         };
