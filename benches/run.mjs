@@ -10,6 +10,8 @@
 // Options: --runtimes node,chromium  --libs ctxguard,gpt-tokenizer,...  --encodings o200k_base,...
 //          --inputs prose,code,...  --cap SECONDS  --extras-samples N  --pkg DIR  --no-write  --write (quick run too)
 //          --out FILE (default: BENCHMARKS.md at the repository root)
+//          --phases cold,memory,throughput,extras,versus   (default: all; `versus` is ctxguard against
+//                      hypertok in three regimes, see phases.mjs)
 //          --rerender  write the report of benches/results/latest.json again (no measuring)
 //          --results FILE  where the raw results go (default results/latest.json, quick.json for --quick)
 
@@ -51,21 +53,25 @@ const list = (name, all) => {
 
 const quick = flag('quick');
 const params = quick
-  ? { runs: 2, budgetMs: 1000, capMs: 2000, coldNode: 2, coldChromium: 1, memSamples: 1, extrasRuns: 3, extrasSamples: 1, solo: ['js-tiktoken'] }
-  : { runs: 5, budgetMs: 4000, capMs: 20000, coldNode: 7, coldChromium: 5, memSamples: 5, extrasRuns: 10, extrasSamples: 5, solo: ['js-tiktoken'] };
+  ? { runs: 2, budgetMs: 1000, capMs: 2000, coldNode: 2, coldChromium: 1, memSamples: 1, extrasRuns: 3, extrasSamples: 1, versusSamples: 1, againRuns: 2, solo: ['js-tiktoken'] }
+  : { runs: 5, budgetMs: 4000, capMs: 20000, coldNode: 7, coldChromium: 5, memSamples: 5, extrasRuns: 10, extrasSamples: 5, versusSamples: 3, againRuns: 3, solo: ['js-tiktoken'] };
 if (opt('cap', null)) params.capMs = Number(opt('cap')) * 1000;
 if (opt('extras-samples', null)) {
   params.extrasSamples = Number(opt('extras-samples'));
   if (!Number.isInteger(params.extrasSamples) || params.extrasSamples < 1) throw new Error('--extras-samples: a whole number >= 1');
 }
+const PHASES = ['cold', 'memory', 'throughput', 'extras', 'versus'];
+const phases = list('phases', PHASES);
 const selection = {
+  phases,
   runtimes: list('runtimes', ['node', 'chromium']),
   libs: list('libs', LIBS),
   encodings: list('encodings', ENCODINGS),
   ids: list('inputs', INPUTS.map((x) => x.id)),
 };
-// The reference must be measured for the ratios.
-if (!selection.libs.includes('gpt-tokenizer')) selection.libs.push('gpt-tokenizer');
+// The reference must be measured for the ratios (of every phase but `versus`).
+if (phases.some((p) => p !== 'versus') && !selection.libs.includes('gpt-tokenizer')) selection.libs.push('gpt-tokenizer');
+const versusOn = phases.includes('versus') && selection.libs.includes('ctxguard') && selection.libs.includes('hypertok');
 const pkgDir = path.resolve(opt('pkg', path.join(ROOT, 'pkg')));
 const outFile = path.resolve(opt('out', path.join(ROOT, 'BENCHMARKS.md')));
 const write = flag('write') || (!quick && !flag('no-write'));
@@ -158,7 +164,7 @@ const results = {
     params,
     selection,
     inputs: manifest,
-    peers: Object.fromEntries(['gpt-tokenizer', 'tiktoken', 'js-tiktoken', 'playwright-core'].map((n) => [n, peerVersion(n)])),
+    peers: Object.fromEntries(['gpt-tokenizer', 'tiktoken', 'js-tiktoken', 'hypertok', '@hypertok/vocab-o200k', '@hypertok/vocab-cl100k', 'playwright-core'].map((n) => [n, peerVersion(n)])),
     ctxguard: {
       version: cgMod.version?.() ?? '?',
       commit: git(['rev-parse', '--short', 'HEAD']) ?? '?',
@@ -171,6 +177,7 @@ const results = {
   chatExtras: {},
   cold: {},
   memory: {},
+  versus: {},
 };
 {
   // Total o200k tokens of the chat, for the notes.
@@ -182,12 +189,17 @@ const results = {
 const { libs, encodings, ids, runtimes } = selection;
 P.progress(`${results.meta.mode} run: ${runtimes.join('+')}, ${libs.join(', ')}; ${encodings.join(', ')}; inputs ${ids.join(', ')}; cap ${params.capMs / 1000} s`);
 
+// The libraries of every phase but `versus` (which is ctxguard and hypertok only).
+const peerLibs = phases.some((p) => p !== 'versus') ? libs : [];
+const on = (p) => phases.includes(p);
+
 if (runtimes.includes('node')) {
-  results.cold.node = await P.coldNode({ libs, encodings, samples: params.coldNode, env: envNode, cwd: BENCH_DIR });
-  results.memory.node = await P.memoryNode({ libs, encodings, samples: params.memSamples, env: envNode, cwd: BENCH_DIR, prosePath: path.join(inputsDir, manifest.files.prose.file) });
+  if (on('cold')) results.cold.node = await P.coldNode({ libs, encodings, samples: params.coldNode, env: envNode, cwd: BENCH_DIR });
+  if (on('memory')) results.memory.node = await P.memoryNode({ libs, encodings, samples: params.memSamples, env: envNode, cwd: BENCH_DIR, prosePath: path.join(inputsDir, manifest.files.prose.file) });
   const start = P.nodeStarter(inputsDir);
-  results.throughput.node = await P.throughput({ runtime: 'node', startWorker: start, libs, encodings, ids, env: envNode, manifest, params });
-  if (libs.includes('ctxguard') && ids.includes('chat')) results.chatExtras.node = await P.chatExtras({ runtime: 'node', startWorker: start, encodings, env: envNode, manifest, params });
+  if (on('throughput')) results.throughput.node = await P.throughput({ runtime: 'node', startWorker: start, libs: peerLibs, encodings, ids, env: envNode, manifest, params });
+  if (on('extras') && libs.includes('ctxguard') && ids.includes('chat')) results.chatExtras.node = await P.chatExtras({ runtime: 'node', startWorker: start, encodings, env: envNode, manifest, params });
+  if (versusOn) results.versus.node = await P.versus({ runtime: 'node', startWorker: start, encodings, ids, env: envNode, manifest, params });
 }
 
 if (runtimes.includes('chromium')) {
@@ -211,12 +223,15 @@ if (runtimes.includes('chromium')) {
   const server = await startServer({ dirs: { bundles: bundlesDir, lib: path.join(BENCH_DIR, 'lib'), inputs: inputsDir } });
   try {
     results.meta.chromium = `Chromium ${(await browser.get()).version()}`;
-    results.cold.chromium = await P.coldChromium({ browser, server, libs, encodings, samples: params.coldChromium, env: envBrowser });
-    results.download = P.downloadSizes(results.cold.chromium);
-    for (const byEnc of Object.values(results.cold.chromium)) for (const c of Object.values(byEnc)) delete c.fetched;
+    if (on('cold')) {
+      results.cold.chromium = await P.coldChromium({ browser, server, libs, encodings, samples: params.coldChromium, env: envBrowser });
+      results.download = P.downloadSizes(results.cold.chromium);
+      for (const byEnc of Object.values(results.cold.chromium)) for (const c of Object.values(byEnc)) delete c.fetched;
+    }
     const start = P.pageStarter(browser, server);
-    results.throughput.chromium = await P.throughput({ runtime: 'chromium', startWorker: start, libs, encodings, ids, env: envBrowser, manifest, params });
-    if (libs.includes('ctxguard') && ids.includes('chat')) results.chatExtras.chromium = await P.chatExtras({ runtime: 'chromium', startWorker: start, encodings, env: envBrowser, manifest, params });
+    if (on('throughput')) results.throughput.chromium = await P.throughput({ runtime: 'chromium', startWorker: start, libs: peerLibs, encodings, ids, env: envBrowser, manifest, params });
+    if (on('extras') && libs.includes('ctxguard') && ids.includes('chat')) results.chatExtras.chromium = await P.chatExtras({ runtime: 'chromium', startWorker: start, encodings, env: envBrowser, manifest, params });
+    if (versusOn) results.versus.chromium = await P.versus({ runtime: 'chromium', startWorker: start, encodings, ids, env: envBrowser, manifest, params });
   } finally {
     await browser.kill();
     await server.close();

@@ -10,6 +10,11 @@
 //!                                                      and the work counters; `--features gemini`
 //!                                                      adds gemma3
 //!   cargo bench --bench tokens -- ours-only            ours alone on the throughput inputs (profiling)
+//!   CTXGUARD_BENCH_FILES=a.txt,b.txt cargo bench --bench tokens -- files
+//!                                                      counts each file once (`CTXGUARD_BENCH_RUNS`
+//!                                                      times), no timing: for `valgrind --tool=callgrind
+//!                                                      --toggle-collect='*count_files*'`, whose instruction
+//!                                                      counts do not depend on the machine's load
 //!   CTXGUARD_BENCH_DUMP=f.json cargo bench --bench tokens -- dump-inputs
 //!                                                      the throughput inputs as JSON {name: text}, to
 //!                                                      measure the same texts through the wasm build
@@ -29,13 +34,14 @@ use std::time::Instant;
 use ctxguard::tokens::Encoding;
 use tokens_common::*;
 
-const MODES: [(&str, fn()); 6] = [
+const MODES: [(&str, fn()); 7] = [
     ("throughput", throughput),
     ("first-use", first_use_cost),
     ("long-piece", long_piece_ratio),
     ("adversarial", adversarial),
     ("ours-only", ours_only),
     ("dump-inputs", dump_inputs),
+    ("files", files),
 ];
 
 fn main() {
@@ -192,6 +198,50 @@ fn ours_only() {
         let v: Vec<f64> = (0..runs).map(|_| rate(text.len(), || t.count(&text)).0).collect();
         println!("{:12} {name:22} {:8.1} MB/s", enc.as_str(), median(v));
     }
+}
+
+/// Counts the files of `$CTXGUARD_BENCH_FILES` (comma-separated; `.json` files are read as
+/// chats: the strings of each message counted one by one, as benches/run.mjs does).
+fn files() {
+    let enc = Encoding::from_name(&std::env::var("CTXGUARD_BENCH_ENC").unwrap_or("o200k_base".into())).unwrap();
+    let t = ours(enc);
+    t.count("warm up");
+    let runs = runs(1);
+    for path in std::env::var("CTXGUARD_BENCH_FILES").unwrap_or_default().split(',').filter(|p| !p.is_empty()) {
+        let raw = std::fs::read_to_string(path).unwrap();
+        let texts: Vec<String> = if path.ends_with(".json") { chat_strings(&raw) } else { vec![raw] };
+        let bytes: usize = texts.iter().map(String::len).sum();
+        let n = count_files(t, &texts, runs);
+        println!("{:12} {path}: {bytes} bytes, {n} tokens", enc.as_str());
+    }
+}
+
+/// The strings a chat client counts for each message of a chat (benches/lib/measure.mjs).
+fn chat_strings(json: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    let mut out = Vec::new();
+    for m in v.as_array().unwrap() {
+        match &m["content"] {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(parts) => out.extend(
+                parts.iter().filter(|p| p["type"] == "text").filter_map(|p| p["text"].as_str().map(String::from)),
+            ),
+            _ => {}
+        }
+        for c in m["tool_calls"].as_array().into_iter().flatten() {
+            out.extend(["name", "arguments"].iter().filter_map(|k| c["function"][k].as_str().map(String::from)));
+        }
+    }
+    out
+}
+
+#[inline(never)]
+fn count_files(t: &ctxguard::tokens::Tokenizer, texts: &[String], runs: usize) -> usize {
+    let mut n = 0;
+    for _ in 0..runs {
+        n = texts.iter().map(|s| t.count(std::hint::black_box(s))).sum();
+    }
+    n
 }
 
 /// Writes the throughput inputs as a JSON object `{name: text}` to `$CTXGUARD_BENCH_DUMP`.

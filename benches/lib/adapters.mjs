@@ -10,7 +10,7 @@
 //   bundles: { [lib]: { [encoding]: URL of the bundle } },            // browser only
 // }
 
-export const LIBS = ['ctxguard', 'gpt-tokenizer', 'tiktoken', 'js-tiktoken'];
+export const LIBS = ['ctxguard', 'gpt-tokenizer', 'tiktoken', 'js-tiktoken', 'hypertok'];
 export const ENCODINGS = ['o200k_base', 'cl100k_base'];
 
 /** What each counter calls: the library's fastest way to get a count (see BENCHMARKS.md notes). */
@@ -19,7 +19,14 @@ export const COUNT_API = {
   'gpt-tokenizer': 'countTokens(text) from gpt-tokenizer/encoding/<enc>',
   tiktoken: 'new Tiktoken(ranks from encoders/<enc>.json).encode(text).length (tiktoken/lite)',
   'js-tiktoken': 'new Tiktoken(ranks/<enc>).encode(text).length (js-tiktoken/lite)',
+  hypertok: 'encodeSync(text, { reserved: { match: [] } }).length on fromBytes(@hypertok/vocab-<enc>, { tier: "single" })',
 };
+
+/**
+ * hypertok's ordinary encoding: special-token text is plain text, as for every other counter here
+ * (its default matches special tokens, like tiktoken's `allowed_special="all"`).
+ */
+const HYPERTOK_ORDINARY = { reserved: { match: [] } };
 
 /** Loads the ctxguard module and initialises its wasm the way its package entry asks for. */
 export async function loadCtxguard(env) {
@@ -78,6 +85,25 @@ export async function loadCounter(lib, encoding, env) {
       }
       const enc = new Tiktoken(ranks);
       return { count: (t) => enc.encode(t).length, free() {} };
+    }
+    case 'hypertok': {
+      // Loaded as its README shows: the vocabulary package's bytes into `fromBytes`, the
+      // single-thread tier (synchronous `encodeSync`; the other tiers are asynchronous). Node reads
+      // the .htk file (Node's fetch cannot read file: URLs); the page fetches the .htk and the
+      // .wasm copied next to the bundle and passes the compiled module as `moduleSource`.
+      let tok;
+      if (env.bundles) {
+        const m = await import(env.bundles[lib][encoding]);
+        const moduleSource = await WebAssembly.compileStreaming(fetch(m.wasmUrl));
+        const bytes = new Uint8Array(await (await fetch(m.vocabUrl)).arrayBuffer());
+        tok = await m.fromBytes(bytes, { tier: 'single', moduleSource });
+      } else {
+        const { readFile } = await import('node:fs/promises');
+        const { fromBytes } = await import('hypertok');
+        const { vocabulary } = encoding === 'o200k_base' ? await import('@hypertok/vocab-o200k') : await import('@hypertok/vocab-cl100k');
+        tok = await fromBytes(await readFile(vocabulary), { tier: 'single' });
+      }
+      return { count: (t) => tok.encodeSync(t, HYPERTOK_ORDINARY).length, free: () => tok.free() };
     }
     default:
       throw new Error(`unknown library ${lib}`);

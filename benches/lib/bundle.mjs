@@ -50,18 +50,32 @@ function entrySource(lib, enc, { pkgDir, ctxguardEntry }) {
         `export { default as ranks } from 'js-tiktoken/ranks/${enc}';`,
         '',
       ].join('\n');
+    case 'hypertok':
+      // Its README's bundled-browser recipe: the vocabulary and the single-tier .wasm as URLs of
+      // files next to the bundle (a bundler's `?url` imports), the .wasm compiled by the page.
+      return [
+        "export { fromBytes } from 'hypertok';",
+        "export const vocabUrl = new URL('./vocab.htk', import.meta.url).href;",
+        "export const wasmUrl = new URL('./hypertok_wasm_core_bg.wasm', import.meta.url).href;",
+        '',
+      ].join('\n');
     default:
       throw new Error(`unknown library ${lib}`);
   }
 }
 
 /** Files a bundle loads at run time, copied next to it: [from, name]. */
-function assets(lib, { pkgDir }) {
+function assets(lib, { pkgDir }, enc) {
   if (lib === 'ctxguard') {
     const wasm = fs.readdirSync(pkgDir).find((f) => f.endsWith('_bg.wasm'));
     return wasm ? [[path.join(pkgDir, wasm), wasm]] : [];
   }
   if (lib === 'tiktoken') return [[require.resolve('tiktoken/lite/tiktoken_bg.wasm'), 'tiktoken_bg.wasm']];
+  if (lib === 'hypertok') {
+    const vocab = `@hypertok/vocab-${enc.replace(/_base$/, '')}/vocab.htk`;
+    const wasm = path.join(path.dirname(require.resolve('hypertok')), '..', 'wasm', 'single', 'hypertok_wasm_core_bg.wasm');
+    return [[require.resolve(vocab), 'vocab.htk'], [wasm, 'hypertok_wasm_core_bg.wasm']];
+  }
   return [];
 }
 
@@ -91,7 +105,7 @@ export async function bundleAll({ outDir, pkgDir, ctxguardEntry, libs, encodings
       } finally {
         await build.close();
       }
-      for (const [from, name] of assets(lib, { pkgDir })) fs.copyFileSync(from, path.join(dir, name));
+      for (const [from, name] of assets(lib, { pkgDir }, enc)) fs.copyFileSync(from, path.join(dir, name));
       const file = `${rel}/index.js`;
       if (enc) (out[lib] ??= {})[enc] = file;
       else out[lib] = Object.fromEntries(encodings.map((e) => [e, file]));

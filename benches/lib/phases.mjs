@@ -326,6 +326,94 @@ export async function throughput({ runtime, startWorker, libs, encodings, ids, e
   return out;
 }
 
+// ------------------------------------------------------------------ ctxguard against hypertok
+
+/**
+ * ctxguard and hypertok side by side in one process (Node) or page (Chromium), per input and
+ * encoding, in the three regimes a cache makes different (hypertok keeps every piece it has seen,
+ * for the life of the tokenizer; ctxguard keeps a bounded cache of recent pieces):
+ * - `first`: a fresh process or page — both libraries just loaded, one short warm-up count each —
+ *   counts variant 0: first sight, every cache empty; `samples` fresh processes, alternating which
+ *   library counts first;
+ * - `unseen`: in the last of those processes, rounds over variants 1, 2, … (text of the same kind not
+ *   seen yet, as a chat client meets new messages), alternating which goes first;
+ * - `again`: the last variant counted again (`againRuns` times, alternating): the same text just
+ *   counted — the regime of hypertok's published figures.
+ * A ratio is ctxguard's speed ÷ hypertok's on the same text, in the same process: per sample for
+ * `first`, per round otherwise. Every count is kept for the agreement check.
+ */
+export async function versus({ runtime, startWorker, encodings, ids, env, manifest, params }) {
+  const libs = ['ctxguard', 'hypertok'];
+  const out = {};
+  const errText = (e) => String(e.message || e).slice(0, 300);
+  for (const enc of encodings) {
+    for (const id of ids) {
+      const bytesOf = (v) => manifest.files[id].variants[v].bytes;
+      const cell = { libs: Object.fromEntries(libs.map((l) => [l, { first: [], unseen: [], again: [], counts: {}, fingerprints: {} }])), ratios: { first: [], unseen: [], again: [] }, errors: [] };
+      ((out[enc] ??= {})[id]) = cell;
+      const record = (lib, v, r) => {
+        const c = cell.libs[lib];
+        if (c.counts[v] !== undefined && c.counts[v] !== r.count) cell.errors.push(`${lib} counted variant ${v} differently twice`);
+        c.counts[v] = r.count;
+        if (r.fingerprint) c.fingerprints[v] = r.fingerprint;
+      };
+      const samples = params.versusSamples ?? 1;
+      for (let s = 0; s < samples; s++) {
+        let w;
+        const last = s === samples - 1;
+        try {
+          w = await startWorker();
+          await w.call('init', [{ libs, encoding: enc, ids: [id], env, manifest, variants: last ? params.runs + 1 : 1 }], 300_000);
+          const order = s % 2 ? [...libs].reverse() : libs;
+          const round = {};
+          for (const lib of order) {
+            const r = await w.call('run', [lib, id, 0], params.capMs);
+            cell.libs[lib].first.push({ ms: r.ms, mbps: bytesOf(0) / 1e3 / r.ms });
+            record(lib, 0, r);
+            round[lib] = r.ms;
+          }
+          cell.ratios.first.push(round.hypertok / round.ctxguard);
+          if (!last) continue;
+          const spent = { ctxguard: 0, hypertok: 0 };
+          let v = 0;
+          for (let k = 0; k < params.runs; k++) {
+            if (libs.some((l) => spent[l] > params.budgetMs)) break;
+            v = k + 1;
+            const rr = {};
+            for (const lib of k % 2 ? [...libs].reverse() : libs) {
+              const r = await w.call('run', [lib, id, v], params.capMs);
+              cell.libs[lib].unseen.push({ v, ms: r.ms, mbps: bytesOf(v) / 1e3 / r.ms });
+              record(lib, v, r);
+              spent[lib] += r.ms;
+              rr[lib] = r.ms;
+            }
+            cell.ratios.unseen.push(rr.hypertok / rr.ctxguard);
+          }
+          for (let k = 0; k < (params.againRuns ?? 3); k++) {
+            const rr = {};
+            for (const lib of k % 2 ? [...libs].reverse() : libs) {
+              const r = await w.call('run', [lib, id, v], params.capMs);
+              cell.libs[lib].again.push({ v, ms: r.ms, mbps: bytesOf(v) / 1e3 / r.ms });
+              record(lib, v, r);
+              rr[lib] = r.ms;
+            }
+            cell.ratios.again.push(rr.hypertok / rr.ctxguard);
+          }
+        } catch (e) {
+          cell.errors.push(e instanceof TimeoutError ? `over the ${params.capMs / 1000} s cap` : errText(e));
+        } finally {
+          await w?.kill();
+        }
+      }
+      const agree = Object.entries(cell.libs.ctxguard.counts).every(([v, n]) => cell.libs.hypertok.counts[v] === undefined || cell.libs.hypertok.counts[v] === n);
+      if (!agree) cell.errors.push('counts differ');
+      const r = (k) => (cell.ratios[k].length ? median(cell.ratios[k]).toFixed(2) : '—');
+      progress(`${runtime} ctxguard ÷ hypertok ${enc} ${id}: first ${r('first')}, unseen ${r('unseen')}, again ${r('again')}${cell.errors.length ? ` (${cell.errors.join('; ')})` : ''}`);
+    }
+  }
+  return out;
+}
+
 // ------------------------------------------------------------------ ctxguard's conversation APIs
 
 /**

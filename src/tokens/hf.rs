@@ -30,23 +30,23 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::pretok::O200K_PATTERN;
+use super::pretok::{LLAMA3_PATTERN, O200K_PATTERN, QWEN2_PATTERN, TEKKEN_PATTERN};
 use super::vocabulary::{Added, Split, Vocabulary};
 use crate::base::error::{Error, ErrorCode, Result};
 
-/// Llama 3's split regex, as its `tokenizer.json` stores it.
-pub const LLAMA3_REGEX: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// Llama 3's split regex, as its `tokenizer.json` stores it (the pre-tokenizer's own, `pretok`).
+pub const LLAMA3_REGEX: &str = LLAMA3_PATTERN;
 /// Qwen 2/3's.
-pub const QWEN2_REGEX: &str =
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
-/// DeepSeek V3's three splits, in order (the third has literal CR and LF in its classes).
+pub const QWEN2_REGEX: &str = QWEN2_PATTERN;
+/// DeepSeek V3's three splits, in order, as its `tokenizer.json` stores them (the third has
+/// literal CR and LF in its classes where `pretok::DEEPSEEK_V3_PATTERNS` has `\r` and `\n`).
 pub const DEEPSEEK_V3_REGEXES: [&str; 3] = [
     r"\p{N}{1,3}",
     "[\u{4e00}-\u{9fa5}\u{3040}-\u{309f}\u{30a0}-\u{30ff}]+",
     "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
 ];
 /// Tekken's (`config.pattern` of Mistral's `tekken.json`).
-pub const TEKKEN_REGEX: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+pub const TEKKEN_REGEX: &str = TEKKEN_PATTERN;
 
 fn unsupported(what: impl std::fmt::Display) -> Error {
     Error::new(ErrorCode::UnsupportedVocabulary, format!("unsupported tokenizer: {what}"))

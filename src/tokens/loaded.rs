@@ -8,16 +8,15 @@
 //! count after it are synchronous. One vocabulary per encoding: loading the same one again is a
 //! no-op, another one of the same encoding is refused (`VOCABULARY_CONFLICT`).
 //!
-//! The tokenizer is the same byte-pair engine as the built-in encodings (rank = token id: the
-//! research behind docs/vocabularies.md checked that this merge equals Hugging Face's for these
-//! vocabularies, and `hf` refuses files where it could differ), with two rules of Hugging Face
-//! tokenizers in front of the split ([`TextRules`]): added tokens found in the text are one token
-//! each (not for Tekken, which never matches them), and NFC first where the tokenizer normalizes
-//! (Qwen).
+//! The tokenizer is the same byte-pair engine as the built-in encodings (`merge`: rank = token
+//! id, each token as its canonical pair, found at load time by BPE on the token's bytes; a token
+//! BPE does not build is matched as a whole piece only. The research behind docs/vocabularies.md
+//! checked that this merge equals Hugging Face's for these vocabularies, and `hf` refuses files
+//! where it could differ), with two rules of Hugging Face tokenizers in front of the split
+//! ([`TextRules`]): added tokens found in the text are one token each (not for Tekken, which
+//! never matches them), and NFC first where the tokenizer normalizes (Qwen).
 //!
-//! (A sketch of the registry and the constructor, kept to this file so that the engine's own
-//! (`pretok.rs`, `bpe.rs`) can replace it; the splits of Qwen, DeepSeek and Tekken come with the
-//! engine's patterns: until then [`Split::pattern`] refuses them.)
+//! Each family's split is the engine's own pre-tokenizer for its regexes ([`Split::pattern`]).
 
 use std::sync::OnceLock;
 
@@ -27,27 +26,26 @@ use serde::Serialize;
 pub use super::vocabulary::{vocabulary_file, vocabulary_of, Added, Split, Vocabulary, VOCABULARIES};
 
 use super::added::AddedTokens;
-use super::bpe::{Vocab, NO_RANK};
+use super::bpe::Vocab;
+use super::bpe::NO_RANK;
+use super::merge::{self, Merges};
 use super::nfc::Nfc;
 use super::pretok::{Classes, Pattern, Pieces, Splitter};
 use super::spm::Span;
-use super::{Encoding, Engine, Tokenizer};
+use super::{Bpe, Encoding, Engine, Tokenizer};
 use crate::base::error::{Error, ErrorCode, Result};
 
 impl Split {
-    /// The engine's pattern for this split, or `UNSUPPORTED_VOCABULARY` when this build's
-    /// pre-tokenizer does not reproduce it yet.
-    pub(crate) fn pattern(self) -> Result<Pattern> {
+    /// The engine's pre-tokenizer for this split (`pretok` reproduces each family's regexes;
+    /// `tests/tokens/families.rs` checks them against the regexes tokenizer files name).
+    pub(crate) fn pattern(self) -> Pattern {
         match self {
-            Split::Cl100k => Ok(Pattern::Cl100k),
-            Split::O200k => Ok(Pattern::O200k),
-            // Until the engine has Llama 3's own pattern: tiktoken's cl100k splits the same way
-            // except for whitespace at the very end of a text that follows a line break.
-            Split::Llama3 => Ok(Pattern::Cl100k),
-            other => Err(Error::new(
-                ErrorCode::UnsupportedVocabulary,
-                format!("the {} pre-tokenizer split is not in this build of ctxguard yet", other.name()),
-            )),
+            Split::Cl100k => Pattern::Cl100k,
+            Split::O200k => Pattern::O200k,
+            Split::Llama3 => Pattern::Llama3,
+            Split::Qwen2 => Pattern::Qwen2,
+            Split::DeepseekV3 => Pattern::DeepseekV3,
+            Split::Tekken => Pattern::Tekken,
         }
     }
 }
@@ -146,8 +144,7 @@ pub fn register(vocabulary: Vocabulary) -> Result<LoadedInfo> {
             ));
         }
     }
-    let pattern = vocabulary.split.pattern()?;
-    let tokenizer = build(encoding, pattern, &vocabulary)?;
+    let tokenizer = build(encoding, vocabulary.split.pattern(), &vocabulary)?;
     let info = LoadedInfo {
         name: vocabulary.name.clone(),
         encoding,
@@ -190,12 +187,43 @@ pub(crate) fn invalid(message: impl std::fmt::Display) -> Error {
     Error::new(ErrorCode::InvalidVocabulary, format!("invalid vocabulary: {message}"))
 }
 
+/// The tokenizer of a vocabulary, not registered (tests: a built-in vocabulary's token bytes with
+/// its split count as the built-in tokenizer does). A vocabulary that normalizes needs the NFC
+/// tables loaded already.
+#[doc(hidden)]
+pub fn unregistered(v: &Vocabulary) -> Result<Tokenizer> {
+    let encoding = v.encoding().unwrap_or(match v.split {
+        Split::O200k => Encoding::O200kBase,
+        _ => Encoding::Cl100kBase,
+    });
+    build(encoding, v.split.pattern(), v)
+}
+
 /// The tokenizer of a vocabulary (not registered).
 fn build(encoding: Encoding, pattern: Pattern, v: &Vocabulary) -> Result<Tokenizer> {
     let classes = Classes::get()?;
-    // One tokenizer per encoding, kept for the life of the process: its token bytes are too.
-    let bytes: &'static [u8] = v.bytes.clone().leak();
-    let vocab = Vocab::from_arena(bytes, v.starts.clone()).map_err(invalid)?;
+    // Each token as its canonical pair, found by BPE on its bytes over the earlier ranks; a token
+    // BPE does not build is matched as a whole piece only (`merge.rs`). When a token that BPE does
+    // not build from lower ranks is built from higher ones, merging on canonical pairs would differ
+    // from tiktoken's rule: such a vocabulary merges on token bytes instead (`bpe.rs`).
+    let (bytes, starts) = (&v.bytes, &v.starts);
+    if starts.windows(2).any(|w| matches!(w, [a, b] if b < a || *b as usize > bytes.len())) {
+        return Err(invalid("inconsistent token offsets"));
+    }
+    let tokens = starts.windows(2).map(|w| match w {
+        [a, b] => bytes.get(*a as usize..*b as usize).unwrap_or_default(),
+        _ => &[][..],
+    });
+    let merges =
+        merge::canonical(tokens.clone(), &mut |_, _| Ok(())).and_then(merge::Builder::finish).map_err(invalid)?;
+    let engine = if canonical_pairs_hold(&merges, tokens) {
+        Engine::Bpe(Bpe { pattern, merges, classes, cache: Default::default() })
+    } else {
+        // One tokenizer per encoding, kept for the life of the process: its token bytes are too.
+        let bytes: &'static [u8] = v.bytes.clone().leak();
+        let vocab = Vocab::from_arena(bytes, v.starts.clone()).map_err(invalid)?;
+        Engine::Ranked { pattern, vocab, classes }
+    };
     let added = if v.match_added {
         AddedTokens::new(v.added.iter().map(|a| (a.content.as_bytes(), a.id)))
     } else {
@@ -203,11 +231,49 @@ fn build(encoding: Encoding, pattern: Pattern, v: &Vocabulary) -> Result<Tokeniz
     };
     let added_bytes = v.added.iter().map(|a| (a.id, a.content.as_bytes().to_vec().into_boxed_slice())).collect();
     let nfc = if v.nfc { NFC.get() } else { None };
-    Ok(Tokenizer {
-        encoding,
-        engine: Engine::Bpe { pattern, vocab, classes },
-        rules: Some(Box::new(TextRules { added, added_bytes, nfc, llama3_tail: v.split == Split::Llama3 })),
-    })
+    Ok(Tokenizer { encoding, engine, rules: Some(Box::new(TextRules { added, added_bytes, nfc })) })
+}
+
+/// Whether merging on canonical pairs equals tiktoken's rule for this vocabulary: every token that
+/// BPE does not build from lower ranks stays unbuilt by BPE over the whole vocabulary (Llama 3's
+/// `っている`, rank 103,836, is built from `ってい` + `る`, and `ってい` is rank 107,462: in text
+/// tiktoken merges them into it, canonical pairs never would; docs/performance-notes.md).
+fn canonical_pairs_hold<'a>(merges: &Merges, tokens: impl Iterator<Item = &'a [u8]>) -> bool {
+    let whole: Vec<&[u8]> = merges.whole_tokens().collect();
+    if whole.is_empty() {
+        return true;
+    }
+    let mut rank: FxHashMap<&[u8], u32> = FxHashMap::default();
+    for (r, t) in (0u32..).zip(tokens) {
+        if !t.is_empty() {
+            rank.entry(t).or_insert(r);
+        }
+    }
+    whole.iter().all(|t| !bpe_builds(&rank, t))
+}
+
+/// Whether tiktoken's merge (the adjacent pair whose concatenation has the lowest rank, leftmost
+/// on ties) turns `t`'s bytes into one part. Quadratic: for the few tokens BPE does not build from
+/// lower ranks.
+fn bpe_builds(rank: &FxHashMap<&[u8], u32>, t: &[u8]) -> bool {
+    // Part boundaries: part k is t[cuts[k]..cuts[k + 1]].
+    let mut cuts: Vec<usize> = (0..=t.len()).collect();
+    while cuts.len() > 2 {
+        let best = (0usize..)
+            .zip(cuts.windows(3))
+            .filter_map(|(k, w)| match w {
+                [a, _, c] => t.get(*a..*c).and_then(|s| rank.get(s)).map(|&r| (r, k)),
+                _ => None,
+            })
+            .min();
+        match best {
+            Some((_, k)) => {
+                cuts.remove(k + 1);
+            }
+            None => return false,
+        }
+    }
+    true
 }
 
 /// What a loaded vocabulary does to text before the split.
@@ -218,8 +284,6 @@ pub(crate) struct TextRules {
     added_bytes: FxHashMap<u32, Box<[u8]>>,
     /// NFC first (Qwen).
     pub(crate) nfc: Option<&'static Nfc>,
-    /// Llama 3's split on tiktoken's cl100k pattern (see [`AddedSpans`]).
-    pub(crate) llama3_tail: bool,
 }
 
 impl TextRules {
@@ -236,7 +300,8 @@ impl Tokenizer {
     /// Ranks that are ordinary tokens.
     fn ordinary_tokens(&self) -> usize {
         match &self.engine {
-            Engine::Bpe { vocab, .. } => {
+            Engine::Bpe(b) => b.merges.ordinary_tokens(),
+            Engine::Ranked { vocab, .. } => {
                 (0..vocab.rank_count() as u32).filter(|&r| vocab.token_bytes(r).is_some()).count()
             }
             Engine::Spm(m) => m.vocab_size(),
@@ -259,51 +324,11 @@ pub(crate) struct AddedSpans<'t> {
     next_added: Option<(usize, usize, u32)>,
     pos: usize,
     examined: u64,
-    /// Llama 3's split with tiktoken's cl100k pattern standing in (see [`Split::pattern`]): the
-    /// last piece of a stretch is cut as Llama 3's regex cuts it.
-    llama3_tail: bool,
-    /// The second half of such a cut, to yield next.
-    pending: Option<(usize, usize)>,
 }
 
 impl<'t> AddedSpans<'t> {
-    pub(crate) fn new(
-        text: &'t str,
-        classes: &'static Classes,
-        pattern: Pattern,
-        added: &'t AddedTokens,
-        llama3_tail: bool,
-    ) -> Self {
-        AddedSpans {
-            text,
-            classes,
-            pattern,
-            added,
-            base: 0,
-            pieces: None,
-            next_added: None,
-            pos: 0,
-            examined: 0,
-            llama3_tail,
-            pending: None,
-        }
-    }
-
-    /// tiktoken's cl100k takes whitespace at the end of a text whole (`\s++$`); Llama 3's regex
-    /// (`\s*[\r\n]+|\s+(?!\S)|\s+`) stops such a run after its last line break and takes the
-    /// rest as a second piece. `(start, end)` is the stretch's last piece, relative to `base`.
-    fn llama3_cut(&mut self, start: usize, end: usize) -> (usize, usize) {
-        let piece = self.text.get(self.base + start..self.base + end).unwrap_or("");
-        if !piece.chars().all(char::is_whitespace) || piece.ends_with(['\r', '\n']) {
-            return (start, end);
-        }
-        match piece.rfind(['\r', '\n']) {
-            Some(k) => {
-                self.pending = Some((start + k + 1, end));
-                (start, start + k + 1)
-            }
-            None => (start, end),
-        }
+    pub(crate) fn new(text: &'t str, classes: &'static Classes, pattern: Pattern, added: &'t AddedTokens) -> Self {
+        AddedSpans { text, classes, pattern, added, base: 0, pieces: None, next_added: None, pos: 0, examined: 0 }
     }
 
     pub(crate) fn chars_examined(&self) -> u64 {
@@ -316,13 +341,8 @@ impl Iterator for AddedSpans<'_> {
 
     fn next(&mut self) -> Option<Span> {
         loop {
-            if let Some((s, e)) = self.pending.take() {
-                return Some(Span { start: self.base + s, end: self.base + e, id: NO_RANK });
-            }
             if let Some(p) = self.pieces.as_mut() {
                 if let Some((s, e)) = p.next() {
-                    let stretch_end = self.pos - self.base;
-                    let (s, e) = if self.llama3_tail && e == stretch_end { self.llama3_cut(s, e) } else { (s, e) };
                     return Some(Span { start: self.base + s, end: self.base + e, id: NO_RANK });
                 }
                 self.examined += p.chars_examined();

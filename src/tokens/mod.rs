@@ -2,21 +2,22 @@
 //!
 //! Counts are exact: `count(encoding, text)` equals tiktoken-rs's
 //! `encode_ordinary(text).len()` for every input (special-token text such as `<|endoftext|>` is
-//! ordinary text, as the provider treats message content). Time grows linearly with the input
-//! (O(n log n) for one huge piece), including adversarial input such as megabytes without
-//! whitespace or base64 data URLs.
+//! ordinary text, as the provider treats message content). Time grows linearly with the input,
+//! including adversarial input such as megabytes without whitespace or base64 data URLs.
 //!
-//! How:
-//! - The vocabulary is binary data prepared at build time from tiktoken-rs (`data`: token
-//!   lengths and bytes in rank order, embedded with `include_bytes!` and checked against
-//!   tiktoken-rs by `tests/tokens/vocab_data.rs`). The rank table (a compact open-addressing table over
-//!   those bytes) is built once per encoding on first use; a page that only uses cl100k never
-//!   builds o200k.
-//! - Pre-tokenization does not run tiktoken's backtracking regex: `pretok` reproduces both
-//!   patterns by hand (character classes computed by the same regex engine), which is linear and
-//!   several times faster.
-//! - Byte-pair merging (`bpe`) reproduces tiktoken's merge order exactly: tiktoken's own scan for
-//!   short pieces, a priority queue (a min-tree keyed by `(rank, start)`) for long ones.
+//! How (docs/performance-notes.md has the figures):
+//! - The vocabulary is binary data prepared at build time from tiktoken-rs (`data`: each token as
+//!   its *canonical pair*, the two tokens whose merge makes it; checked against tiktoken-rs by
+//!   `tests/tokens/vocab_data.rs`). On first use the merge table (`merge`) is built straight from
+//!   the pairs; a page that only uses cl100k never builds o200k. A vocabulary loaded at run time
+//!   (`loaded`) gets the same table, its canonical pairs found by BPE on each token's bytes.
+//! - Pre-tokenization does not run tiktoken's backtracking regex: `pretok` reproduces each
+//!   pattern by hand (character classes computed by the same regex engine, ASCII read off the
+//!   bytes), which is linear and several times faster.
+//! - Byte-pair merging (`merge`) reproduces tiktoken's merge order exactly, on token ids: a scan
+//!   for short pieces, block minima for longer ones, overlapping windows stitched on a shared
+//!   token for long pieces (with a fast-forward for text that repeats).
+//! - A bounded cache of recent pieces (`cache`) answers the pieces natural text repeats.
 //!
 //! Tests: `tests/tokens/exact.rs` (ids and pieces against tiktoken-rs and its regex, including
 //! every code point in context), `tests/tokens/linear.rs` (work counters on adversarial input),
@@ -31,9 +32,11 @@ mod added;
 mod bpe;
 #[doc(hidden)]
 pub mod bundle;
+mod cache;
 #[doc(hidden)]
 pub mod hf;
 pub mod loaded;
+pub(crate) mod merge;
 #[doc(hidden)]
 pub mod nfc;
 mod pretok;
@@ -45,17 +48,21 @@ pub mod spm_file;
 pub mod vocab_file;
 pub mod vocabulary;
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::{Error, ErrorCode, Result};
 
 use self::bpe::{Scratch, Vocab, NO_RANK};
-use self::pretok::{Classes, Pattern, Splitter};
+use self::cache::{Key, PieceCache};
+use self::merge::{MergeScratch, Merges};
+use self::pretok::{Classes, Splitter};
 use self::spm::Span;
 
-pub use self::pretok::{CL100K_PATTERN, O200K_PATTERN};
+pub use self::pretok::{
+    Pattern, CL100K_PATTERN, DEEPSEEK_V3_PATTERNS, LLAMA3_PATTERN, O200K_PATTERN, QWEN2_PATTERN, TEKKEN_PATTERN,
+};
 
 /// The encodings ctxguard ships.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -204,14 +211,77 @@ pub struct Tokenizer {
     rules: Option<Box<loaded::TextRules>>,
 }
 
-/// How an encoding cuts and merges. Variants differ in size (`Vocab`'s byte table is inline),
-/// which does not matter: there is one tokenizer per encoding for the life of the process.
+/// How an encoding cuts and merges. Variants differ in size, which does not matter: there is one
+/// tokenizer per encoding for the life of the process.
 #[allow(clippy::large_enum_variant)]
 enum Engine {
-    /// tiktoken: a pre-tokenizer, then byte-pair merging of each piece.
-    Bpe { pattern: Pattern, vocab: Vocab, classes: &'static Classes },
+    /// tiktoken: a pre-tokenizer, then byte-pair merging of each piece on token ids (`merge`).
+    Bpe(Bpe),
+    /// The same, merging on token bytes with a rank table (`bpe`): for a loaded vocabulary whose
+    /// tokens are not all built from lower ranks, where merging on canonical pairs would differ
+    /// from tiktoken's rule (`loaded::build`; Llama 3).
+    Ranked { pattern: Pattern, vocab: Vocab, classes: &'static Classes },
     /// SentencePiece BPE (`spm`).
     Spm(spm::Model),
+}
+
+/// A byte-level BPE vocabulary with its pre-tokenizer.
+struct Bpe {
+    pattern: Pattern,
+    merges: Merges,
+    classes: &'static Classes,
+    /// Recent pieces → their tokens (`cache.rs`), allocated on the first count.
+    cache: Mutex<Option<Box<PieceCache>>>,
+}
+
+impl Bpe {
+    /// Tokens of one piece `text[start..end]` (through the piece cache when it is short).
+    #[inline(always)]
+    fn piece_count(
+        &self,
+        bytes: &[u8],
+        start: usize,
+        end: usize,
+        cache: Option<&mut PieceCache>,
+        merge: &mut MergeScratch,
+    ) -> usize {
+        let len = end - start;
+        let Some(piece) = bytes.get(start..end) else { return 0 };
+        if len <= cache::MAX_PIECE {
+            if let Some(c) = cache {
+                return c.count_or(Key::of(bytes, start, len), || {
+                    merge.stats.merged_bytes += len as u64;
+                    self.merges.scan(piece).n
+                });
+            }
+        }
+        self.merges.count(piece, merge)
+    }
+
+    /// Exact number of tokens of `text`: the pre-tokenizer and the pieces in one loop.
+    fn count(&self, text: &str, work: &mut Work<'_>) -> usize {
+        let splitter = Splitter::new(text, self.classes, self.pattern);
+        let bytes = text.as_bytes();
+        let mut cache = work.cache.as_mut().and_then(|g| g.as_deref_mut());
+        let merge = &mut work.merge;
+        let mut pos = 0usize;
+        let mut segment_end = 0usize;
+        let mut total = 0usize;
+        while pos < bytes.len() {
+            let end = splitter.next_end(pos, &mut segment_end);
+            total += self.piece_count(bytes, pos, end, cache.as_deref_mut(), merge);
+            pos = end;
+        }
+        total
+    }
+}
+
+/// Scratch space of one call: the merge buffers and the tokenizer's piece cache, taken for the
+/// call (`None` when another thread has it: that call merges every piece).
+struct Work<'t> {
+    spm: Scratch,
+    merge: MergeScratch,
+    cache: Option<MutexGuard<'t, Option<Box<PieceCache>>>>,
 }
 
 static O200K: OnceLock<Result<Tokenizer>> = OnceLock::new();
@@ -256,12 +326,29 @@ impl Tokenizer {
         };
         let classes = Classes::get()?;
         let file = vocab_file::file(encoding).ok_or_else(|| internal(encoding, "no data"))?;
-        let vocab_file::Decoded { bytes, starts } = vocab_file::decode(file).map_err(|e| internal(encoding, e))?;
-        // One tokenizer per encoding, kept for the life of the process (`tokenizer`'s OnceLock):
-        // its token bytes are too.
-        let bytes: &'static [u8] = bytes.leak();
-        let vocab = Vocab::from_arena(bytes, starts).map_err(|e| internal(encoding, e))?;
-        Ok(Tokenizer { encoding, engine: Engine::Bpe { pattern, vocab, classes }, rules: None })
+        let merges = vocab_file::merges(file).map_err(|e| internal(encoding, e))?;
+        Ok(Tokenizer {
+            encoding,
+            engine: Engine::Bpe(Bpe { pattern, merges, classes, cache: Mutex::new(None) }),
+            rules: None,
+        })
+    }
+
+    /// The scratch space of one call (takes the piece cache when it is free).
+    fn work(&self) -> Work<'_> {
+        let cache = match &self.engine {
+            Engine::Bpe(b) => match b.cache.try_lock() {
+                Ok(mut g) => {
+                    if g.is_none() {
+                        *g = Some(Box::new(PieceCache::new()));
+                    }
+                    Some(g)
+                }
+                Err(_) => None,
+            },
+            Engine::Ranked { .. } | Engine::Spm(_) => None,
+        };
+        Work { spm: Scratch::default(), merge: MergeScratch::default(), cache }
     }
 
     pub fn encoding(&self) -> Encoding {
@@ -272,7 +359,8 @@ impl Tokenizer {
     /// For `gemma3`, every id of the model (control and byte pieces too).
     pub fn vocab_size(&self) -> usize {
         match &self.engine {
-            Engine::Bpe { vocab, .. } => vocab.rank_count(),
+            Engine::Bpe(b) => b.merges.rank_count(),
+            Engine::Ranked { vocab, .. } => vocab.rank_count(),
             Engine::Spm(m) => m.vocab_size(),
         }
     }
@@ -281,17 +369,19 @@ impl Tokenizer {
     /// `b.div_ceil(max_token_bytes)` tokens and at most `b`.
     pub fn max_token_bytes(&self) -> usize {
         match &self.engine {
-            Engine::Bpe { vocab, .. } => vocab.max_token_len(),
+            Engine::Bpe(b) => b.merges.max_token_len(),
+            Engine::Ranked { vocab, .. } => vocab.max_token_len(),
             Engine::Spm(m) => m.max_span(),
         }
     }
 
-    /// Bytes of memory held by this tokenizer's tables (the shared character-class cache, at most
-    /// ~1 MB when every block of Unicode has been seen, is not included).
+    /// Bytes of memory held by this tokenizer's tables, its piece cache included (the character
+    /// classes are static data).
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
             + match &self.engine {
-                Engine::Bpe { vocab, .. } => vocab.heap_bytes(),
+                Engine::Bpe(b) => b.merges.heap_bytes() + PieceCache::heap_bytes(),
+                Engine::Ranked { vocab, .. } => vocab.heap_bytes(),
                 Engine::Spm(m) => m.heap_bytes(),
             }
             + self.rules.as_ref().map_or(0, |r| r.heap_bytes())
@@ -303,10 +393,14 @@ impl Tokenizer {
         #[cfg(debug_assertions)]
         TOKENIZED.with(|n| n.set(n.get() + text.len() as u64));
         match (&self.engine, &self.rules) {
-            (Engine::Bpe { pattern, classes, .. }, Some(r)) => {
-                Spans::Added(loaded::AddedSpans::new(text, classes, *pattern, &r.added, r.llama3_tail))
+            (Engine::Bpe(b), Some(r)) => Spans::Added(loaded::AddedSpans::new(text, b.classes, b.pattern, &r.added)),
+            (Engine::Bpe(b), None) => Spans::Bpe(Splitter::new(text, b.classes, b.pattern).pieces()),
+            (Engine::Ranked { pattern, classes, .. }, Some(r)) => {
+                Spans::Added(loaded::AddedSpans::new(text, classes, *pattern, &r.added))
             }
-            (Engine::Bpe { pattern, classes, .. }, _) => Spans::Bpe(Splitter::new(text, classes, *pattern).pieces()),
+            (Engine::Ranked { pattern, classes, .. }, None) => {
+                Spans::Bpe(Splitter::new(text, classes, *pattern).pieces())
+            }
             (Engine::Spm(m), _) => Spans::Spm(m.spans(text.as_bytes())),
         }
     }
@@ -328,26 +422,34 @@ impl Tokenizer {
 
     /// Tokens of one span.
     #[inline]
-    fn span_count(&self, bytes: &[u8], span: Span, scratch: &mut Scratch) -> usize {
+    fn span_count(&self, bytes: &[u8], span: Span, work: &mut Work<'_>) -> usize {
         if span.id != NO_RANK {
             return 1;
         }
         let Some(piece) = bytes.get(span.start..span.end) else { return 0 };
         match &self.engine {
-            Engine::Bpe { vocab, .. } => vocab.piece_count(piece, scratch),
-            Engine::Spm(m) => m.run_count(piece, scratch),
+            Engine::Bpe(b) => {
+                let cache = work.cache.as_mut().and_then(|g| g.as_deref_mut());
+                b.piece_count(bytes, span.start, span.end, cache, &mut work.merge)
+            }
+            Engine::Ranked { vocab, .. } => vocab.piece_count(piece, &mut work.spm),
+            Engine::Spm(m) => m.run_count(piece, &mut work.spm),
         }
     }
 
     /// Tokens of one span: `f(id, start, end)` with offsets in the text.
-    fn span_tokens(&self, bytes: &[u8], span: Span, scratch: &mut Scratch, mut f: impl FnMut(u32, usize, usize)) {
+    fn span_tokens(&self, bytes: &[u8], span: Span, work: &mut Work<'_>, mut f: impl FnMut(u32, usize, usize)) {
         let a = span.start;
         if span.id != NO_RANK {
             return f(span.id, a, span.end);
         }
         let Some(piece) = bytes.get(a..span.end) else { return };
+        let scratch = &mut work.spm;
         match &self.engine {
-            Engine::Bpe { vocab, .. } => {
+            Engine::Bpe(b) => {
+                b.merges.tokens(piece, a, &mut work.merge, &mut f);
+            }
+            Engine::Ranked { vocab, .. } => {
                 vocab.piece_tokens(piece, scratch, |id, s, e| f(id, a + s, a + e));
             }
             Engine::Spm(m) => {
@@ -358,6 +460,12 @@ impl Tokenizer {
 
     /// Exact number of tokens of `text`.
     pub fn count(&self, text: &str) -> usize {
+        if let (Engine::Bpe(b), None) = (&self.engine, &self.rules) {
+            let mut work = self.work();
+            #[cfg(debug_assertions)]
+            TOKENIZED.with(|n| n.set(n.get() + text.len() as u64));
+            return b.count(text, &mut work);
+        }
         let normalized;
         let text = match self.nfc() {
             Some(n) => {
@@ -366,9 +474,9 @@ impl Tokenizer {
             }
             None => text,
         };
-        let mut scratch = Scratch::default();
+        let mut work = self.work();
         let bytes = text.as_bytes();
-        self.spans(text).map(|span| self.span_count(bytes, span, &mut scratch)).sum()
+        self.spans(text).map(|span| self.span_count(bytes, span, &mut work)).sum()
     }
 
     /// Exact number of tokens of `text` if it is at most `limit`, else `None`. Stops as soon as
@@ -387,14 +495,14 @@ impl Tokenizer {
         if text.len().div_ceil(max_len) > limit {
             return None;
         }
-        let mut scratch = Scratch::default();
+        let mut work = self.work();
         let bytes = text.as_bytes();
         let mut total = 0usize;
         for span in self.spans(text) {
             if total + (span.end - span.start).div_ceil(max_len) > limit {
                 return None;
             }
-            total += self.span_count(bytes, span, &mut scratch);
+            total += self.span_count(bytes, span, &mut work);
             if total > limit {
                 return None;
             }
@@ -407,12 +515,12 @@ impl Tokenizer {
     /// tokens of rare characters).
     pub fn for_each_token(&self, text: &str, mut f: impl FnMut(u32, usize, usize)) {
         let (prepared, map) = self.prepared(text);
-        let mut scratch = Scratch::default();
+        let mut work = self.work();
         let bytes = prepared.as_bytes();
         for span in self.spans(&prepared) {
             match &map {
-                None => self.span_tokens(bytes, span, &mut scratch, &mut f),
-                Some(m) => self.span_tokens(bytes, span, &mut scratch, |id, s, e| {
+                None => self.span_tokens(bytes, span, &mut work, &mut f),
+                Some(m) => self.span_tokens(bytes, span, &mut work, |id, s, e| {
                     f(id, m.original(s, false, text.len()), m.original(e, true, text.len()))
                 }),
             }
@@ -433,16 +541,32 @@ impl Tokenizer {
     pub fn decode_bytes(&self, ids: &[u32]) -> Vec<u8> {
         let mut out = Vec::with_capacity(ids.len() * 4);
         for &id in ids {
-            let token = match &self.engine {
-                Engine::Bpe { vocab, .. } => vocab
-                    .token_bytes(id)
-                    .or_else(|| self.rules.as_ref().and_then(|r| r.added_bytes(id)))
-                    .map(std::borrow::Cow::Borrowed),
-                Engine::Spm(m) => m.token_bytes(id),
+            let added = |out: &mut Vec<u8>| match self.rules.as_ref().and_then(|r| r.added_bytes(id)) {
+                Some(bytes) => {
+                    out.extend_from_slice(bytes);
+                    true
+                }
+                None => false,
             };
-            match token {
-                Some(bytes) => out.extend_from_slice(&bytes),
-                None => out.extend_from_slice("\u{FFFD}".as_bytes()),
+            let found = match &self.engine {
+                Engine::Bpe(b) => b.merges.append_bytes(id, &mut out) || added(&mut out),
+                Engine::Ranked { vocab, .. } => match vocab.token_bytes(id) {
+                    Some(bytes) => {
+                        out.extend_from_slice(bytes);
+                        true
+                    }
+                    None => added(&mut out),
+                },
+                Engine::Spm(m) => match m.token_bytes(id) {
+                    Some(bytes) => {
+                        out.extend_from_slice(&bytes);
+                        true
+                    }
+                    None => false,
+                },
+            };
+            if !found {
+                out.extend_from_slice("\u{FFFD}".as_bytes());
             }
         }
         out
@@ -476,11 +600,11 @@ impl Tokenizer {
         if n == 0 {
             return 0;
         }
-        let mut scratch = Scratch::default();
+        let mut work = self.work();
         let bytes = text.as_bytes();
         let mut need = n;
         for span in self.spans(text) {
-            let c = self.span_count(bytes, span, &mut scratch);
+            let c = self.span_count(bytes, span, &mut work);
             if c < need {
                 need -= c;
                 continue;
@@ -490,7 +614,7 @@ impl Tokenizer {
             }
             let mut seen = 0usize;
             let mut cut = span.start;
-            self.span_tokens(bytes, span, &mut scratch, |_, _, e| {
+            self.span_tokens(bytes, span, &mut work, |_, _, e| {
                 seen += 1;
                 if seen == need {
                     cut = e;
@@ -519,12 +643,12 @@ impl Tokenizer {
         if n == 0 {
             return text.len();
         }
-        let mut scratch = Scratch::default();
+        let mut work = self.work();
         let bytes = text.as_bytes();
         let spans: Vec<Span> = self.spans(text).collect();
         let mut need = n;
         for &span in spans.iter().rev() {
-            let c = self.span_count(bytes, span, &mut scratch);
+            let c = self.span_count(bytes, span, &mut work);
             if c < need {
                 need -= c;
                 continue;
@@ -535,7 +659,7 @@ impl Tokenizer {
             let skip = c - need;
             let mut seen = 0usize;
             let mut cut = span.end;
-            self.span_tokens(bytes, span, &mut scratch, |_, s, _| {
+            self.span_tokens(bytes, span, &mut work, |_, s, _| {
                 if seen == skip {
                     cut = s;
                 }
@@ -593,18 +717,30 @@ impl Tokenizer {
     pub fn count_with_stats(&self, text: &str) -> WorkStats {
         let (prepared, _) = self.prepared(text);
         let text = &*prepared;
-        let mut scratch = Scratch::default();
+        let mut work = self.work();
         let bytes = text.as_bytes();
         let mut spans = self.spans(text);
         let mut stats = WorkStats::default();
         for span in spans.by_ref() {
             stats.pieces += 1;
             stats.longest_piece = stats.longest_piece.max(span.end - span.start);
-            stats.tokens += self.span_count(bytes, span, &mut scratch);
+            stats.tokens += self.span_count(bytes, span, &mut work);
         }
-        stats.queue_ops = scratch.queue_ops;
-        stats.tree_writes = scratch.tree_writes;
-        stats.scan_lookups = scratch.scan_lookups;
+        stats.queue_ops = work.spm.queue_ops;
+        stats.tree_writes = work.spm.tree_writes;
+        stats.scan_lookups = work.spm.scan_lookups;
+        if let Some(c) = work.cache.as_ref().and_then(|g| g.as_ref()) {
+            stats.cache_hits = c.hits;
+            stats.cache_misses = c.misses;
+        }
+        let m = work.merge.stats;
+        stats.merged_bytes = m.merged_bytes;
+        stats.heap_ops = m.heap_ops;
+        stats.window_bytes = m.window_bytes;
+        stats.windows = m.windows;
+        stats.skipped_windows = m.skipped_windows;
+        stats.fallbacks = m.fallbacks;
+        stats.period_bytes = m.period_bytes;
         match spans {
             Spans::Bpe(p) => stats.chars_examined = p.chars_examined(),
             Spans::Added(a) => stats.chars_examined = a.chars_examined(),
@@ -612,6 +748,13 @@ impl Tokenizer {
         }
         stats
     }
+}
+
+/// The pieces `pattern`'s pre-tokenizer cuts `text` into, as byte ranges (tests against the
+/// regexes; not a stable API).
+#[doc(hidden)]
+pub fn split(pattern: Pattern, text: &str) -> Result<Vec<(usize, usize)>> {
+    Ok(Splitter::new(text, Classes::get()?, pattern).pieces().collect())
 }
 
 /// The spans of one text (see [`Tokenizer::spans`]).
@@ -673,6 +816,24 @@ pub struct WorkStats {
     pub matcher_steps: u64,
     /// SentencePiece: vocabulary lookups of the short-segment scan merge.
     pub scan_lookups: u64,
+    /// Byte-level BPE: bytes handed to a merge (the piece cache's misses, segments, the windows of
+    /// long pieces); each merge of `n` bytes does at most `n` merges of `O(log n)` or `O(16)` work.
+    pub merged_bytes: u64,
+    /// Byte-level BPE: heap pushes and pops of the heap merge (each `O(log n)`).
+    pub heap_ops: u64,
+    /// Byte-level BPE: bytes merged in windows of long pieces, and windows merged.
+    pub window_bytes: u64,
+    pub windows: u64,
+    /// Byte-level BPE: window steps of a periodic text added up without merging.
+    pub skipped_windows: u64,
+    /// Byte-level BPE: long pieces merged whole because their windows never agreed.
+    pub fallbacks: u64,
+    /// Byte-level BPE: bytes compared to find how far a text repeats.
+    pub period_bytes: u64,
+    /// Byte-level BPE: the piece cache's hits and misses so far (the cache lives as long as the
+    /// tokenizer: these count every call that had it).
+    pub cache_hits: u64,
+    pub cache_misses: u64,
 }
 
 fn floor_char_boundary(text: &str, mut i: usize) -> usize {

@@ -43,6 +43,37 @@ pub const O200K_PATTERN: &str = concat!(
 /// The pattern tiktoken-rs 0.12.1 passes to `CoreBPE::new` in `cl100k_base()`.
 pub const CL100K_PATTERN: &str = "'(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++|\\p{N}{1,3}+| ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*+|\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s";
 
+/// Llama 3's pre-tokenizer regex (its `tokenizer.json`, docs/vocabularies.md): cl100k's alternatives
+/// without possessive quantifiers, and `\s*[\r\n]+` where cl100k has `\s++$|\s*[\r\n]`. The two
+/// split alike except at the end of the text: after a run of whitespace with a line break in it,
+/// cl100k keeps the trailing spaces with the break, Llama 3 makes them a piece of their own
+/// (`"a\n "`: `"\n "` against `"\n"`, `" "`).
+pub const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// Qwen 2 / 2.5 / 3's: Llama 3's with one digit per piece (`\p{N}`).
+pub const QWEN2_PATTERN: &str =
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// Mistral's Tekken (`tekken_*.json`'s `pattern`): o200k's without the contractions and with one
+/// digit per piece.
+pub const TEKKEN_PATTERN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*",
+    "|",
+    r"\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+);
+
+/// DeepSeek V3 / R1's: three splits applied in sequence, each to every piece of the one before;
+/// a split keeps both its matches and the text between them as pieces (Hugging Face's `Split`
+/// with `Isolated`): digits in threes, runs of CJK ideographs and kana (U+4E00–U+9FA5,
+/// U+3040–U+309F, U+30A0–U+30FF), then a punctuation-led pattern.
+pub const DEEPSEEK_V3_PATTERNS: [&str; 3] = [
+    r"\p{N}{1,3}",
+    "[\u{4E00}-\u{9FA5}\u{3040}-\u{309F}\u{30A0}-\u{30FF}]+",
+    r##"[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"##,
+];
+
 /// `\p{L}`
 const L: u8 = 1;
 /// `\p{N}`
@@ -53,16 +84,78 @@ const WS: u8 = 4;
 const UP: u8 = 8;
 /// o200k's `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`
 const LO: u8 = 16;
+/// `\p{P}`
+const P: u8 = 32;
+/// `\p{S}`
+const S: u8 = 64;
+/// `\p{M}`
+const M: u8 = 128;
 
-/// Class bits of ASCII characters (equal to block 0 of the class file; asserted in the tests).
-fn ascii_class(b: u8) -> u8 {
+/// Class bits of an ASCII character (equal to block 0 of the class file; asserted in the tests).
+const fn ascii_class_of(b: u8) -> u8 {
     match b {
         b'A'..=b'Z' => L | UP,
         b'a'..=b'z' => L | LO,
         b'0'..=b'9' => N,
         b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ' => WS,
+        b'$' | b'+' | b'<' | b'=' | b'>' | b'^' | b'`' | b'|' | b'~' => S,
+        0x21..=0x7E => P,
         _ => 0,
     }
+}
+
+#[allow(clippy::indexing_slicing)] // a constant: b < 128 < 256
+const fn ascii_table() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = ascii_class_of(b as u8);
+        b += 1;
+    }
+    t
+}
+
+/// Class bits of each ASCII byte (0 for the bytes of multi-byte characters).
+static ASCII: [u8; 256] = ascii_table();
+
+#[inline]
+fn ascii_class(b: u8) -> u8 {
+    ASCII.get(b as usize).copied().unwrap_or(0)
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `x` outside `lo..=hi` (both below 0x80; bytes of 0x80 and above
+/// are outside) — exact for the lowest such byte, which is all the runs below read (a borrow or
+/// carry can only flag bytes above a true one).
+#[inline(always)]
+fn outside(x: u64, lo: u8, hi: u8) -> u64 {
+    let less = x.wrapping_sub(ONES * lo as u64) & !x & HIGHS;
+    let more = (x.wrapping_add(ONES * (127 - hi) as u64) | x) & HIGHS;
+    less | more
+}
+
+/// End of the run of bytes in `lo..=hi` from `i`, eight bytes at a time (`fold` is ORed into each
+/// byte first: 0x20 folds ASCII capitals onto lowercase).
+#[inline(always)]
+fn byte_run(bytes: &[u8], mut i: usize, lo: u8, hi: u8, fold: u8) -> usize {
+    while let Some(w) = bytes.get(i..i + 8) {
+        let x = u64::from_le_bytes(w.try_into().unwrap_or_default()) | (ONES * fold as u64);
+        let m = outside(x, lo, hi);
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&b) = bytes.get(i) {
+        let b = b | fold;
+        if b < lo || b > hi {
+            break;
+        }
+        i += 1;
+    }
+    i
 }
 
 /// Class bits of every code point, read in place from the embedded class file (`data`).
@@ -102,11 +195,45 @@ impl Classes {
     }
 }
 
-/// Which split pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Pattern {
+/// A pre-tokenizer: which split regex the text is cut with before merging (each reproduced by
+/// hand, linear in the text; `tests/tokens_exact.rs` and `tests/tokens_families.rs` check them
+/// against the regexes on every code point in context).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pattern {
+    /// [`O200K_PATTERN`]: o200k_base (and gpt-oss, whose tokenizer is o200k_base).
     O200k,
+    /// [`CL100K_PATTERN`]: cl100k_base.
     Cl100k,
+    /// [`LLAMA3_PATTERN`]: Llama 3, 3.1, 3.2, 3.3.
+    Llama3,
+    /// [`QWEN2_PATTERN`]: Qwen 2, 2.5, 3.
+    Qwen2,
+    /// [`DEEPSEEK_V3_PATTERNS`]: DeepSeek V3, R1.
+    DeepseekV3,
+    /// [`TEKKEN_PATTERN`]: Mistral's Tekken.
+    Tekken,
+}
+
+impl Pattern {
+    /// The regexes this pre-tokenizer reproduces (three for DeepSeek V3, applied in sequence).
+    pub fn regexes(self) -> &'static [&'static str] {
+        match self {
+            Pattern::O200k => &[O200K_PATTERN],
+            Pattern::Cl100k => &[CL100K_PATTERN],
+            Pattern::Llama3 => &[LLAMA3_PATTERN],
+            Pattern::Qwen2 => &[QWEN2_PATTERN],
+            Pattern::DeepseekV3 => &DEEPSEEK_V3_PATTERNS,
+            Pattern::Tekken => &[TEKKEN_PATTERN],
+        }
+    }
+
+    /// Digits per piece at most (`\p{N}{1,3}` or `\p{N}`).
+    fn digits(self) -> usize {
+        match self {
+            Pattern::Qwen2 | Pattern::Tekken => 1,
+            _ => 3,
+        }
+    }
 }
 
 /// One character of the text.
@@ -122,7 +249,7 @@ pub(crate) struct Splitter<'t> {
     text: &'t str,
     classes: &'static Classes,
     pattern: Pattern,
-    /// Characters decoded so far (debug builds only), for linearity tests.
+    /// Characters (and ASCII bytes) looked at so far (debug builds only), for linearity tests.
     #[cfg(debug_assertions)]
     examined: std::cell::Cell<u64>,
 }
@@ -150,16 +277,26 @@ impl<'t> Splitter<'t> {
         }
     }
 
+    #[inline]
+    fn seen(&self, _n: u64) {
+        #[cfg(debug_assertions)]
+        self.examined.set(self.examined.get() + _n);
+    }
+
     /// Iterates over `(start, end)` byte ranges of the pieces, in order, covering the whole text.
     pub(crate) fn pieces(self) -> Pieces<'t> {
-        Pieces { splitter: self, pos: 0 }
+        Pieces { splitter: self, pos: 0, segment_end: 0 }
+    }
+
+    #[inline]
+    fn byte(&self, i: usize) -> Option<u8> {
+        self.text.as_bytes().get(i).copied()
     }
 
     #[inline]
     fn at(&self, i: usize) -> Option<Ch> {
-        #[cfg(debug_assertions)]
-        self.examined.set(self.examined.get() + 1);
-        let b = *self.text.as_bytes().get(i)?;
+        self.seen(1);
+        let b = self.byte(i)?;
         if b < 0x80 {
             return Some(Ch { c: b as char, class: ascii_class(b), len: 1 });
         }
@@ -167,15 +304,23 @@ impl<'t> Splitter<'t> {
         Some(Ch { c, class: self.classes.of(c), len: c.len_utf8() })
     }
 
-    /// End of the run of characters whose class intersects `mask`, starting at `i`.
+    /// The character at `i` if it starts before `end`.
     #[inline]
-    fn run(&self, mut i: usize, mask: u8) -> usize {
-        let bytes = self.text.as_bytes();
-        loop {
-            match bytes.get(i) {
-                Some(&b) if b < 0x80 => {
-                    #[cfg(debug_assertions)]
-                    self.examined.set(self.examined.get() + 1);
+    fn at_before(&self, i: usize, end: usize) -> Option<Ch> {
+        if i < end {
+            self.at(i)
+        } else {
+            None
+        }
+    }
+
+    /// End of the run of characters whose class intersects `mask`, starting at `i` (up to `end`).
+    #[inline]
+    fn run(&self, mut i: usize, mask: u8, end: usize) -> usize {
+        while i < end {
+            match self.byte(i) {
+                Some(b) if b < 0x80 => {
+                    self.seen(1);
                     if ascii_class(b) & mask == 0 {
                         return i;
                     }
@@ -188,13 +333,14 @@ impl<'t> Splitter<'t> {
                 None => return i,
             }
         }
+        i
     }
 
-    /// End of the run of characters that are not `\s`, `\p{L}` or `\p{N}`, starting at `i`.
+    /// End of the run of characters none of whose class bits are in `mask`, from `i`.
     #[inline]
-    fn other_run(&self, mut i: usize) -> usize {
-        while let Some(ch) = self.at(i) {
-            if ch.class & (WS | L | N) != 0 {
+    fn run_not(&self, mut i: usize, mask: u8, end: usize) -> usize {
+        while let Some(ch) = self.at_before(i, end) {
+            if ch.class & mask != 0 {
                 break;
             }
             i += ch.len;
@@ -202,10 +348,10 @@ impl<'t> Splitter<'t> {
         i
     }
 
-    /// Skips up to three `\p{N}` characters (`\p{N}{1,3}`, greedy or possessive alike).
-    fn digits(&self, mut i: usize) -> usize {
-        for _ in 0..3 {
-            match self.at(i) {
+    /// Skips up to `max` `\p{N}` characters.
+    fn digits(&self, mut i: usize, max: usize, end: usize) -> usize {
+        for _ in 0..max {
+            match self.at_before(i, end) {
                 Some(ch) if ch.class & N != 0 => i += ch.len,
                 _ => break,
             }
@@ -214,11 +360,11 @@ impl<'t> Splitter<'t> {
     }
 
     /// Skips characters of the given ASCII set.
-    fn ascii_set_run(&self, mut i: usize, set: &[u8]) -> usize {
-        while let Some(b) = self.text.as_bytes().get(i) {
-            #[cfg(debug_assertions)]
-            self.examined.set(self.examined.get() + 1);
-            if !set.contains(b) {
+    fn ascii_set_run(&self, mut i: usize, set: &[u8], end: usize) -> usize {
+        while i < end {
+            let Some(b) = self.byte(i) else { break };
+            self.seen(1);
+            if !set.contains(&b) {
                 break;
             }
             i += 1;
@@ -238,7 +384,7 @@ impl<'t> Splitter<'t> {
     /// After an apostrophe at `i`: length of a match of `(?i:s|t|re|ve|m|ll|d)` (o200k order) or
     /// `(?i:[sdmt]|ll|ve|re)` (cl100k; same language, alternatives are disjoint), or `None`.
     fn contraction(&self, i: usize) -> Option<usize> {
-        if self.text.as_bytes().get(i) != Some(&b'\'') {
+        if self.byte(i) != Some(b'\'') {
             return None;
         }
         let c1 = self.at(i + 1)?;
@@ -260,6 +406,15 @@ impl<'t> Splitter<'t> {
         None
     }
 
+    /// The contraction after an apostrophe at `i` when the pattern has them, else `end`.
+    #[inline]
+    fn maybe_contraction(&self, end: usize) -> usize {
+        if self.pattern == Pattern::Tekken {
+            return end;
+        }
+        self.contraction(end).unwrap_or(end)
+    }
+
     /// o200k alternative 1 from `p` (after the optional prefix):
     /// `[UP]*[LO]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?`.
     ///
@@ -270,6 +425,7 @@ impl<'t> Splitter<'t> {
     /// `k` is not in LO and `[LO]+` takes exactly one character. The optional contraction is tried
     /// and the match succeeds either way.
     fn o200k_alt1(&self, p: usize) -> Option<usize> {
+        let len = self.text.len();
         let mut i = p;
         let mut after_last_lo = None;
         while let Some(ch) = self.at(i) {
@@ -282,31 +438,32 @@ impl<'t> Splitter<'t> {
             }
         }
         let end = match self.at(i) {
-            Some(ch) if ch.class & LO != 0 => self.run(i, LO),
+            Some(ch) if ch.class & LO != 0 => self.run(i, LO, len),
             _ => after_last_lo?,
         };
-        Some(self.contraction(end).unwrap_or(end))
+        Some(self.maybe_contraction(end))
     }
 
     /// o200k alternative 2 from `p` (after the optional prefix):
     /// `[UP]+[LO]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?` — all greedy, nothing after it can fail, so
     /// the first path is the answer as soon as `[UP]+` matches at least one character.
     fn o200k_alt2(&self, p: usize) -> Option<usize> {
-        let q = self.run(p, UP);
+        let len = self.text.len();
+        let q = self.run(p, UP, len);
         if q == p {
             return None;
         }
-        let end = self.run(q, LO);
-        Some(self.contraction(end).unwrap_or(end))
+        let end = self.run(q, LO, len);
+        Some(self.maybe_contraction(end))
     }
 
-    /// Facts about the `\s` run starting at `pos` (which must be whitespace).
-    fn ws_run(&self, pos: usize) -> WsRun {
+    /// Facts about the `\s` run starting at `pos` (which must be whitespace), up to `end`.
+    fn ws_run(&self, pos: usize, end: usize) -> WsRun {
         let mut i = pos;
         let mut chars = 0usize;
         let mut last_start = pos;
         let mut after_last_crlf = None;
-        while let Some(ch) = self.at(i) {
+        while let Some(ch) = self.at_before(i, end) {
             if ch.class & WS == 0 {
                 break;
             }
@@ -320,7 +477,25 @@ impl<'t> Splitter<'t> {
         WsRun { end: i, chars, last_start, after_last_crlf }
     }
 
-    /// End of the o200k piece that starts at `pos`. The alternatives, in order:
+    /// Where a whitespace run starting at `pos` ends its piece, for the patterns whose whitespace
+    /// alternatives are `\s*[\r\n]+|\s+(?!\S)|\s+` (o200k, Tekken, Llama 3, Qwen 2, and DeepSeek's
+    /// third split), `end` being the end of the text (or of the piece being split):
+    /// - `\s*[\r\n]+`: `\s*` takes the run and gives back until `[\r\n]+` matches: that is at the
+    ///   last CR/LF of the run, and `[\r\n]+` cannot extend past it;
+    /// - `\s+(?!\S)`: the look-ahead holds at the end, or one character before the run's end;
+    /// - `\s+`: a single character.
+    fn ws_end(run: &WsRun, end: usize) -> usize {
+        if let Some(e) = run.after_last_crlf {
+            return e;
+        }
+        if run.end == end || run.chars == 1 {
+            return run.end;
+        }
+        run.last_start
+    }
+
+    /// End of the o200k-like piece that starts at `pos` (o200k, Tekken). The alternatives, in
+    /// order (Tekken: without the contractions, `\p{N}` for 3.):
     ///
     /// 1. `[^\r\n\p{L}\p{N}]?[UP]*[LO]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?`
     /// 2. `[^\r\n\p{L}\p{N}]?[UP]+[LO]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?`
@@ -353,7 +528,7 @@ impl<'t> Splitter<'t> {
         }
         // 3.
         if c0.class & N != 0 {
-            return Some(self.digits(pos));
+            return Some(self.digits(pos, self.pattern.digits(), text_len));
         }
         // 4. The optional space is greedy; without it c0 itself must be "other".
         let other_start = if c0.c == ' ' {
@@ -367,25 +542,16 @@ impl<'t> Splitter<'t> {
             None
         };
         if let Some(start) = other_start {
-            let e = self.other_run(start);
-            return Some(self.ascii_set_run(e, b"\r\n/"));
+            let e = self.run_not(start, WS | L | N, text_len);
+            return Some(self.ascii_set_run(e, b"\r\n/", text_len));
         }
         // Only whitespace is left.
-        let run = self.ws_run(pos);
-        // 5. `\s*` takes the run and gives back until `[\r\n]+` matches: that is at the last CR/LF
-        // of the run, and `[\r\n]+` cannot extend past it.
-        if let Some(e) = run.after_last_crlf {
-            return Some(e);
-        }
-        // 6. The look-ahead holds at the end of the text, or one character before the run's end.
-        if run.end == text_len || run.chars == 1 {
-            // 6 at the end of the text, or 7 for a single character.
-            return Some(run.end);
-        }
-        Some(run.last_start)
+        Some(Self::ws_end(&self.ws_run(pos, text_len), text_len))
     }
 
-    /// End of the cl100k piece that starts at `pos`. The alternatives, in order:
+    /// End of the cl100k-like piece that starts at `pos` (cl100k, Llama 3, Qwen 2). The
+    /// alternatives, in order (Qwen 2: `\p{N}` for 3.; Llama 3 and Qwen 2: 5. and 6. are
+    /// `\s*[\r\n]+`, see [`LLAMA3_PATTERN`]):
     ///
     /// 1. `'(?i:[sdmt]|ll|ve|re)`
     /// 2. `[^\r\n\p{L}\p{N}]?+\p{L}++`
@@ -395,6 +561,9 @@ impl<'t> Splitter<'t> {
     /// 6. `\s*[\r\n]`
     /// 7. `\s+(?!\S)`
     /// 8. `\s`
+    ///
+    /// Possessive or not, 2.–4. match alike: nothing after a possessive part can fail in them,
+    /// and a prefix without a letter after it fails both ways.
     fn cl100k_end(&self, pos: usize, c0: Ch) -> Option<usize> {
         let text_len = self.text.len();
         let after0 = pos + c0.len;
@@ -402,20 +571,20 @@ impl<'t> Splitter<'t> {
         if let Some(e) = self.contraction(pos) {
             return Some(e);
         }
-        // 2. The possessive prefix is taken whenever it can be and never given back.
+        // 2. The prefix is taken whenever it can be and never given back.
         let prefixable = c0.c != '\r' && c0.c != '\n' && c0.class & (L | N) == 0;
         if prefixable {
             if let Some(c1) = self.at(after0) {
                 if c1.class & L != 0 {
-                    return Some(self.run(after0, L));
+                    return Some(self.run(after0, L, text_len));
                 }
             }
         } else if c0.class & L != 0 {
-            return Some(self.run(pos, L));
+            return Some(self.run(pos, L, text_len));
         }
         // 3.
         if c0.class & N != 0 {
-            return Some(self.digits(pos));
+            return Some(self.digits(pos, self.pattern.digits(), text_len));
         }
         // 4. ` ?` is greedy (not possessive); without the space c0 itself must be "other".
         let other_start = if c0.c == ' ' {
@@ -429,11 +598,14 @@ impl<'t> Splitter<'t> {
             None
         };
         if let Some(start) = other_start {
-            let e = self.other_run(start);
-            return Some(self.ascii_set_run(e, b"\r\n"));
+            let e = self.run_not(start, WS | L | N, text_len);
+            return Some(self.ascii_set_run(e, b"\r\n", text_len));
         }
         // Only whitespace is left.
-        let run = self.ws_run(pos);
+        let run = self.ws_run(pos, text_len);
+        if self.pattern != Pattern::Cl100k {
+            return Some(Self::ws_end(&run, text_len));
+        }
         // 5.
         if run.end == text_len {
             return Some(run.end);
@@ -450,15 +622,228 @@ impl<'t> Splitter<'t> {
         Some(after0)
     }
 
-    /// End of the piece starting at `pos` (always after `pos` while `pos < len`).
+    // ------------------------------------------------------------------ ASCII fast paths
+
+    /// The o200k-like piece at `pos` (an ASCII byte `b0`) when its end is decided by ASCII bytes
+    /// alone; `None` when a byte of a multi-byte character could change it (the general path then
+    /// decides). The same alternatives as [`o200k_end`](Self::o200k_end), read off the bytes.
+    #[inline(always)]
+    fn o200k_ascii(&self, pos: usize, b0: u8) -> Option<usize> {
+        let c0 = ascii_class(b0);
+        if c0 & L != 0 {
+            return self.o200k_letters_ascii(pos);
+        }
+        if c0 & N != 0 {
+            return self.digits_ascii(pos);
+        }
+        let b1 = self.byte(pos + 1);
+        if b1.is_some_and(|b| b >= 0x80) {
+            return None;
+        }
+        let c1 = b1.map_or(0, ascii_class);
+        // 1./2. with the prefix: any ASCII character but CR, LF, letters and digits.
+        if c1 & L != 0 && b0 != b'\r' && b0 != b'\n' {
+            return self.o200k_letters_ascii(pos + 1);
+        }
+        // 4.
+        self.punct_ascii(pos, b0, b1, b"\r\n/")
+    }
+
+    /// The cl100k-like piece at `pos` (an ASCII byte `b0`), as [`o200k_ascii`](Self::o200k_ascii).
+    #[inline(always)]
+    fn cl100k_ascii(&self, pos: usize, b0: u8) -> Option<usize> {
+        let c0 = ascii_class(b0);
+        let b1 = self.byte(pos + 1);
+        if b0 == b'\'' {
+            // 1. A contraction's letters are ASCII but for U+017F (folds to `s`).
+            if b1.is_some_and(|b| b >= 0x80) {
+                return None;
+            }
+            if let Some(e) = self.contraction(pos) {
+                self.seen(1);
+                return Some(e);
+            }
+        }
+        if c0 & L != 0 {
+            return self.letters_ascii(pos);
+        }
+        if c0 & N != 0 {
+            return self.digits_ascii(pos);
+        }
+        if b1.is_some_and(|b| b >= 0x80) {
+            return None;
+        }
+        let c1 = b1.map_or(0, ascii_class);
+        if c1 & L != 0 && b0 != b'\r' && b0 != b'\n' {
+            return self.letters_ascii(pos + 1);
+        }
+        self.punct_ascii(pos, b0, b1, b"\r\n")
+    }
+
+    /// The punctuation alternative (` ?[^\s\p{L}\p{N}]+` then `tail` bytes) or whitespace at
+    /// `pos` (an ASCII byte `b0`, followed by `b1`), shared by both ASCII paths.
+    #[inline(always)]
+    fn punct_ascii(&self, pos: usize, b0: u8, b1: Option<u8>, tail: &[u8]) -> Option<usize> {
+        let (c0, c1) = (ascii_class(b0), b1.map_or(0, ascii_class));
+        let other = WS | L | N;
+        let start = if b0 == b' ' && b1.is_some() && c1 & other == 0 {
+            pos + 1
+        } else if c0 & WS == 0 {
+            pos
+        } else {
+            return self.ws_ascii(pos);
+        };
+        let e = self.ascii_run(start, |c| c & other == 0)?;
+        self.ascii_tail(e, tail)
+    }
+
+    /// End of the run of ASCII bytes from `i` whose class satisfies `keep`; `None` when the run
+    /// stops at a byte of a multi-byte character.
     #[inline]
+    fn ascii_run(&self, mut i: usize, keep: impl Fn(u8) -> bool) -> Option<usize> {
+        let bytes = self.text.as_bytes();
+        let start = i;
+        while let Some(&b) = bytes.get(i) {
+            if b >= 0x80 {
+                self.seen((i - start) as u64);
+                return None;
+            }
+            if !keep(ascii_class(b)) {
+                break;
+            }
+            i += 1;
+        }
+        self.seen((i - start + 1) as u64);
+        Some(i)
+    }
+
+    /// `[\r\n]*` or `[\r\n/]*` from `i` (ASCII sets: any other byte ends it).
+    #[inline]
+    fn ascii_tail(&self, i: usize, set: &[u8]) -> Option<usize> {
+        Some(self.ascii_set_run(i, set, self.text.len()))
+    }
+
+    /// `\p{L}+` from `p` (an ASCII letter) over ASCII letters; `None` if the run meets a
+    /// multi-byte character (which may be a letter).
+    #[inline(always)]
+    fn letters_ascii(&self, p: usize) -> Option<usize> {
+        let bytes = self.text.as_bytes();
+        let end = byte_run(bytes, p, b'a', b'z', 0x20);
+        self.seen((end - p + 1) as u64);
+        if bytes.get(end).is_some_and(|&b| b >= 0x80) {
+            return None;
+        }
+        Some(end)
+    }
+
+    /// Letters of o200k's alternatives 1 and 2 from `p` (an ASCII letter), and the contraction.
+    #[inline(always)]
+    fn o200k_letters_ascii(&self, p: usize) -> Option<usize> {
+        // `[UP]*` over ASCII capitals, then `[LO]+` over lowercase letters if one follows (alt 1),
+        // else the capitals alone (alt 2: ASCII capitals are not in LO).
+        let bytes = self.text.as_bytes();
+        let q = byte_run(bytes, p, b'A', b'Z', 0);
+        let end = match bytes.get(q) {
+            Some(&b) if b >= 0x80 => return None,
+            Some(b'a'..=b'z') => byte_run(bytes, q, b'a', b'z', 0),
+            _ => q,
+        };
+        self.seen((end - p + 1) as u64);
+        if bytes.get(end).is_some_and(|&b| b >= 0x80) {
+            return None;
+        }
+        if self.pattern == Pattern::Tekken || self.byte(end) != Some(b'\'') {
+            return Some(end);
+        }
+        if self.byte(end + 1).is_some_and(|b| b >= 0x80) {
+            return None;
+        }
+        Some(self.contraction(end).unwrap_or(end))
+    }
+
+    /// `\p{N}{1,3}` or `\p{N}` from `p` (an ASCII digit) over ASCII digits.
+    #[inline]
+    fn digits_ascii(&self, p: usize) -> Option<usize> {
+        let max = self.pattern.digits();
+        let mut i = p;
+        while i < p + max {
+            match self.byte(i) {
+                Some(b) if b >= 0x80 => return None,
+                Some(b) if ascii_class(b) & N != 0 => i += 1,
+                _ => break,
+            }
+        }
+        self.seen((i - p) as u64);
+        Some(i)
+    }
+
+    /// A whitespace piece from `pos` over ASCII whitespace (`None` if the run meets a multi-byte
+    /// character, which may be whitespace too).
+    #[inline]
+    fn ws_ascii(&self, pos: usize) -> Option<usize> {
+        let bytes = self.text.as_bytes();
+        let mut i = pos;
+        let mut after_last_crlf = None;
+        while let Some(&b) = bytes.get(i) {
+            if b >= 0x80 {
+                return None;
+            }
+            if ascii_class(b) & WS == 0 {
+                break;
+            }
+            i += 1;
+            if b == b'\r' || b == b'\n' {
+                after_last_crlf = Some(i);
+            }
+        }
+        self.seen((i - pos + 1) as u64);
+        let len = self.text.len();
+        let run = WsRun { end: i, chars: i - pos, last_start: i.saturating_sub(1), after_last_crlf };
+        if self.pattern == Pattern::Cl100k {
+            // `\s++$|\s*[\r\n]|\s+(?!\S)|\s`
+            return Some(if run.end == len {
+                run.end
+            } else if let Some(e) = run.after_last_crlf {
+                e
+            } else if run.chars >= 2 {
+                run.last_start
+            } else {
+                pos + 1
+            });
+        }
+        Some(Self::ws_end(&run, len))
+    }
+
+    /// End of the piece starting at `pos` (always after `pos` while `pos < len`), for every
+    /// pattern but DeepSeek V3's: the ASCII fast paths inline, the general path out of line.
+    #[inline(always)]
     fn piece_end(&self, pos: usize) -> usize {
+        let Some(b0) = self.byte(pos) else {
+            return self.text.len();
+        };
+        if b0 < 0x80 {
+            let fast = match self.pattern {
+                Pattern::O200k | Pattern::Tekken => self.o200k_ascii(pos, b0),
+                Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => self.cl100k_ascii(pos, b0),
+                Pattern::DeepseekV3 => None,
+            };
+            if let Some(e) = fast {
+                return e;
+            }
+        }
+        self.piece_end_general(pos)
+    }
+
+    /// [`piece_end`](Self::piece_end) by characters, for any text.
+    #[inline(never)]
+    fn piece_end_general(&self, pos: usize) -> usize {
         let Some(c0) = self.at(pos) else {
             return self.text.len();
         };
         let end = match self.pattern {
-            Pattern::O200k => self.o200k_end(pos, c0),
-            Pattern::Cl100k => self.cl100k_end(pos, c0),
+            Pattern::O200k | Pattern::Tekken => self.o200k_end(pos, c0),
+            Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => self.cl100k_end(pos, c0),
+            Pattern::DeepseekV3 => Some(self.deepseek_end(pos, self.text.len())),
         };
         match end {
             // Every character is covered by some alternative, so `end` is always `Some` and after
@@ -466,6 +851,100 @@ impl<'t> Splitter<'t> {
             Some(e) if e > pos && e <= self.text.len() => e,
             _ => pos + c0.len,
         }
+    }
+
+    // ------------------------------------------------------------------ DeepSeek V3
+
+    /// Is `c` in DeepSeek's second split, `[一-龥぀-ゟ゠-ヿ]`?
+    #[inline]
+    fn deepseek_cjk(c: char) -> bool {
+        matches!(c, '\u{4E00}'..='\u{9FA5}' | '\u{3040}'..='\u{30FF}')
+    }
+
+    /// End of the piece of DeepSeek's first two splits that starts at `pos`: up to three `\p{N}`
+    /// (split 1's match), or a run of split 2's characters, or a run of neither (split 2's text
+    /// between matches). The third split then cuts that piece on its own.
+    fn deepseek_segment(&self, pos: usize) -> usize {
+        let len = self.text.len();
+        let Some(c0) = self.at(pos) else { return len };
+        if c0.class & N != 0 {
+            return self.digits(pos, 3, len);
+        }
+        let cjk = Self::deepseek_cjk(c0.c);
+        let mut i = pos + c0.len;
+        while let Some(ch) = self.at_before(i, len) {
+            if ch.class & N != 0 || Self::deepseek_cjk(ch.c) != cjk {
+                break;
+            }
+            i += ch.len;
+        }
+        i
+    }
+
+    /// Does DeepSeek's third pattern match at `p` (before `end`)? Its end if so.
+    ///
+    /// 1. `[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+` — ASCII only
+    /// 2. `[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+`
+    /// 3. ` ?[\p{P}\p{S}]+[\r\n]*`
+    /// 4. `\s*[\r\n]+`
+    /// 5. `\s+(?!\S)`
+    /// 6. `\s+`
+    fn deepseek_match(&self, p: usize, end: usize) -> Option<usize> {
+        let c0 = self.at_before(p, end)?;
+        let after0 = p + c0.len;
+        let c1 = self.at_before(after0, end);
+        // 1.
+        if c0.c.is_ascii_punctuation() && c1.is_some_and(|c| c.c.is_ascii_alphabetic()) {
+            let mut i = after0;
+            while let Some(b) = self.byte(i).filter(|b| i < end && b.is_ascii_alphabetic()) {
+                let _ = b;
+                self.seen(1);
+                i += 1;
+            }
+            return Some(i);
+        }
+        // 2. The greedy prefix first; without it c0 must itself be a letter or mark.
+        let prefixable = c0.c != '\r' && c0.c != '\n' && c0.class & (L | P | S) == 0;
+        if prefixable && c1.is_some_and(|c| c.class & (L | M) != 0) {
+            return Some(self.run(after0, L | M, end));
+        }
+        if c0.class & (L | M) != 0 {
+            return Some(self.run(p, L | M, end));
+        }
+        // 3.
+        let ps_start = if c0.c == ' ' && c1.is_some_and(|c| c.class & (P | S) != 0) {
+            Some(after0)
+        } else if c0.class & (P | S) != 0 {
+            Some(p)
+        } else {
+            None
+        };
+        if let Some(start) = ps_start {
+            let e = self.run(start, P | S, end);
+            return Some(self.ascii_set_run(e, b"\r\n", end));
+        }
+        // 4.–6.
+        if c0.class & WS != 0 {
+            return Some(Self::ws_end(&self.ws_run(p, end), end));
+        }
+        None
+    }
+
+    /// End of the next piece of DeepSeek's third split within a piece of the first two that
+    /// ends at `end`: a match, or the text up to the next position where one starts (kept as a
+    /// piece of its own, as `Split` keeps the text between matches).
+    fn deepseek_end(&self, pos: usize, end: usize) -> usize {
+        if let Some(e) = self.deepseek_match(pos, end) {
+            return e;
+        }
+        let mut i = pos;
+        while let Some(ch) = self.at_before(i, end) {
+            if i > pos && self.deepseek_match(i, end).is_some() {
+                break;
+            }
+            i += ch.len;
+        }
+        i
     }
 }
 
@@ -484,6 +963,8 @@ struct WsRun {
 pub(crate) struct Pieces<'t> {
     splitter: Splitter<'t>,
     pos: usize,
+    /// DeepSeek V3: end of the piece of the first two splits `pos` is in.
+    segment_end: usize,
 }
 
 impl Pieces<'_> {
@@ -498,13 +979,36 @@ impl Iterator for Pieces<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<(usize, usize)> {
-        if self.pos >= self.splitter.text.len() {
+        let start = self.pos;
+        if start >= self.splitter.text.len() {
             return None;
         }
-        let start = self.pos;
-        let end = self.splitter.piece_end(start);
+        let end = self.splitter.next_end(start, &mut self.segment_end);
         self.pos = end;
         Some((start, end))
+    }
+}
+
+impl Splitter<'_> {
+    /// End of the piece at `pos` (before the end of the text), always after `pos`.
+    /// `segment_end` is the pieces' state for DeepSeek V3 (the end of the piece of its first two
+    /// splits that `pos` is in; start at 0).
+    #[inline(always)]
+    pub(crate) fn next_end(&self, pos: usize, segment_end: &mut usize) -> usize {
+        let len = self.text.len();
+        let end = if self.pattern == Pattern::DeepseekV3 {
+            if pos >= *segment_end {
+                *segment_end = self.deepseek_segment(pos).clamp(pos + 1, len);
+            }
+            self.deepseek_end(pos, *segment_end)
+        } else {
+            self.piece_end(pos)
+        };
+        if end > pos && end <= len {
+            return end;
+        }
+        // Every character is covered by some alternative: this only guards the loop.
+        self.text.get(pos..).and_then(|t| t.chars().next()).map_or(len, |c| pos + c.len_utf8())
     }
 }
 

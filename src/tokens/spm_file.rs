@@ -151,7 +151,7 @@ pub fn decode(file: &[u8]) -> Result<Decoded, String> {
         }
         user_defined.push((id, bytes.to_vec()));
     }
-    let stored = vocab_file::decode(r.rest)?;
+    let stored = vocab_file::decode_splits(r.rest)?;
     if stored.starts.len() != order.len() + 1 {
         return Err("gemma3 vocabulary file: the body does not hold one piece per id".to_string());
     }
@@ -210,6 +210,6 @@ pub fn write(spec: &Spec) -> Result<Vec<u8>, String> {
         out.extend_from_slice(bytes);
     }
     let tokens: Vec<Vec<u8>> = normal.iter().map(|(_, b)| b.clone()).collect();
-    out.extend_from_slice(&vocab_file::write(&tokens)?);
+    out.extend_from_slice(&vocab_file::write_splits(&tokens)?);
     Ok(out)
 }

@@ -2,11 +2,13 @@
 //!
 //! Every ordinary token of a byte-pair vocabulary longer than one byte is the concatenation of
 //! two tokens of lower rank (it was made by merging them), so `data/<encoding>.bin` stores each
-//! token as the ranks of those two parts rather than as its bytes:
+//! token as the ranks of those two parts rather than as its bytes — its *canonical pair*, the last
+//! merge of BPE on its own bytes (`merge.rs`), which is all the tokenizer needs: it builds its
+//! merge table straight from the pairs, never from token bytes.
 //!
 //! ```text
 //! "CTXV"            4 bytes, magic
-//! version           1 byte, 3
+//! version           1 byte, 4 (3: the same with any two-part split, `write_splits`)
 //! count             u32 little-endian: number of ranks (the highest ordinary rank plus one)
 //! kinds             `count` bytes, one per rank: 0 not an ordinary token, 1 a single byte,
 //!                   2 a pair of lower ranks, 3 literal bytes
@@ -15,31 +17,32 @@
 //! pairs             the left and right part of every kind-2 rank, entropy-coded (`rans.rs`)
 //! ```
 //!
-//! Gzip (Node's zlib, level 9) takes the cl100k file to 314 KB and o200k to 679 KB; format 2,
-//! the parts as byte planes left to gzip, gave 337 / 716 KB, and format 1, the token bytes in rank
-//! order, 429 / 994 KB (GNU gzip). Kind 3 is never written for the shipped vocabularies (every
-//! token splits); it keeps the format total.
+//! Gzip (Node's zlib, level 9) takes the cl100k file to 316 KB and o200k to 681 KB (format 3,
+//! the split with the smallest rank sum, was 2 KB smaller each); format 2, the parts as byte
+//! planes left to gzip, gave 337 / 716 KB, and format 1, the token bytes in rank order, 429 /
+//! 994 KB (GNU gzip). Kind 3 is never written for the shipped vocabularies (BPE builds every
+//! token); it keeps the format total.
 //!
-//! [`decode`] rebuilds the token bytes in rank order at first use, in one pass (each pair's parts
-//! entropy-decoded, then their bytes copied from earlier in the arena). The entropy decoding made
-//! a first o200k count about 8 ms longer than format 2's byte planes (Node and Chromium; cl100k
-//! about 1 ms in Chromium); the arena is then kept for the life of the process, as the tokenizer
-//! is.
+//! [`read`] visits the ranks in one pass at first use (each pair's parts entropy-decoded);
+//! [`decode`] rebuilds the token bytes from them (tests and tools).
 //!
 //! The files are written from tiktoken-rs by `CTXGUARD_WRITE_VOCAB=1 cargo test --test
 //! vocab_data`, and the same test (without the variable) fails when a committed file differs from
 //! what tiktoken-rs produces. tiktoken-rs itself is not called by the library, so its base64
 //! assets are not linked into the `.wasm`.
 
-use std::collections::HashMap;
-
+pub(crate) use super::merge::Part;
+use super::merge::{Builder, Merges};
 use super::rans;
 use super::Encoding;
 
 /// First bytes of a vocabulary file.
 pub const MAGIC: &[u8; 4] = b"CTXV";
-/// Format version written after the magic.
-pub const VERSION: u8 = 3;
+/// Format version written after the magic: 4, each pair a token's canonical pair ([`write`]).
+pub const VERSION: u8 = 4;
+/// Format 3: the same layout, each pair any split of the token into two earlier ones
+/// ([`write_splits`]; the token bytes of SentencePiece's vocabulary inside `spm_file.rs`).
+pub const VERSION_SPLITS: u8 = 3;
 /// Version of the character-class file.
 pub const CLASS_VERSION: u8 = 1;
 /// Length of the header (magic, version, count).
@@ -91,17 +94,54 @@ impl<'a> Sections<'a> {
     }
 }
 
-/// Decodes a vocabulary file: checks the header, that every pair names two ordinary tokens of
-/// lower rank, and that nothing is left over.
-pub fn decode(file: &[u8]) -> Result<Decoded, String> {
+/// Reads a vocabulary file: checks the header, that every pair names two earlier ranks, and that
+/// nothing is left over; calls `visit(rank, part)` for every rank in order. Returns the number of
+/// ranks.
+pub(crate) fn read(file: &[u8], visit: &mut impl FnMut(u32, Part<'_>) -> Result<(), String>) -> Result<usize, String> {
+    read_of(file, VERSION, visit)
+}
+
+fn read_of(
+    file: &[u8],
+    version: u8,
+    visit: &mut impl FnMut(u32, Part<'_>) -> Result<(), String>,
+) -> Result<usize, String> {
+    let (count, mut r) = reader_of(file, version)?;
+    // In chunks of ranks, so that an engine that compiles WebAssembly in tiers (V8: a baseline
+    // compiler first, the optimizing one for functions called often) runs optimized code for most
+    // of the vocabulary.
+    let mut rank = 0;
+    while rank < count {
+        let end = (rank + DECODE_CHUNK).min(count);
+        r.ranks(rank, end, visit)?;
+        rank = end;
+    }
+    if !r.pairs.finished() {
+        return Err("vocabulary file: the pair section does not end where it should".to_string());
+    }
+    Ok(count)
+}
+
+/// How many ranks a file has, and how many of them are pairs (for sizing tables).
+pub(crate) fn counts(file: &[u8]) -> Result<(usize, usize), String> {
+    let (count, r) = reader(file)?;
+    Ok((count, r.pair_count))
+}
+
+fn reader(file: &[u8]) -> Result<(usize, Ranks<'_>), String> {
+    reader_of(file, VERSION)
+}
+
+/// [`reader`] of a file of format `version`.
+fn reader_of(file: &[u8], want: u8) -> Result<(usize, Ranks<'_>), String> {
     let header = file.get(..HEADER_LEN).ok_or("vocabulary file too short")?;
     let (magic, rest) = header.split_at(4);
     if magic != MAGIC {
         return Err("not a vocabulary file (bad magic)".to_string());
     }
     let (version, count) = rest.split_at(1);
-    if version != [VERSION] {
-        return Err(format!("vocabulary file version {version:?}, expected {VERSION}"));
+    if version != [want] {
+        return Err(format!("vocabulary file version {version:?}, expected {want}"));
     }
     let count: [u8; 4] = count.try_into().map_err(|_| "bad header")?;
     let count = u32::from_le_bytes(count) as usize;
@@ -110,7 +150,7 @@ pub fn decode(file: &[u8]) -> Result<Decoded, String> {
     }
     let mut s = Sections { rest: file.get(HEADER_LEN..).unwrap_or_default() };
     let kinds = s.take(count, "kinds")?;
-    // How many ranks of each kind, counted in chunks (see the decode loop below).
+    // How many ranks of each kind, counted in chunks (see `read`).
     let mut tally = [0usize; 4];
     for chunk in kinds.chunks(DECODE_CHUNK) {
         tally_kinds(chunk, &mut tally);
@@ -124,36 +164,52 @@ pub fn decode(file: &[u8]) -> Result<Decoded, String> {
         literals.push(s.take(len, "literals")?);
     }
     let pairs = rans::Reader::new(s.rest)?;
-    let mut out = Arena {
-        bytes: Vec::with_capacity(8 * count),
-        starts: Vec::with_capacity(count + 1),
-        singles: singles.iter(),
-        literals: literals.into_iter(),
-        pairs,
-    };
-    out.starts.push(0);
-    // In chunks of ranks, so that an engine that compiles WebAssembly in tiers (V8: a baseline
-    // compiler first, the optimizing one for functions called often) runs optimized code for most
-    // of the vocabulary.
-    let mut rank = 0;
-    while rank < count {
-        let end = (rank + DECODE_CHUNK).min(count);
-        out.ranks(kinds, rank, end)?;
-        rank = end;
-    }
-    if !out.pairs.finished() {
-        return Err("vocabulary file: the pair section does not end where it should".to_string());
-    }
-    let Arena { mut bytes, starts, .. } = out;
+    Ok((
+        count,
+        Ranks { kinds, singles: singles.iter(), literals: literals.into_iter(), pairs, pair_count: tally(KIND_PAIR) },
+    ))
+}
+
+/// Decodes a vocabulary file into the token bytes of every rank (tests and tools; the tokenizer
+/// itself reads the pairs, `merge.rs`).
+pub fn decode(file: &[u8]) -> Result<Decoded, String> {
+    decode_of(file, VERSION)
+}
+
+/// [`decode`] of a file of format 3 ([`write_splits`]).
+pub fn decode_splits(file: &[u8]) -> Result<Decoded, String> {
+    decode_of(file, VERSION_SPLITS)
+}
+
+fn decode_of(file: &[u8], version: u8) -> Result<Decoded, String> {
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut starts: Vec<u32> = vec![0];
+    read_of(file, version, &mut |rank, part| {
+        match part {
+            Part::None => {}
+            Part::Byte(b) => bytes.push(b),
+            Part::Literal(l) => bytes.extend_from_slice(l),
+            Part::Pair(a, b) => {
+                for part in [a, b] {
+                    match (starts.get(part as usize), starts.get(part as usize + 1)) {
+                        (Some(&x), Some(&y)) if y > x => bytes.extend_from_within(x as usize..y as usize),
+                        _ => return Err(format!("rank {rank}: part {part} is not an earlier token")),
+                    }
+                }
+            }
+        }
+        starts.push(u32::try_from(bytes.len()).map_err(|_| "vocabulary too large")?);
+        Ok(())
+    })?;
     bytes.shrink_to_fit();
     Ok(Decoded { bytes, starts })
 }
 
-/// Ranks decoded per call of [`Arena::ranks`].
+/// Ranks decoded per call of [`Ranks::ranks`].
 const DECODE_CHUNK: usize = 2048;
 
 /// Adds the number of ranks of each kind in `kinds` to `tally` (kinds above 3 are not counted;
-/// [`Arena::ranks`] rejects them).
+/// [`Ranks::ranks`] rejects them).
 #[inline(never)]
 fn tally_kinds(kinds: &[u8], tally: &mut [usize; 4]) {
     for &k in kinds {
@@ -163,52 +219,89 @@ fn tally_kinds(kinds: &[u8], tally: &mut [usize; 4]) {
     }
 }
 
-/// The token bytes being decoded, and where [`decode`] is in the file's sections.
-struct Arena<'a> {
-    bytes: Vec<u8>,
-    starts: Vec<u32>,
+/// Where [`read`] is in the file's sections.
+struct Ranks<'a> {
+    kinds: &'a [u8],
     singles: std::slice::Iter<'a, u8>,
     literals: std::vec::IntoIter<&'a [u8]>,
     pairs: rans::Reader<'a>,
+    pair_count: usize,
 }
 
-impl Arena<'_> {
-    /// Appends the tokens of ranks `from..to` (each kind taken from `kinds`).
+impl<'a> Ranks<'a> {
+    /// Visits ranks `from..to`.
     #[inline(never)]
-    fn ranks(&mut self, kinds: &[u8], from: usize, to: usize) -> Result<(), String> {
-        for (rank, &kind) in (from..to).zip(kinds.get(from..to).unwrap_or_default()) {
-            match kind {
-                KIND_NONE => {}
-                KIND_BYTE => self.bytes.push(*self.singles.next().ok_or("bad single bytes")?),
-                KIND_LITERAL => self.bytes.extend_from_slice(self.literals.next().ok_or("bad literals")?),
+    fn ranks(
+        &mut self,
+        from: usize,
+        to: usize,
+        visit: &mut impl FnMut(u32, Part<'a>) -> Result<(), String>,
+    ) -> Result<(), String> {
+        for (rank, &kind) in (from..to).zip(self.kinds.get(from..to).unwrap_or_default()) {
+            let part = match kind {
+                KIND_NONE => Part::None,
+                KIND_BYTE => Part::Byte(*self.singles.next().ok_or("bad single bytes")?),
+                KIND_LITERAL => Part::Literal(self.literals.next().ok_or("bad literals")?),
                 KIND_PAIR => {
-                    for side in [0, 1] {
-                        let part = self.pairs.next(side)?;
-                        match (self.starts.get(part), self.starts.get(part + 1)) {
-                            (Some(&a), Some(&b)) if part < rank && b > a => {
-                                self.bytes.extend_from_within(a as usize..b as usize)
-                            }
-                            _ => return Err(format!("rank {rank}: part {part} is not an earlier token")),
-                        }
+                    let (a, b) = (self.pairs.next(0)?, self.pairs.next(1)?);
+                    if a >= rank || b >= rank {
+                        return Err(format!("rank {rank}: a part is not an earlier rank"));
                     }
+                    Part::Pair(a as u32, b as u32)
                 }
                 other => return Err(format!("rank {rank}: unknown kind {other}")),
-            }
-            self.starts.push(u32::try_from(self.bytes.len()).map_err(|_| "vocabulary too large")?);
+            };
+            visit(rank as u32, part)?;
         }
         Ok(())
     }
 }
 
 /// Writes a vocabulary file from the token bytes of each rank (empty for ranks that are not
-/// ordinary tokens). A token of two or more bytes is written as the split into two earlier tokens
-/// with the smallest sum of ranks (of those tried, the split that compressed best), or as literal
-/// bytes when it has none. Fails on more than 2^18 ranks or a literal longer than 255 bytes.
+/// ordinary tokens). A token of two or more bytes is written as its canonical pair — the last
+/// merge of BPE on its own bytes over the earlier ranks (`merge.rs`) — or as literal bytes when
+/// BPE does not build it. Fails on more than 2^18 ranks or a literal longer than 255 bytes.
 pub fn write(tokens: &[Vec<u8>]) -> Result<Vec<u8>, String> {
     if tokens.len() > 1 << RANK_BITS {
         return Err(format!("{} ranks (at most 2^{RANK_BITS})", tokens.len()));
     }
-    let mut rank_of: HashMap<&[u8], u32> = HashMap::with_capacity(tokens.len());
+    let (mut kinds, mut singles, mut literals) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut left, mut right) = (Vec::new(), Vec::new());
+    crate::tokens::merge::canonical(tokens.iter().map(Vec::as_slice), &mut |_, part| {
+        match part {
+            Part::None => kinds.push(KIND_NONE),
+            Part::Byte(b) => {
+                kinds.push(KIND_BYTE);
+                singles.push(b);
+            }
+            Part::Pair(a, b) => {
+                kinds.push(KIND_PAIR);
+                left.push(a);
+                right.push(b);
+            }
+            Part::Literal(t) => {
+                kinds.push(KIND_LITERAL);
+                literals.push(
+                    u8::try_from(t.len()).map_err(|_| format!("literal token of {} bytes (at most 255)", t.len()))?,
+                );
+                literals.extend_from_slice(t);
+            }
+        }
+        Ok(())
+    })?;
+    write_parts(&kinds, &singles, &literals, &left, &right)
+}
+
+/// Writes a file of format 3 from the token bytes of each rank: a token of two or more bytes is
+/// written as the split into two earlier tokens with the smallest sum of ranks (of those tried,
+/// the split that compressed best), or as literal bytes when it has none. For vocabularies whose
+/// tokens are not byte-pair merges (SentencePiece's, `spm_file.rs`). Fails on more than 2^18
+/// ranks or a literal longer than 255 bytes.
+pub fn write_splits(tokens: &[Vec<u8>]) -> Result<Vec<u8>, String> {
+    if tokens.len() > 1 << RANK_BITS {
+        return Err(format!("{} ranks (at most 2^{RANK_BITS})", tokens.len()));
+    }
+    let mut rank_of: std::collections::HashMap<&[u8], u32> = std::collections::HashMap::with_capacity(tokens.len());
     let (mut kinds, mut singles, mut literals) = (Vec::new(), Vec::new(), Vec::new());
     let (mut left, mut right) = (Vec::new(), Vec::new());
     for (rank, t) in (0u32..).zip(tokens) {
@@ -241,7 +334,11 @@ pub fn write(tokens: &[Vec<u8>]) -> Result<Vec<u8>, String> {
             rank_of.entry(t).or_insert(rank);
         }
     }
-    write_parts(&kinds, &singles, &literals, &left, &right)
+    let mut out = write_parts(&kinds, &singles, &literals, &left, &right)?;
+    if let Some(v) = out.get_mut(4) {
+        *v = VERSION_SPLITS;
+    }
+    Ok(out)
 }
 
 /// Writes a vocabulary file from its sections as they are (no check that they describe a
@@ -266,10 +363,19 @@ pub fn write_parts(
 }
 
 /// The regexes that define the character-class bits of the pre-tokenizer, in bit order (bit 0:
-/// `\p{L}`, 1: `\p{N}`, 2: `\s`, 3: o200k's upper class, 4: o200k's lower class). `classes.bin`
-/// is computed from them with tiktoken-rs's regex engine (tests/tokens/vocab_data.rs).
-pub const CLASS_PATTERNS: [&str; 5] =
-    [r"\p{L}+", r"\p{N}+", r"\s+", r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"];
+/// `\p{L}`, 1: `\p{N}`, 2: `\s`, 3: o200k's upper class, 4: o200k's lower class, 5: `\p{P}`,
+/// 6: `\p{S}`, 7: `\p{M}` — the last three for DeepSeek V3's pattern). `classes.bin` is computed
+/// from them with tiktoken-rs's regex engine (tests/tokens/vocab_data.rs).
+pub const CLASS_PATTERNS: [&str; 8] = [
+    r"\p{L}+",
+    r"\p{N}+",
+    r"\s+",
+    r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+",
+    r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+",
+    r"\p{P}+",
+    r"\p{S}+",
+    r"\p{M}+",
+];
 
 /// Number of 256-code-point blocks of Unicode.
 pub const CLASS_BLOCKS: usize = 0x110000 >> 8;
@@ -336,4 +442,12 @@ pub fn write_classes(blocks: &[[u8; 256]]) -> Result<Vec<u8>, String> {
         out.extend_from_slice(u);
     }
     Ok(out)
+}
+
+/// The merge table of a vocabulary file (format 4: each token as its canonical pair).
+pub(crate) fn merges(file: &[u8]) -> Result<Merges, String> {
+    let (ranks, pairs) = counts(file)?;
+    let mut b = Builder::new(ranks, pairs)?;
+    read(file, &mut |_, part| b.add(&part))?;
+    b.finish()
 }

@@ -43,11 +43,6 @@ const FAMILIES = [
   },
 ];
 
-// The splits whose hand-written pre-tokenizer is not in the engine yet (it comes with the
-// engine's patterns): loading these is refused with UNSUPPORTED_VOCABULARY naming the split.
-// This list must shrink to nothing once they land (the test fails when one of them loads).
-const PENDING = new Map([['qwen3', 'qwen2'], ['deepseek-v3', 'deepseek-v3'], ['mistral-tekken', 'tekken']]);
-
 const TEXTS = [
   ...mixedTexts(20261204, 300, 400),
   ...mixedTexts(7, 40, 4000),
@@ -85,10 +80,6 @@ test('gpt-oss is exact without loading anything: its tokenizer.json is o200k_bas
 
 test('after loadVocabulary, every model of the family is exact and equals Hugging Face tokenizers', async () => {
   for (const { vocabulary, dir, models } of FAMILIES) {
-    if (PENDING.has(vocabulary)) {
-      await assert.rejects(loadVocabulary(vocabulary), (e) => e.code === 'UNSUPPORTED_VOCABULARY' && e.message.includes(PENDING.get(vocabulary)));
-      continue;
-    }
     const info = await loadVocabulary(vocabulary);
     assert.equal(info.loadedNow, true);
     assert.equal((await loadVocabulary(vocabulary)).loadedNow, false, 'a second load does nothing');

@@ -434,3 +434,22 @@ pub fn check_pieces(enc: Encoding, re: &fancy_regex::Regex, text: &str) {
         panic!("{}: pieces differ for {text:?}\n ours {g:?}\n  ref {e:?}", enc.as_str());
     }
 }
+
+/// Every code point put into each template at `#`, 4,096 code points a text, `|` between them
+/// (the texts of the every-code-point-in-context tests).
+pub fn code_point_texts<'a>(templates: &'a [&'a str]) -> impl Iterator<Item = String> + 'a {
+    let chars: Vec<char> = (0u32..0x110000).filter_map(char::from_u32).collect();
+    templates.iter().flat_map(move |template| {
+        chars
+            .chunks(4096)
+            .map(|chunk| {
+                let mut text = String::new();
+                for &c in chunk {
+                    text.push_str(&template.replace('#', &c.to_string()));
+                    text.push('|');
+                }
+                text
+            })
+            .collect::<Vec<_>>()
+    })
+}

@@ -7,6 +7,7 @@
 mod common;
 
 mod exact;
+mod families;
 mod linear;
 mod long;
 mod offsets;

@@ -146,12 +146,23 @@ fn vocabulary_matches_tiktoken_rs_rank_by_rank() {
 
 #[test]
 fn vocabulary_files_round_trip_and_reject_damage() {
-    // Ranks: "a", none, "bc" (no split: literal), "b", "c", "abc" (pair: "a" + "bc"), "cb" (pair).
-    let tokens: Vec<Vec<u8>> = [&b"a"[..], b"", b"bc", b"b", b"c", b"abc", b"cb"].iter().map(|t| t.to_vec()).collect();
+    // Ranks: "a", none, "b", "c", "bc" (pair), "abc" (pair: "a" + "bc"), "cb" (pair), "x", "ax".
+    let tokens: Vec<Vec<u8>> =
+        [&b"a"[..], b"", b"b", b"c", b"bc", b"abc", b"cb", b"x", b"ax"].iter().map(|t| t.to_vec()).collect();
     let file = data::write(&tokens).unwrap();
     let decoded = data::decode(&file).unwrap();
-    assert_eq!(decoded.bytes, b"abcbcabccb");
-    assert_eq!(decoded.starts, [0, 1, 1, 3, 4, 5, 8, 10]);
+    assert_eq!(decoded.bytes, b"abcbcabccbxax");
+    assert_eq!(decoded.starts, [0, 1, 1, 2, 3, 5, 8, 10, 11, 13]);
+    // Kinds: byte, none, byte, byte, pair, pair, pair, byte, pair ("ax" = "a" + "x": BPE builds it).
+    assert_eq!(&file[data::HEADER_LEN..data::HEADER_LEN + 9], &[1, 0, 1, 1, 2, 2, 2, 1, 2]);
+    // The pair is the last merge of BPE on the token's bytes: in "bcx", where "cx" has a lower
+    // rank than "bc", "b" + "cx". A token BPE leaves in three parts or more is a literal.
+    let toks = |ts: &[&[u8]]| ts.iter().map(|t| t.to_vec()).collect::<Vec<_>>();
+    let split = data::write(&toks(&[b"b", b"c", b"x", b"cx", b"bc", b"bcx"])).unwrap();
+    assert_eq!(&split[data::HEADER_LEN..data::HEADER_LEN + 6], &[1, 1, 1, 2, 2, 2]);
+    let lit = data::write(&toks(&[b"x", b"y", b"z", b"xyz"])).unwrap();
+    assert_eq!(&lit[data::HEADER_LEN..data::HEADER_LEN + 4], &[1, 1, 1, 3]);
+    assert_eq!(data::decode(&lit).unwrap().bytes, b"xyzxyz");
     // Every truncation fails, and so does anything left over.
     for cut in 0..file.len() {
         assert!(data::decode(&file[..cut]).is_err(), "cut at {cut}");
@@ -162,10 +173,10 @@ fn vocabulary_files_round_trip_and_reject_damage() {
     let mut bad = file.clone();
     bad[0] = b'X';
     assert!(data::decode(&bad).is_err());
-    for version in [1, 2] {
+    for version in [1, 2, 3] {
         let mut old = file.clone();
         old[4] = version;
-        assert!(data::decode(&old).is_err(), "format {version} is not read as format 3");
+        assert!(data::decode(&old).is_err(), "format {version} is not read as format 4");
     }
     // A pair naming its own rank or a later one, or a rank that is not a token, is refused.
     let pair_file = data::write(&[b"a".to_vec(), Vec::new(), b"aa".to_vec()]).unwrap();

@@ -1,8 +1,10 @@
 //! Loadable vocabularies (docs/vocabularies.md; `src/tokens/loaded.rs`, `bundle.rs`, `hf.rs`,
 //! `nfc.rs`, `added.rs`):
 //! - the sources fetched by scripts/fetch-vocabs.sh read, convert to ctxguard's format and back;
-//! - Llama 3 loaded counts and ids equal a reference made of its own regex (fancy-regex) and
-//!   byte-pair merging by rank, with its added tokens cut out first;
+//! - each family loaded (Llama 3, Qwen 3, DeepSeek V3, Tekken) counts and encodes as a reference
+//!   made of its own regexes (fancy-regex) and byte-pair merging by rank, with its added tokens cut
+//!   out and NFC first where the family has them; a loaded vocabulary merges as the built-in one,
+//!   and tokens BPE does not build are whole pieces only (against tiktoken-rs);
 //! - NFC from the tables the qwen3 file carries equals the `unicode-normalization` crate on every
 //!   code point, alone and in context;
 //! - tokenizer files ctxguard cannot count exactly are refused, naming what is unsupported;
@@ -72,21 +74,36 @@ fn llama3_starts_with_cl100k_base() {
     }
 }
 
-/// The reference: Llama 3's added tokens cut out (leftmost, longest), its regex on the rest,
-/// byte-pair merging by rank (whole-piece lookup first, as `ignore_merges`).
+/// The reference of a family, as Hugging Face tokenizers (and Mistral's tiktoken for Tekken) count:
+/// NFC first where the tokenizer normalizes, added tokens cut out (leftmost, longest; not for
+/// Tekken), the family's regexes applied in sequence as Hugging Face's `Split` with `Isolated`
+/// applies them (matches and the text between them are pieces), byte-pair merging by rank
+/// (whole-piece lookup first, as `ignore_merges`).
 struct Reference {
-    re: fancy_regex::Regex,
+    res: Vec<fancy_regex::Regex>,
     rank: HashMap<Vec<u8>, u32>,
     added: Vec<(String, u32)>,
+    nfc: bool,
 }
 
 impl Reference {
-    fn new() -> Reference {
-        let v = read_source("llama3", "models/tokenizer.json");
+    fn new(v: &Vocabulary) -> Reference {
+        let regexes: &[&str] = match v.split {
+            Split::Llama3 => &[hf::LLAMA3_REGEX],
+            Split::Qwen2 => &[hf::QWEN2_REGEX],
+            Split::DeepseekV3 => &hf::DEEPSEEK_V3_REGEXES,
+            Split::Tekken => &[hf::TEKKEN_REGEX],
+            other => panic!("{other:?} is built in"),
+        };
         let rank =
             v.tokens().into_iter().enumerate().filter(|(_, t)| !t.is_empty()).map(|(r, t)| (t, r as u32)).collect();
-        let added = v.added.iter().map(|a| (a.content.clone(), a.id)).collect();
-        Reference { re: fancy_regex::Regex::new(hf::LLAMA3_REGEX).unwrap(), rank, added }
+        let added = if v.match_added { v.added.iter().map(|a| (a.content.clone(), a.id)).collect() } else { vec![] };
+        Reference {
+            res: regexes.iter().map(|r| fancy_regex::Regex::new(r).unwrap()).collect(),
+            rank,
+            added,
+            nfc: v.nfc,
+        }
     }
 
     fn merge(&self, piece: &[u8], out: &mut Vec<u32>) {
@@ -106,7 +123,29 @@ impl Reference {
         out.extend(parts.iter().map(|p| self.rank[p]));
     }
 
+    /// The pieces of `text` (no added tokens in it).
+    fn pieces<'t>(&self, text: &'t str) -> Vec<&'t str> {
+        let mut pieces = vec![text];
+        for re in &self.res {
+            let mut next = Vec::new();
+            for p in pieces {
+                let mut at = 0;
+                for m in re.find_iter(p) {
+                    let m = m.unwrap();
+                    next.push(&p[at..m.start()]);
+                    next.push(m.as_str());
+                    at = m.end();
+                }
+                next.push(&p[at..]);
+            }
+            pieces = next.into_iter().filter(|p| !p.is_empty()).collect();
+        }
+        pieces
+    }
+
     fn encode(&self, text: &str) -> Vec<u32> {
+        let normalized: String = if self.nfc { text.nfc().collect() } else { text.to_string() };
+        let text = normalized.as_str();
         let mut out = Vec::new();
         let mut pos = 0;
         while pos <= text.len() {
@@ -116,8 +155,8 @@ impl Reference {
                 .filter_map(|(c, id)| text[pos..].find(c.as_str()).map(|i| (pos + i, std::cmp::Reverse(c.len()), *id)))
                 .min();
             let end = next.map_or(text.len(), |(s, _, _)| s);
-            for m in self.re.find_iter(&text[pos..end]) {
-                self.merge(m.unwrap().as_str().as_bytes(), &mut out);
+            for piece in self.pieces(&text[pos..end]) {
+                self.merge(piece.as_bytes(), &mut out);
             }
             match next {
                 Some((s, std::cmp::Reverse(len), id)) => {
@@ -131,22 +170,34 @@ impl Reference {
     }
 }
 
+/// The texts every family is checked on: the tricky samples, random cases, whitespace at the end
+/// of a text, the family's own added tokens in text, long mixed text.
+fn family_texts(seed: u64, extra: &[&str]) -> Vec<String> {
+    let mut rng = Rng::new(seed);
+    let mut texts: Vec<String> = crate::common::TRICKY.iter().map(|s| s.to_string()).collect();
+    texts.extend((0..150).map(|i| crate::common::case(&mut rng, i)));
+    texts.extend(
+        ["a\n  ", "x\r\n\t ", "end   ", "\n \n ", "12345678 1,234,567.89", "Cafe\u{301} e\u{301}\u{301}"]
+            .map(String::from),
+    );
+    texts.extend(extra.iter().map(|s| s.to_string()));
+    texts.push(crate::common::mixed(&mut rng, 20_000));
+    texts
+}
+
 #[test]
 fn llama3_equals_its_reference() {
     let ours = llama3();
-    let reference = Reference::new();
-    let mut rng = Rng::new(0x11a3a3);
-    let mut texts: Vec<String> = crate::common::TRICKY.iter().map(|s| s.to_string()).collect();
-    texts.extend((0..120).map(|i| crate::common::case(&mut rng, i)));
-    texts.extend(
-        [
-            "a\n  ",
-            "x\r\n\t ",
+    let reference = Reference::new(&read_source("llama3", "models/tokenizer.json"));
+    let texts = family_texts(
+        0x11a3a3,
+        &[
             "<|eot_id|>\n  ",
             "hi<|begin_of_text|><|begin_of_text",
             "<|start_header_id|>user<|end_header_id|>\n\nHi",
-        ]
-        .map(String::from),
+            // `っている` (rank 103,836) is built from `ってい` (107,462) and `る`: a rank table's merge.
+            "Die Katze sitzt auf der Matte. 猫がマットの上に座っている。",
+        ],
     );
     for text in &texts {
         assert_eq!(ours.encode(text), reference.encode(text), "{text:?}");
@@ -155,6 +206,119 @@ fn llama3_equals_its_reference() {
     // Added tokens in text are one token each (Hugging Face's rule for these families).
     assert_eq!(ours.encode("<|eot_id|>"), vec![128009]);
     assert_eq!(ours.decode(&ours.encode("a<|eot_id|>b")), "a<|eot_id|>b");
+}
+
+/// A family's vocabulary from its source, registered (Qwen's with the NFC tables the package's
+/// qwen3 file carries).
+fn family(dir: &str, file: &str) -> (&'static ctxguard::tokens::Tokenizer, Vocabulary) {
+    let mut v = read_source(dir, file);
+    if v.nfc {
+        v.nfc_tables = Some(nfc::write(&nfc_tables::tables()));
+    }
+    let info = loaded::register(v.clone()).unwrap();
+    (tokenizer(info.encoding).unwrap(), v)
+}
+
+#[test]
+fn qwen3_deepseek_v3_and_tekken_equal_their_references() {
+    let cases: [(&str, &str, &[&str]); 3] = [
+        (
+            "qwen3",
+            "models/tokenizer.json",
+            &["<|im_start|>user\nhi<|im_end|>\n", "\u{FF41}\u{FF42} 1234 e\u{301}\u{301} \u{212B}"],
+        ),
+        (
+            "deepseek_v3",
+            "models/tokenizer.json",
+            &[
+                "<\u{FF5C}begin\u{2581}of\u{2581}sentence\u{FF5C}><\u{FF5C}User\u{FF5C}>hi",
+                "中文123456日本語カタカナ!!",
+                "a,b.c;:!? «x» ¿y?",
+            ],
+        ),
+        ("tekken", "tekken_240718.json", &["[INST] hi [/INST]</s>", "<s>x 12345 don't"]),
+    ];
+    for (seed, (dir, file, extra)) in (0u64..).zip(cases) {
+        let (ours, v) = family(dir, file);
+        let reference = Reference::new(&v);
+        for text in &family_texts(0xFA17 + seed, extra) {
+            let want = reference.encode(text);
+            assert_eq!(ours.encode(text), want, "{dir} {text:?}");
+            assert_eq!(ours.count(text), want.len(), "{dir} {text:?}");
+        }
+    }
+}
+
+/// The token bytes of a built-in vocabulary as a loaded vocabulary with that split.
+fn built_in_as_loaded(enc: Encoding, split: Split, extra: &[&[u8]]) -> Vocabulary {
+    let mut d = vocab_file::decode(vocab_file::file(enc).unwrap()).unwrap();
+    for t in extra {
+        d.bytes.extend_from_slice(t);
+        d.starts.push(d.bytes.len() as u32);
+    }
+    Vocabulary {
+        name: "test".into(),
+        split,
+        bytes: d.bytes,
+        starts: d.starts,
+        added: vec![],
+        match_added: true,
+        nfc: false,
+        nfc_tables: None,
+        source: "test".into(),
+    }
+}
+
+#[test]
+fn a_loaded_vocabulary_merges_as_the_built_in_one() {
+    // Canonical pairs found at load time (BPE on each token's bytes) against those the shipped
+    // files store.
+    for (enc, split) in [(Encoding::O200kBase, Split::O200k), (Encoding::Cl100kBase, Split::Cl100k)] {
+        let built = loaded::unregistered(&built_in_as_loaded(enc, split, &[])).unwrap();
+        let shipped = tokenizer(enc).unwrap();
+        assert_eq!(built.vocab_size(), shipped.vocab_size());
+        assert_eq!(built.max_token_bytes(), shipped.max_token_bytes());
+        let mut rng = Rng::new(11);
+        for i in 0..3_000 {
+            let text = crate::common::case(&mut rng, i);
+            assert_eq!(built.encode(&text), shipped.encode(&text), "{} {text:?}", enc.as_str());
+            assert_eq!(built.count(&text), shipped.count(&text));
+        }
+        let text = crate::common::mixed(&mut rng, 200_000);
+        assert_eq!(built.encode(&text), shipped.encode(&text));
+    }
+}
+
+#[test]
+fn tokens_bpe_does_not_build_are_whole_pieces_only() {
+    // cl100k plus tokens its merges never build (as Llama 3 has 588): tiktoken-rs matches them only
+    // as a whole piece, and so must the engine.
+    let extra: [&[u8]; 3] = [b"qzxqzxqzj", b" xqzvjwq", b"!!!???!!!???"];
+    let v = built_in_as_loaded(Encoding::Cl100kBase, Split::Cl100k, &extra);
+    let ours = loaded::unregistered(&v).unwrap();
+    let mut encoder: rustc_hash::FxHashMap<Vec<u8>, u32> = Default::default();
+    for (rank, t) in v.tokens().into_iter().enumerate() {
+        if !t.is_empty() {
+            encoder.insert(t, rank as u32);
+        }
+    }
+    let reference = tiktoken_rs::CoreBPE::new(encoder, Default::default(), ctxguard::tokens::CL100K_PATTERN).unwrap();
+    let mut whole = 0;
+    for (k, t) in extra.iter().enumerate() {
+        let text = std::str::from_utf8(t).unwrap();
+        for text in
+            [text.to_string(), format!("{text}a"), format!("a{text}"), format!("{text}{text}"), format!("x {text} y")]
+        {
+            assert_eq!(ours.encode(&text), reference.encode_ordinary(&text), "{text:?}");
+        }
+        whole += usize::from(ours.encode(text) == vec![100_256 + k as u32]);
+    }
+    assert_eq!(whole, 3, "each extra token is one token as a whole piece");
+    let mut rng = Rng::new(5);
+    for i in 0..2_000 {
+        let text = crate::common::case(&mut rng, i);
+        assert_eq!(ours.encode(&text), reference.encode_ordinary(&text), "{text:?}");
+    }
 }
 
 #[test]
@@ -167,10 +331,9 @@ fn registry_refuses_a_second_vocabulary_of_an_encoding_and_unknown_names() {
     assert_eq!(loaded::resolve_name("Qwen2.5").unwrap(), "qwen3");
     assert_eq!(loaded::resolve_name("tekken").unwrap(), "mistral-tekken");
     assert_eq!(loaded::resolve_name("gpt-4o").unwrap_err().code, ErrorCode::UnknownVocabulary);
-    // Splits the engine does not reproduce yet are refused, naming them.
-    let e = loaded::register(read_source("tekken", "tekken_240718.json")).unwrap_err();
-    assert_eq!(e.code, ErrorCode::UnsupportedVocabulary);
-    assert!(e.message.contains("tekken"), "{e}");
+    // The same vocabulary again is no conflict: nothing is done.
+    let again = loaded::register(read_source("llama3", "models/tokenizer.json")).unwrap();
+    assert!(!again.loaded_now);
 }
 
 #[test]
