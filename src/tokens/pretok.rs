@@ -643,6 +643,7 @@ impl<'t> Splitter<'t> {
         let c1 = b1.map_or(0, ascii_class);
         // 1./2. with the prefix: any ASCII character but CR, LF, letters and digits.
         if c1 & L != 0 && b0 != b'\r' && b0 != b'\n' {
+            self.seen(1);
             return self.o200k_letters_ascii(pos + 1);
         }
         // 4.
@@ -675,6 +676,7 @@ impl<'t> Splitter<'t> {
         }
         let c1 = b1.map_or(0, ascii_class);
         if c1 & L != 0 && b0 != b'\r' && b0 != b'\n' {
+            self.seen(1);
             return self.letters_ascii(pos + 1);
         }
         self.punct_ascii(pos, b0, b1, b"\r\n")
