@@ -360,7 +360,9 @@ pub fn count_message(template: Template, enc: Encoding, m: &Message) -> (Message
                         if r1 {
                             first.special().special();
                         }
-                        facts.first_call_extra = first.total().saturating_sub(later) as u32;
+                        let diff =
+                            i64::try_from(first.total()).unwrap_or(i64::MAX) - i64::try_from(later).unwrap_or(i64::MAX);
+                        facts.first_call_extra = i32::try_from(diff).unwrap_or(0);
                         r.tokens = later;
                         r.framing = later_framing;
                     } else {
@@ -501,7 +503,7 @@ pub fn overhead(template: Template, enc: Encoding, turns: &[(Role, MessageCount,
             n += systems.saturating_sub(1) * count("\n\n");
             // The first tool call and the first tool output of the conversation.
             if let Some(f) = turns.iter().find(|t| t.2.calls) {
-                n += f.2.first_call_extra as usize;
+                n = n.saturating_add_signed(f.2.first_call_extra as isize);
             }
             // The first output opens with <｜tool▁outputs▁begin｜>; V3 writes a line break
             // before each later one, R1 does not.

@@ -245,9 +245,10 @@ pub struct TemplateFacts {
     /// Qwen 3: a user message that only carries tool responses (not a user query).
     pub tool_response_user: bool,
     /// DeepSeek: the message makes tool calls (the first such message of a conversation renders
-    /// them differently: `first_call_extra` more tokens).
+    /// them differently: `first_call_extra` more tokens, fewer when negative — V3 closes a lone
+    /// first call with nothing).
     pub calls: bool,
-    pub first_call_extra: u32,
+    pub first_call_extra: i32,
 }
 
 /// What a guard's `measure` needs of one message, computed once per content (see
