@@ -458,6 +458,14 @@ impl Tokenizer {
         }
     }
 
+    /// `text` as this vocabulary's normalizer leaves it (NFC for the vocabularies that have one).
+    fn normalized<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        match self.nfc() {
+            Some(n) => n.normalize(text),
+            None => std::borrow::Cow::Borrowed(text),
+        }
+    }
+
     /// Exact number of tokens of `text`.
     pub fn count(&self, text: &str) -> usize {
         if let (Engine::Bpe(b), None) = (&self.engine, &self.rules) {
@@ -466,14 +474,8 @@ impl Tokenizer {
             TOKENIZED.with(|n| n.set(n.get() + text.len() as u64));
             return b.count(text, &mut work);
         }
-        let normalized;
-        let text = match self.nfc() {
-            Some(n) => {
-                normalized = n.normalize(text);
-                &*normalized
-            }
-            None => text,
-        };
+        let normalized = self.normalized(text);
+        let text: &str = &normalized;
         let mut work = self.work();
         let bytes = text.as_bytes();
         self.spans(text).map(|span| self.span_count(bytes, span, &mut work)).sum()
@@ -483,14 +485,8 @@ impl Tokenizer {
     /// the count is known to exceed `limit` (using the lower bound of one token per
     /// [`max_token_bytes`](Self::max_token_bytes) for the text and for each piece before merging it).
     pub fn count_till_limit(&self, text: &str, limit: usize) -> Option<usize> {
-        let normalized;
-        let text = match self.nfc() {
-            Some(n) => {
-                normalized = n.normalize(text);
-                &*normalized
-            }
-            None => text,
-        };
+        let normalized = self.normalized(text);
+        let text: &str = &normalized;
         let max_len = self.max_token_bytes().max(1);
         if text.len().div_ceil(max_len) > limit {
             return None;
