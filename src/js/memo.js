@@ -172,14 +172,13 @@ function learn(p) {
 
 function stored(guard, method, p, options, withOutput) {
   const { ids, call } = p;
-  const fresh = (p.plain && p.fresh.length > 0 && pack(p.fresh)) || p.fresh;
-  const freshIds = Uint32Array.from(p.freshIds);
-  const freshAt = Uint32Array.from(p.freshAt);
-  if (!withOutput) return guard[method](ids, fresh, freshIds, freshAt, call, options);
+  const messages = (p.plain && p.fresh.length > 0 && pack(p.fresh)) || p.fresh;
+  const fresh = { messages, ids: Uint32Array.from(p.freshIds), at: Uint32Array.from(p.freshAt) };
+  if (!withOutput) return guard[method](ids, fresh, call, options);
   const tags = [];
   const runs = [];
   for (const name of p.s.outputs.keys()) (typeof name === 'number' ? tags : runs).push(name);
-  return guard[method](ids, fresh, freshIds, freshAt, call, Float64Array.from(tags), runs, options);
+  return guard[method](ids, fresh, call, { tags: Float64Array.from(tags), runs }, options);
 }
 
 /**

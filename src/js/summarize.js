@@ -41,14 +41,15 @@ function unlisten(signal, listener) {
  * `onEnd('timer' | 'abort')` is called once, after all three are cleared; the returned `stop`
  * clears them without calling it (both idempotent).
  */
-function watch(ms, signal, { heartbeatMs, onProgress, attempt, startedMs, ahead }, onEnd) {
+function watch(ms, signal, beat, onEnd) {
+  const { heartbeatMs, onProgress, attempt, startedMs, ahead } = beat;
   let over = false;
-  let beat;
+  let interval;
   const stop = () => {
     if (over) return;
     over = true;
     clearTimeout(timer);
-    clearInterval(beat);
+    clearInterval(interval);
     unlisten(signal, onAbort);
   };
   const end = (why) => {
@@ -59,17 +60,22 @@ function watch(ms, signal, { heartbeatMs, onProgress, attempt, startedMs, ahead 
   const onAbort = () => end('abort');
   const timer = setTimeout(() => end('timer'), Math.min(ms, MAX_DELAY_MS));
   if (heartbeatMs > 0) {
-    beat = setInterval(() => {
-      const beat = { operation: 'summary_compact', status: 'in_progress', elapsedMs: Math.round(now() - startedMs), attempt };
-      safe(onProgress, ahead ? { ...beat, ahead: true } : beat);
+    interval = setInterval(() => {
+      const progress = { operation: 'summary_compact', status: 'in_progress', elapsedMs: Math.round(now() - startedMs), attempt };
+      safe(onProgress, ahead ? { ...progress, ahead: true } : progress);
     }, heartbeatMs);
   }
   if (signal) signal.addEventListener('abort', onAbort, { once: true });
   return stop;
 }
 
-/** `ahead`: a summary made ahead of time, in the background (its heartbeats say so). */
-export function callSummarizer(summarize, request, timeoutMs, heartbeatMs, onProgress, signal, attempt, startedMs, ahead) {
+/**
+ * One attempt of `summarize(request)` within `timeoutMs`. `beat`: `{ heartbeatMs, onProgress,
+ * attempt, startedMs, ahead }`, the heartbeats meanwhile (`ahead`: a summary made ahead of time,
+ * in the background; its heartbeats say so).
+ */
+export function callSummarizer(summarize, request, timeoutMs, signal, beat) {
+  const { attempt } = beat;
   return new Promise((resolve) => {
     if (signal && signal.aborted) {
       resolve({ ok: false, reason: 'aborted', message: 'the signal was already aborted' });
@@ -84,7 +90,7 @@ export function callSummarizer(summarize, request, timeoutMs, heartbeatMs, onPro
       stop();
       resolve(result);
     };
-    stop = watch(timeoutMs, signal, { heartbeatMs, onProgress, attempt, startedMs, ahead }, (why) => {
+    stop = watch(timeoutMs, signal, beat, (why) => {
       if (why === 'abort') {
         controller.abort(signal.reason);
         finish({ ok: false, reason: 'aborted', message: 'the caller aborted the signal' });
@@ -108,17 +114,17 @@ export function callSummarizer(summarize, request, timeoutMs, heartbeatMs, onPro
 }
 
 /**
- * The pause before attempt `attempt`: resolves true after `ms`, or false at once when `signal`
+ * The pause before attempt `beat.attempt`: resolves true after `ms`, or false at once when `signal`
  * aborts (before or during the pause). Heartbeats go on meanwhile (with the attempt it waits
  * for). Leaves no timer or listener behind.
  */
-export function pause(ms, signal, heartbeatMs, onProgress, attempt, startedMs, ahead) {
+export function pause(ms, signal, beat) {
   return new Promise((resolve) => {
     if (signal && signal.aborted) {
       resolve(false);
       return;
     }
-    watch(ms, signal, { heartbeatMs, onProgress, attempt, startedMs, ahead }, (why) => resolve(why === 'timer'));
+    watch(ms, signal, beat, (why) => resolve(why === 'timer'));
   });
 }
 

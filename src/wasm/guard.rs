@@ -224,21 +224,19 @@ impl ContextGuard {
     }
 
     /// The fast path of `measure` behind `src/js/memo.js` (not public API): the conversation as
-    /// ids, with the messages the guard has not seen in full (`fresh`, at positions `fresh_at`,
-    /// under ids `fresh_ids`). `undefined` when an id is unknown (see `store.rs`).
+    /// ids, with the messages the guard has not seen in full (`fresh`: the messages, their ids
+    /// and their positions; see `stored::fresh_messages`). `undefined` when an id is unknown (see `store.rs`).
     #[wasm_bindgen(js_name = measureStored)]
     pub fn measure_stored(
         &self,
         ids: Vec<u32>,
         fresh: JsValue,
-        fresh_ids: Vec<u32>,
-        fresh_at: Vec<u32>,
         call: f64,
         opts: JsValue,
     ) -> std::result::Result<JsValue, JsValue> {
         run(|| {
             let o: MeasureOptions = options(&opts, "options")?;
-            let fresh = fresh_messages(&fresh, &fresh_ids, &fresh_at)?;
+            let fresh = fresh_messages(&fresh)?;
             self.with_mut(|g| {
                 match g.measure_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())? {
                     Some(m) => encode(&m),
@@ -251,25 +249,21 @@ impl ContextGuard {
     /// The fast path of `guardSources` behind `src/js/memo.js` (not public API): as
     /// `measureStored`, and the result's `sameAs[i] = k` says that output message `i` is the
     /// caller's `messages[k]` unchanged (`messages[i]` is then `null`; the binding copies it);
-    /// `keptAs` names the layer-1 outputs the binding kept or is to keep (`kept_tags`,
-    /// `kept_runs`: the names it holds; see `prepare::Reused`).
+    /// `keptAs` names the layer-1 outputs the binding kept or is to keep (`kept`:
+    /// the names it holds, see `stored::kept_names`; and `prepare::Reused`).
     #[wasm_bindgen(js_name = guardSourcesStored)]
-    #[allow(clippy::too_many_arguments)]
     pub fn guard_sources_stored(
         &self,
         ids: Vec<u32>,
         fresh: JsValue,
-        fresh_ids: Vec<u32>,
-        fresh_at: Vec<u32>,
         call: f64,
-        kept_tags: Vec<f64>,
-        kept_runs: JsValue,
+        kept: JsValue,
         opts: JsValue,
     ) -> std::result::Result<JsValue, JsValue> {
         let out = run(|| {
             let on_trace = callback(&opts, "onTrace")?;
             let o: GuardSourcesOptions = options(&opts, "options")?;
-            let fresh = fresh_messages(&fresh, &fresh_ids, &fresh_at)?;
+            let fresh = fresh_messages(&fresh)?;
             self.with_mut(|g| {
                 let Some(mut assembled) =
                     g.lend_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())?
@@ -280,7 +274,7 @@ impl ContextGuard {
                 let r = g.guard_sources(&request, o.emergency, &now_ms);
                 g.give_back(request, &mut assembled);
                 let format = g.format;
-                let reuse = Reuse { assembled, kept: kept_names(&kept_tags, &kept_runs) };
+                let reuse = Reuse { assembled, kept: kept_names(&kept) };
                 let w = wire_reusing(format, &r.request, Some(&reuse));
                 let result = SourcesResult {
                     messages: w.wire.messages,

@@ -333,24 +333,13 @@ impl ContextGuard {
     /// ids, as in `measureStored`. `undefined` when an id is unknown (the binding then takes the
     /// plain path); otherwise the promise of `prepare`'s result plus `sameAs` and `keptAs` (see
     /// `Reused`), which the binding turns into copies of the caller's messages and of the
-    /// outputs it kept (`kept_tags`, `kept_runs`: their names, see `kept_names`).
+    /// outputs it kept (`kept`: their names, see `kept_names`).
     #[wasm_bindgen(js_name = prepareStored)]
-    #[allow(clippy::too_many_arguments)]
-    pub fn prepare_stored(
-        &self,
-        ids: Vec<u32>,
-        fresh: JsValue,
-        fresh_ids: Vec<u32>,
-        fresh_at: Vec<u32>,
-        call: f64,
-        kept_tags: Vec<f64>,
-        kept_runs: JsValue,
-        opts: JsValue,
-    ) -> JsValue {
+    pub fn prepare_stored(&self, ids: Vec<u32>, fresh: JsValue, call: f64, kept: JsValue, opts: JsValue) -> JsValue {
         let (inner, slot) = (self.inner.clone(), self.ahead.clone());
         let setup = run(|| {
             let (popts, cb, timing, o) = prepare_setup(&opts)?;
-            let fresh = fresh_messages(&fresh, &fresh_ids, &fresh_at)?;
+            let fresh = fresh_messages(&fresh)?;
             let mut g = borrow_mut(&inner)?;
             let assembled = g.lend_ids(&ids, &fresh, call_number(call), o.system.as_ref(), o.tools.as_ref())?;
             let Some(a) = assembled else { return Ok(None) };
@@ -365,7 +354,7 @@ impl ContextGuard {
         future_to_promise(async move {
             let (mut assembled, popts, cb, timing, dropped) = setup?;
             let request = std::mem::take(&mut assembled.request);
-            let reuse = Reuse { assembled, kept: kept_names(&kept_tags, &kept_runs) };
+            let reuse = Reuse { assembled, kept: kept_names(&kept) };
             run_pipeline(inner, slot, Call { request, popts, cb, timing, reuse: Some(reuse), dropped })
                 .await
                 .map_err(js_error)

@@ -24,17 +24,33 @@ pub(super) fn call_number(call: f64) -> u64 {
     }
 }
 
-/// The fresh messages of a stored call: an array of them, read through JSON (an error names the
-/// message by its place in the conversation, not in `fresh`), or the binding's packed transfer
-/// of them, `{ bytes: Uint8Array, lens: Uint32Array }` (see `crate::binding::packed`; the binding packs
+/// A field of an object the binding made (`undefined` when absent).
+fn field(v: &JsValue, name: &str) -> JsValue {
+    js_sys::Reflect::get(v, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// The fresh messages of a stored call, `{ messages, ids: Uint32Array, at: Uint32Array }`:
+/// `messages` an array of them, read through JSON (an error names the message by its place `at`
+/// in the conversation, not in `messages`), or the binding's packed transfer of them,
+/// `{ bytes: Uint8Array, lens: Uint32Array }` (see `crate::binding::packed`; the binding packs
 /// only plain JSON data that reads back as itself, so nothing there is an error of the caller's).
-pub(super) fn fresh_messages(fresh: &JsValue, fresh_ids: &[u32], fresh_at: &[u32]) -> Result<Vec<Fresh>> {
+pub(super) fn fresh_messages(fresh: &JsValue) -> Result<Vec<Fresh>> {
+    let numbers = |name: &str| {
+        field(fresh, name).dyn_into::<js_sys::Uint32Array>().map(|a| a.to_vec()).map_err(|_| {
+            crate::base::error::Error::new(
+                ErrorCode::Internal,
+                format!("stored call: fresh.{name} is not a Uint32Array"),
+            )
+        })
+    };
+    let (fresh_ids, fresh_at) = (numbers("ids")?, numbers("at")?);
+    let messages = field(fresh, "messages");
     let values: Vec<serde_json::Value> = if fresh_ids.is_empty() {
         Vec::new()
-    } else if !js_sys::Array::is_array(fresh) {
-        unpack(fresh)?
+    } else if !js_sys::Array::is_array(&messages) {
+        unpack(&messages)?
     } else {
-        decode(fresh, "messages", ErrorCode::InvalidMessages).map_err(|mut e| {
+        decode(&messages, "messages", ErrorCode::InvalidMessages).map_err(|mut e| {
             if let Some(at) = e.index.and_then(|i| fresh_at.get(i).map(|&at| (i, at as usize))) {
                 e.message = e.message.replacen(&format!("messages[{}]", at.0), &format!("messages[{}]", at.1), 1);
                 e.index = Some(at.1);
@@ -50,14 +66,14 @@ pub(super) fn fresh_messages(fresh: &JsValue, fresh_ids: &[u32], fresh_at: &[u32
     }
     Ok(values
         .into_iter()
-        .zip(fresh_ids.iter().zip(fresh_at))
+        .zip(fresh_ids.iter().zip(&fresh_at))
         .map(|(value, (&id, &at))| Fresh { id, index: at as usize, value })
         .collect())
 }
 
 /// The values of a packed transfer (see `fresh_messages`).
 fn unpack(packed: &JsValue) -> Result<Vec<serde_json::Value>> {
-    let field = |name: &str| js_sys::Reflect::get(packed, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+    let field = |name: &str| field(packed, name);
     let bad = |why: String| {
         crate::base::error::Error::new(
             ErrorCode::Internal,
@@ -77,14 +93,16 @@ pub(super) struct Reuse {
     pub kept: FxHashSet<String>,
 }
 
-/// The names of the outputs the binding kept: `tags` (a name that is one tag crosses as a
-/// number: no string to make on either side) and `runs` (an array of the other names, strings;
-/// anything else names none).
-pub(super) fn kept_names(tags: &[f64], runs: &JsValue) -> FxHashSet<String> {
+/// The names of the outputs the binding kept, `{ tags: Float64Array, runs: string[] }`: `tags`
+/// (a name that is one tag crosses as a number: no string to make on either side) and `runs` (the
+/// other names, strings; anything else names none).
+pub(super) fn kept_names(kept: &JsValue) -> FxHashSet<String> {
+    let tags = field(kept, "tags").dyn_into::<js_sys::Float64Array>().map(|a| a.to_vec()).unwrap_or_default();
     let mut names: FxHashSet<String> =
         tags.iter().filter(|t| t.is_finite() && **t >= 0.0).map(|t| format!("{t}")).collect();
-    if js_sys::Array::is_array(runs) {
-        names.extend(js_sys::Array::from(runs).iter().filter_map(|v| v.as_string()));
+    let runs = field(kept, "runs");
+    if js_sys::Array::is_array(&runs) {
+        names.extend(js_sys::Array::from(&runs).iter().filter_map(|v| v.as_string()));
     }
     names
 }

@@ -18,32 +18,20 @@ use crate::pipeline::{FailureReason, DEFAULT_RETRY_DELAY_MS};
 
 #[wasm_bindgen(module = "/src/js/summarize.js")]
 extern "C" {
+    /// One attempt: `summarize(request)` within `timeout_ms`, heartbeats as `beat` says (`beat`).
     #[wasm_bindgen(js_name = callSummarizer)]
-    #[allow(clippy::too_many_arguments)]
     fn call_summarizer(
         summarize: &js_sys::Function,
         request: &JsValue,
         timeout_ms: f64,
-        heartbeat_ms: f64,
-        on_progress: &JsValue,
         signal: &JsValue,
-        attempt: u32,
-        started_ms: f64,
-        ahead: bool,
+        beat: &JsValue,
     ) -> js_sys::Promise;
 
     fn notify(f: &JsValue, arg: &JsValue);
 
     /// Resolves `true` after `ms`, or `false` at once when `signal` aborts; heartbeats meanwhile.
-    fn pause(
-        ms: f64,
-        signal: &JsValue,
-        heartbeat_ms: f64,
-        on_progress: &JsValue,
-        attempt: u32,
-        started_ms: f64,
-        ahead: bool,
-    ) -> js_sys::Promise;
+    fn pause(ms: f64, signal: &JsValue, beat: &JsValue) -> js_sys::Promise;
 
     /// An AbortController whose signal aborts when `signal` (if any) aborts.
     #[wasm_bindgen(js_name = linkedController)]
@@ -210,17 +198,8 @@ pub(super) async fn ask<T>(
         match next {
             Next::Stop => return (Err(attempts.last_failure()), attempts.made()),
             Next::Ask(attempt) => {
-                let promise = call_summarizer(
-                    f,
-                    req,
-                    timing.timeout,
-                    timing.heartbeat,
-                    &cb.on_progress,
-                    &cb.signal,
-                    attempt,
-                    started,
-                    ahead,
-                );
+                let promise =
+                    call_summarizer(f, req, timing.timeout, &cb.signal, &beat(cb, timing, attempt, started, ahead));
                 let settled = JsFuture::from(promise).await.unwrap_or(JsValue::NULL);
                 let call: Option<CallResult> = decode(&settled, "summarize result", ErrorCode::Internal).ok();
                 let result = match &call {
@@ -254,12 +233,11 @@ pub(super) async fn ask<T>(
             }
             Next::Pause { ms, before } => {
                 // An abort during the pause ends the attempts as an abort during a call does.
-                let waited =
-                    JsFuture::from(pause(ms, &cb.signal, timing.heartbeat, &cb.on_progress, before, started, ahead))
-                        .await
-                        .ok()
-                        .and_then(|v| v.as_bool())
-                        .unwrap_or(false);
+                let waited = JsFuture::from(pause(ms, &cb.signal, &beat(cb, timing, before, started, ahead)))
+                    .await
+                    .ok()
+                    .and_then(|v| v.as_bool())
+                    .unwrap_or(false);
                 if !waited {
                     log(cb, format!("[SummaryCompact] aborted during the pause before attempt {before}"));
                 }
@@ -267,6 +245,21 @@ pub(super) async fn ask<T>(
             }
         }
     }
+}
+
+/// The heartbeats of a wait, as `src/js/summarize.js` reads them: `{ heartbeatMs, onProgress,
+/// attempt, startedMs, ahead }` (the attempt made or waited for; `ahead`: a summary made ahead).
+fn beat(cb: &Callbacks, timing: Timing, attempt: u32, started_ms: f64, ahead: bool) -> JsValue {
+    let o = js_sys::Object::new();
+    let set = |k: &str, v: JsValue| {
+        let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), &v);
+    };
+    set("heartbeatMs", JsValue::from_f64(timing.heartbeat));
+    set("onProgress", cb.on_progress.clone());
+    set("attempt", JsValue::from(attempt));
+    set("startedMs", JsValue::from_f64(started_ms));
+    set("ahead", JsValue::from_bool(ahead));
+    o.into()
 }
 
 fn positive(v: Option<f64>, default: f64, what: &str) -> Result<f64> {

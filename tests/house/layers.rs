@@ -25,7 +25,8 @@ const LAYERS: &[&[&str]] = &[
     &["wasm"],
 ];
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every `.rs` file under `dir` (shared with `shape.rs`).
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {

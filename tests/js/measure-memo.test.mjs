@@ -102,9 +102,9 @@ test('only new or changed messages cross into wasm', () => {
   const proto = ContextGuard.prototype;
   const inner = proto.measureStored;
   const sent = [];
-  proto.measureStored = function (ids, fresh, freshIds, ...rest) {
-    sent.push(freshIds.length);
-    return inner.call(this, ids, fresh, freshIds, ...rest);
+  proto.measureStored = function (ids, fresh, ...rest) {
+    sent.push(fresh.ids.length);
+    return inner.call(this, ids, fresh, ...rest);
   };
   try {
     const guard = new ContextGuard({ model: 'gpt-4o' });
@@ -125,9 +125,9 @@ test('the store decides what it keeps: a conversation unused for two calls is re
   const proto = ContextGuard.prototype;
   const inner = proto.measureStored;
   const calls = [];
-  proto.measureStored = function (ids, fresh, freshIds, ...rest) {
-    const r = inner.call(this, ids, fresh, freshIds, ...rest);
-    calls.push([freshIds.length, r === undefined ? 'refused' : 'ok']);
+  proto.measureStored = function (ids, fresh, ...rest) {
+    const r = inner.call(this, ids, fresh, ...rest);
+    calls.push([fresh.ids.length, r === undefined ? 'refused' : 'ok']);
     return r;
   };
   try {

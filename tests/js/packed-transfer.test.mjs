@@ -36,16 +36,16 @@ function unpackInJs({ bytes, lens }) {
 }
 
 for (const name of STORED) {
-  proto[name] = function (ids, fresh, freshIds, freshAt, ...rest) {
-    const packed = !Array.isArray(fresh);
-    log.push({ name, packed, n: freshIds.length });
+  proto[name] = function (ids, fresh, ...rest) {
+    const packed = !Array.isArray(fresh.messages);
+    log.push({ name, packed, n: fresh.ids.length });
     if (packed) {
       // What the packer sent is what JSON makes of the fresh messages.
-      const msgs = Array.from(freshAt, (i) => current[i]);
-      assert.deepEqual(unpackInJs(fresh), JSON.parse(JSON.stringify(msgs)));
-      if (asArray.has(this)) fresh = msgs;
+      const msgs = Array.from(fresh.at, (i) => current[i]);
+      assert.deepEqual(unpackInJs(fresh.messages), JSON.parse(JSON.stringify(msgs)));
+      if (asArray.has(this)) fresh = { ...fresh, messages: msgs };
     }
-    return inner[name].call(this, ids, fresh, freshIds, freshAt, ...rest);
+    return inner[name].call(this, ids, fresh, ...rest);
   };
 }
 

@@ -382,9 +382,9 @@ for (const [format, model, make, tools] of [
     const proto = Object.getPrototypeOf(fast);
     const inner = proto.prepareStored;
     const seen = [];
-    proto.prepareStored = function (ids, fresh, freshIds, ...rest) {
-      seen.push(freshIds.length);
-      return inner.call(this, ids, fresh, freshIds, ...rest);
+    proto.prepareStored = function (ids, fresh, ...rest) {
+      seen.push(fresh.ids.length);
+      return inner.call(this, ids, fresh, ...rest);
     };
     try {
       msgs.push({ role: 'user', content: 'and next' });
@@ -430,9 +430,9 @@ test('only new or changed messages cross into wasm, and unchanged ones do not co
   const inner = proto.prepareStored;
   const seen = [];
   const named = [];
-  proto.prepareStored = function (ids, fresh, freshIds, ...rest) {
-    seen.push(freshIds.length);
-    return inner.call(this, ids, fresh, freshIds, ...rest).then((r) => {
+  proto.prepareStored = function (ids, fresh, ...rest) {
+    seen.push(fresh.ids.length);
+    return inner.call(this, ids, fresh, ...rest).then((r) => {
       named.push(r.sameAs.filter((k) => k >= 0).length);
       return r;
     });
