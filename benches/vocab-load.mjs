@@ -7,10 +7,11 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { VOCABULARIES } from '../src/js/surface.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS = Number(process.argv[2] ?? 7);
-const NAMES = ['llama3', 'qwen3', 'deepseek-v3', 'mistral-tekken'];
+const NAMES = VOCABULARIES;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const child = `
@@ -25,7 +26,7 @@ if (loaded === 'ok') countTokens('The quick brown fox jumps over the lazy dog.',
 const t3 = performance.now();
 console.log(JSON.stringify({ loaded, importMs: t1 - t0, loadMs: t2 - t1, firstCountMs: t3 - t2, wasmBytes: memoryStats().wasmBytes }));
 `;
-const model = { llama3: 'llama3.1:8b', qwen3: 'qwen3:8b', 'deepseek-v3': 'deepseek-chat', 'mistral-tekken': 'open-mistral-nemo' };
+const model = { llama3: 'llama3.1:8b', qwen3: 'qwen3:8b', 'deepseek-v3': 'deepseek-chat', 'mistral-tekken': 'open-mistral-nemo', 'mistral-spm-v3': 'mistral-large-2407', 'mistral-spm-v7': 'mistral-large-2411' };
 
 console.log(`node ${process.version}, ${RUNS} processes per vocabulary, medians\n`);
 console.log('| vocabulary | file | gzip | loadVocabulary | first count after | wasm memory after |');

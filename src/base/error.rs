@@ -41,8 +41,9 @@ pub enum ErrorCode {
     UnknownAttachment,
     /// The latest user message alone (with the system messages) does not fit the usable limit.
     LatestMessageTooLarge,
-    /// Counting with a loadable encoding (`llama3`, `qwen2`, `deepseek-v3`, `mistral-tekken`)
-    /// named explicitly before its vocabulary was loaded (`loadVocabulary`).
+    /// Counting with a loadable encoding (`llama3`, `qwen2`, `deepseek-v3`, `mistral-tekken`,
+    /// `mistral-spm-v3`, `mistral-spm-v7`) named explicitly before its vocabulary was loaded
+    /// (`loadVocabulary`).
     VocabularyNotLoaded,
     /// `loadVocabulary` was given a name that is no vocabulary, alias or model with one.
     UnknownVocabulary,

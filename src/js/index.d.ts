@@ -4,9 +4,9 @@
 // ctxguard and back into that SDK's own request types.
 
 /** Encodings ctxguard counts exactly. */
-export type Encoding = 'o200k_base' | 'cl100k_base' | 'gemma3' | 'llama3' | 'qwen2' | 'deepseek-v3' | 'mistral-tekken';
+export type Encoding = 'o200k_base' | 'cl100k_base' | 'gemma3' | 'llama3' | 'qwen2' | 'deepseek-v3' | 'mistral-tekken' | 'mistral-spm-v3' | 'mistral-spm-v7';
 /** The vocabulary files the package ships (`loadVocabulary`; docs/vocabularies.md). */
-export type VocabularyName = 'llama3' | 'qwen3' | 'deepseek-v3' | 'mistral-tekken';
+export type VocabularyName = 'llama3' | 'qwen3' | 'deepseek-v3' | 'mistral-tekken' | 'mistral-spm-v3' | 'mistral-spm-v7';
 /** `exact`: the provider's own tokenizer. `estimate`: a calibrated estimate with a safety margin. */
 export type CountKind = 'exact' | 'estimate';
 
@@ -27,7 +27,7 @@ export type ErrorCode =
   | 'LATEST_MESSAGE_TOO_LARGE'
   /** A ContextGuard used after `guard.free()`. */
   | 'GUARD_FREED'
-  /** Counting with `llama3`, `qwen2`, `deepseek-v3` or `mistral-tekken` named as the encoding before `loadVocabulary`. */
+  /** Counting with a loadable encoding (`llama3`, `qwen2`, `deepseek-v3`, `mistral-tekken`, `mistral-spm-v3`, `mistral-spm-v7`) named before `loadVocabulary`. */
   | 'VOCABULARY_NOT_LOADED'
   /** `loadVocabulary` of a name that is no vocabulary, alias or model with one. */
   | 'UNKNOWN_VOCABULARY'
@@ -941,8 +941,9 @@ export class ContextGuard<F extends Format = Format> {
 
 export function countTokens(text: string, options?: CountTokensOptions): number;
 /**
- * Loads a vocabulary: a name (`'llama3'`, `'qwen3'`, `'deepseek-v3'`, `'mistral-tekken'`), an
- * alias (`'qwen2.5'`, `'deepseek-r1'`, `'tekken'`...) or a model id (`'llama3.1:8b'`), read from
+ * Loads a vocabulary: a name (`'llama3'`, `'qwen3'`, `'deepseek-v3'`, `'mistral-tekken'`,
+ * `'mistral-spm-v3'`, `'mistral-spm-v7'`), an alias (`'qwen2.5'`, `'deepseek-r1'`, `'tekken'`...) or
+ * a model id (`'llama3.1:8b'`, `'mistral-large-2411'`), read from
  * the package (Node) or fetched (browsers, workers); or bytes the host fetched itself (this
  * format, a Hugging Face `tokenizer.json`, a Mistral `tekken.json`). After it resolves, counts,
  * `modelInfo` and new guards for that family's models are exact (and synchronous).

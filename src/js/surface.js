@@ -110,4 +110,11 @@ export const ERROR_CODES = Object.freeze({
  * (STATUS_FIELDS then TEXT_FIELDS in src/provider/overflow.rs). The worker client copies these from an
  * SDK error (a class instance, not cloneable) before sending it.
  */
+/**
+ * The vocabulary files the package ships (vocab/<name>.bin and <name>.LICENSE.txt), as
+ * src/tokens/vocabulary.rs lists them: loadVocabulary's names. vocab-web.js holds one literal URL
+ * for each (bundlers need the literal); tests/js/vocabularies.test.mjs checks both lists.
+ */
+export const VOCABULARIES = Object.freeze(['llama3', 'qwen3', 'deepseek-v3', 'mistral-tekken', 'mistral-spm-v3', 'mistral-spm-v7']);
+
 export const PROVIDER_ERROR_FIELDS = Object.freeze(['status', 'statusCode', 'status_code', 'message', 'code', 'body', 'error']);

@@ -9,6 +9,8 @@ const FILES = {
   qwen3: () => new URL('./vocab/qwen3.bin', import.meta.url),
   'deepseek-v3': () => new URL('./vocab/deepseek-v3.bin', import.meta.url),
   'mistral-tekken': () => new URL('./vocab/mistral-tekken.bin', import.meta.url),
+  'mistral-spm-v3': () => new URL('./vocab/mistral-spm-v3.bin', import.meta.url),
+  'mistral-spm-v7': () => new URL('./vocab/mistral-spm-v7.bin', import.meta.url),
 };
 
 useVocabularyReader(async (file) => {

@@ -24,8 +24,8 @@ function bytesOf(value) {
 
 /**
  * `await loadVocabulary(nameOrBytes)`: a vocabulary name (`'llama3'`, `'qwen3'`, `'deepseek-v3'`,
- * `'mistral-tekken'`), an alias (`'qwen2.5'`, `'deepseek-r1'`, `'tekken'`...) or a model id
- * (`'llama3.1:8b'`), or the bytes of a vocabulary. Resolves to what was loaded; loading one
+ * `'mistral-tekken'`, `'mistral-spm-v3'`, `'mistral-spm-v7'`: surface.js VOCABULARIES), an alias
+ * (`'qwen2.5'`, `'deepseek-r1'`, `'tekken'`...) or a model id (`'llama3.1:8b'`), or the bytes of a vocabulary. Resolves to what was loaded; loading one
  * that is already loaded does nothing.
  */
 export async function loadVocabulary(what) {

@@ -48,7 +48,7 @@ pub struct ModelInfo {
     /// it (docs/edits.md, "Preserved thinking").
     pub preserved_thinking: bool,
     /// The vocabulary that counts this model exactly when loaded (`loadVocabulary`): `llama3`,
-    /// `qwen3`, `deepseek-v3` or `mistral-tekken`; `null` for models counted with a built-in
+    /// `qwen3`, `deepseek-v3`, `mistral-tekken`, `mistral-spm-v3` or `mistral-spm-v7`; `null` for models counted with a built-in
     /// encoding or without a public tokenizer. Until it is loaded the model's counts are the
     /// o200k estimate (`kind: "estimate"`), after that `kind` is `exact`.
     pub vocabulary: Option<&'static str>,
@@ -62,6 +62,8 @@ const L3: Encoding = Encoding::Llama3;
 const Q2: Encoding = Encoding::Qwen2;
 const DS: Encoding = Encoding::DeepseekV3;
 const TK: Encoding = Encoding::MistralTekken;
+const S3: Encoding = Encoding::MistralSpmV3;
+const S7: Encoding = Encoding::MistralSpmV7;
 const X: CountKind = CountKind::Exact;
 const E: CountKind = CountKind::Estimate;
 
@@ -82,6 +84,10 @@ pub const FACTOR_META: f64 = 1.05 * 1.10;
 pub const FACTOR_ALIBABA: f64 = 1.05 * 1.10;
 pub const FACTOR_DEEPSEEK: f64 = 1.10 * 1.10;
 pub const FACTOR_MISTRAL: f64 = 1.15 * 1.10;
+/// Mistral's SentencePiece models (32,768 pieces) until their vocabulary is loaded: 1.08-1.15 ×
+/// o200k on prose and CJK, 1.23-1.28 on source code, 1.37 on minified JSON, 1.4 on runs of
+/// spaces and letters (the corpus of tests/tokens/mistral_reference.json), so 1.30 × 1.10.
+pub const FACTOR_MISTRAL_SPM: f64 = 1.30 * 1.10;
 /// Unknown models: o200k × 1.25.
 pub const FACTOR_UNKNOWN: f64 = 1.25;
 
@@ -215,15 +221,33 @@ pub static MODELS: &[ModelSpec] = &[
     m("deepseek-r1:latest", Deepseek, O, E, FACTOR_DEEPSEEK, 131_072, 32_768),
     m("deepseek-r1:671b", Deepseek, DS, X, FACTOR_DEEPSEEK, 131_072, 32_768),
     // Mistral — Tekken (v3, the one mistral-common ships): NeMo, Pixtral 12B, Ministral, Small
-    // 2409. Exact once mistral-tekken is loaded. Mistral Large 2 (2407, 2411) counts with
-    // SentencePiece (not Tekken) and Small 3.x and later with Tekken v7+ (no registry package
-    // ships it): estimates.
+    // 2409. Exact once mistral-tekken is loaded. SentencePiece v3 (Large 2407, Codestral 2405 and
+    // Mamba, Mixtral 8x22B, 7B v0.3) and v7 (Large 2411, Pixtral Large): exact once mistral-spm-v3
+    // / -v7 is loaded (mistral-common's MODEL_NAME_TO_TOKENIZER_CLS names which). The `-latest`
+    // aliases, Small 3.x and later (Tekken v7+, which no registry package ships): estimates.
     m("open-mistral-nemo", Mistral, TK, X, FACTOR_MISTRAL, 131_072, 8_192),
     m("mistral-nemo", Mistral, TK, X, FACTOR_MISTRAL, 131_072, 8_192),
     m("pixtral-12b", Mistral, TK, X, FACTOR_MISTRAL, 131_072, 8_192),
     m("ministral-8b", Mistral, TK, X, FACTOR_MISTRAL, 131_072, 8_192),
     m("ministral-3b", Mistral, TK, X, FACTOR_MISTRAL, 131_072, 8_192),
     m("mistral-small-2409", Mistral, TK, X, FACTOR_MISTRAL, 32_768, 8_192),
+    m("mistral-large-2407", Mistral, S3, X, FACTOR_MISTRAL_SPM, 131_072, 8_192),
+    m("mistral-large-instruct-2407", Mistral, S3, X, FACTOR_MISTRAL_SPM, 131_072, 8_192),
+    m("codestral-2405", Mistral, S3, X, FACTOR_MISTRAL_SPM, 32_768, 8_192),
+    m("codestral-22b", Mistral, S3, X, FACTOR_MISTRAL_SPM, 32_768, 8_192),
+    m("codestral:22b", Mistral, S3, X, FACTOR_MISTRAL_SPM, 32_768, 8_192),
+    m("codestral-mamba", Mistral, S3, X, FACTOR_MISTRAL_SPM, 262_144, 8_192),
+    m("open-codestral-mamba", Mistral, S3, X, FACTOR_MISTRAL_SPM, 262_144, 8_192),
+    m("mamba-codestral-7b", Mistral, S3, X, FACTOR_MISTRAL_SPM, 262_144, 8_192),
+    m("open-mixtral-8x22b", Mistral, S3, X, FACTOR_MISTRAL_SPM, 65_536, 8_192),
+    m("mixtral-8x22b", Mistral, S3, X, FACTOR_MISTRAL_SPM, 65_536, 8_192),
+    m("mixtral:8x22b", Mistral, S3, X, FACTOR_MISTRAL_SPM, 65_536, 8_192),
+    m("mistral-tiny-2407", Mistral, S3, X, FACTOR_MISTRAL_SPM, 32_768, 8_192),
+    m("mistral-7b-instruct-v0.3", Mistral, S3, X, FACTOR_MISTRAL_SPM, 32_768, 8_192),
+    m("mistral-large-2411", Mistral, S7, X, FACTOR_MISTRAL_SPM, 131_072, 8_192),
+    m("mistral-large-instruct-2411", Mistral, S7, X, FACTOR_MISTRAL_SPM, 131_072, 8_192),
+    m("pixtral-large-2411", Mistral, S7, X, FACTOR_MISTRAL_SPM, 131_072, 8_192),
+    m("pixtral-large-instruct-2411", Mistral, S7, X, FACTOR_MISTRAL_SPM, 131_072, 8_192),
     m("mistral-large", Mistral, O, E, FACTOR_MISTRAL, 131_072, 8_192),
     m("mistral-medium", Mistral, O, E, FACTOR_MISTRAL, 131_072, 8_192),
     m("mistral-small", Mistral, O, E, FACTOR_MISTRAL, 131_072, 8_192),

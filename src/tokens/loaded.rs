@@ -1,5 +1,5 @@
-//! Vocabularies loaded at run time: Llama 3, Qwen 2/3, DeepSeek V3, Mistral Tekken
-//! (docs/vocabularies.md).
+//! Vocabularies loaded at run time: Llama 3, Qwen 2/3, DeepSeek V3, Mistral Tekken, and Mistral's
+//! SentencePiece models v3 and v7 (docs/vocabularies.md).
 //!
 //! Their data is not in the `.wasm`: a host loads the file it needs (`loadVocabulary`), the
 //! bytes are parsed here ([`Vocabulary`], from ctxguard's format in `bundle` or a Hugging Face
@@ -84,6 +84,8 @@ static LLAMA3: OnceLock<Registered> = OnceLock::new();
 static QWEN2: OnceLock<Registered> = OnceLock::new();
 static DEEPSEEK_V3: OnceLock<Registered> = OnceLock::new();
 static MISTRAL_TEKKEN: OnceLock<Registered> = OnceLock::new();
+static MISTRAL_SPM_V3: OnceLock<Registered> = OnceLock::new();
+static MISTRAL_SPM_V7: OnceLock<Registered> = OnceLock::new();
 /// The NFC tables, once a vocabulary brought them (every vocabulary that normalizes uses these).
 static NFC: OnceLock<Nfc> = OnceLock::new();
 
@@ -93,6 +95,8 @@ fn cell(encoding: Encoding) -> Option<&'static OnceLock<Registered>> {
         Encoding::Qwen2 => Some(&QWEN2),
         Encoding::DeepseekV3 => Some(&DEEPSEEK_V3),
         Encoding::MistralTekken => Some(&MISTRAL_TEKKEN),
+        Encoding::MistralSpmV3 => Some(&MISTRAL_SPM_V3),
+        Encoding::MistralSpmV7 => Some(&MISTRAL_SPM_V7),
         _ => None,
     }
 }
@@ -126,10 +130,9 @@ pub fn register(vocabulary: Vocabulary) -> Result<LoadedInfo> {
             ),
         )
     })?;
-    let cell = cell(encoding).ok_or_else(|| Error::new(ErrorCode::Internal, "no registry slot"))?;
     let digest = vocabulary.digest();
-    if let Some(r) = cell.get() {
-        return same_or_conflict(r, digest, &vocabulary);
+    if let Some(r) = cell(encoding).and_then(OnceLock::get) {
+        return same_or_conflict(r, digest, &vocabulary.source);
     }
     if vocabulary.nfc {
         if let Some(tables) = vocabulary.nfc_tables.as_deref() {
@@ -156,6 +159,13 @@ pub fn register(vocabulary: Vocabulary) -> Result<LoadedInfo> {
         loaded_now: true,
         memory_bytes: tokenizer.memory_bytes(),
     };
+    keep(encoding, digest, tokenizer, info)
+}
+
+/// Registers the tokenizer of `encoding` unless one is (then: the same one, or a conflict).
+fn keep(encoding: Encoding, digest: u64, tokenizer: Tokenizer, info: LoadedInfo) -> Result<LoadedInfo> {
+    let cell = cell(encoding).ok_or_else(|| Error::new(ErrorCode::Internal, "no registry slot"))?;
+    let source = info.source.clone();
     let mut now = false;
     let r = cell.get_or_init(|| {
         now = true;
@@ -164,11 +174,48 @@ pub fn register(vocabulary: Vocabulary) -> Result<LoadedInfo> {
     if now {
         Ok(r.info.clone())
     } else {
-        same_or_conflict(r, digest, &vocabulary)
+        same_or_conflict(r, digest, &source)
     }
 }
 
-fn same_or_conflict(r: &Registered, digest: u64, vocabulary: &Vocabulary) -> Result<LoadedInfo> {
+/// Registers a SentencePiece vocabulary file (`spm_file`, version 2: Mistral's v3 and v7), the
+/// encoding named by its name.
+fn register_spm(bytes: &[u8]) -> Result<LoadedInfo> {
+    let decoded = super::spm_file::decode(bytes).map_err(invalid)?;
+    let encoding = vocabulary_file(&decoded.name)
+        .and_then(|f| VOCABULARIES.iter().find(|(file, _, _)| *file == f))
+        .map(|(_, e, _)| *e)
+        .filter(|e| e.is_loadable())
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::UnsupportedVocabulary,
+                format!("a SentencePiece vocabulary named {:?}: not one ctxguard loads", decoded.name),
+            )
+        })?;
+    let mut h = rustc_hash::FxHasher::default();
+    std::hash::Hasher::write(&mut h, bytes);
+    let digest = std::hash::Hasher::finish(&h);
+    if let Some(r) = cell(encoding).and_then(OnceLock::get) {
+        return same_or_conflict(r, digest, &decoded.source);
+    }
+    let (name, source, added_tokens) = (decoded.name.clone(), decoded.source.clone(), decoded.user_defined.len());
+    let model = super::spm::Model::new(decoded).map_err(invalid)?;
+    let tokenizer = Tokenizer { encoding, engine: Engine::Spm(model), rules: None };
+    let info = LoadedInfo {
+        name,
+        encoding,
+        tokens: tokenizer.ordinary_tokens(),
+        added_tokens,
+        matches_added_tokens: true,
+        nfc: false,
+        source,
+        loaded_now: true,
+        memory_bytes: tokenizer.memory_bytes(),
+    };
+    keep(encoding, digest, tokenizer, info)
+}
+
+fn same_or_conflict(r: &Registered, digest: u64, source: &str) -> Result<LoadedInfo> {
     if r.digest == digest {
         return Ok(LoadedInfo { loaded_now: false, ..r.info.clone() });
     }
@@ -180,7 +227,7 @@ fn same_or_conflict(r: &Registered, digest: u64, vocabulary: &Vocabulary) -> Res
             r.info.source
         ),
     ))
-    .map_err(|e| Error { message: format!("{} (refused: {})", e.message, vocabulary.source), ..e })
+    .map_err(|e| Error { message: format!("{} (refused: {source})", e.message), ..e })
 }
 
 pub(crate) fn invalid(message: impl std::fmt::Display) -> Error {
@@ -373,16 +420,20 @@ impl Iterator for AddedSpans<'_> {
     }
 }
 
-/// `loadVocabulary(bytes)`: ctxguard's format (`bundle`) or a tokenizer file (`hf`), registered.
+/// `loadVocabulary(bytes)`: ctxguard's formats (`bundle`, `spm_file`) or a tokenizer file (`hf`),
+/// registered.
 /// `source` names where the bytes came from (kept in the answer when the file does not say).
 pub fn load_bytes(bytes: &[u8], source: &str) -> Result<LoadedInfo> {
+    if super::spm_file::is_spm(bytes) {
+        return register_spm(bytes);
+    }
     let vocabulary = if super::bundle::is_bundle(bytes) {
         super::bundle::read(bytes).map_err(invalid)?
     } else if super::hf::is_json(bytes) {
         super::hf::read(bytes, source)?
     } else {
         return Err(invalid(
-            "neither ctxguard's vocabulary format (pkg/vocab/*.bin) nor a tokenizer.json / tekken.json",
+            "neither ctxguard's vocabulary formats (pkg/vocab/*.bin) nor a tokenizer.json / tekken.json",
         ));
     };
     register(vocabulary)

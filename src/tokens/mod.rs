@@ -44,6 +44,7 @@ mod rans;
 mod spm;
 #[doc(hidden)]
 pub mod spm_file;
+pub mod spm_model;
 #[doc(hidden)]
 pub mod vocab_file;
 pub mod vocabulary;
@@ -89,6 +90,13 @@ pub enum Encoding {
     /// Mistral's Tekken (NeMo, Pixtral, Ministral), loaded at run time.
     #[serde(rename = "mistral-tekken")]
     MistralTekken,
+    /// Mistral's SentencePiece model v3 (Mistral Large 2407, Codestral 2405, Mixtral 8x22B),
+    /// loaded at run time.
+    #[serde(rename = "mistral-spm-v3")]
+    MistralSpmV3,
+    /// Mistral's SentencePiece model v7 (Mistral Large 2411, Pixtral Large), loaded at run time.
+    #[serde(rename = "mistral-spm-v7")]
+    MistralSpmV7,
 }
 
 impl Encoding {
@@ -101,13 +109,23 @@ impl Encoding {
             Encoding::Qwen2 => "qwen2",
             Encoding::DeepseekV3 => "deepseek-v3",
             Encoding::MistralTekken => "mistral-tekken",
+            Encoding::MistralSpmV3 => "mistral-spm-v3",
+            Encoding::MistralSpmV7 => "mistral-spm-v7",
         }
     }
 
     /// Whether this encoding's vocabulary is loaded at run time (`loadVocabulary`) rather than
     /// built in.
     pub fn is_loadable(self) -> bool {
-        matches!(self, Encoding::Llama3 | Encoding::Qwen2 | Encoding::DeepseekV3 | Encoding::MistralTekken)
+        matches!(
+            self,
+            Encoding::Llama3
+                | Encoding::Qwen2
+                | Encoding::DeepseekV3
+                | Encoding::MistralTekken
+                | Encoding::MistralSpmV3
+                | Encoding::MistralSpmV7
+        )
     }
 
     /// The encoding named `name`; `UNKNOWN_ENCODING` for other names and for an encoding this
@@ -121,10 +139,12 @@ impl Encoding {
             "qwen2" => Encoding::Qwen2,
             "deepseek-v3" => Encoding::DeepseekV3,
             "mistral-tekken" => Encoding::MistralTekken,
+            "mistral-spm-v3" => Encoding::MistralSpmV3,
+            "mistral-spm-v7" => Encoding::MistralSpmV7,
             other => {
                 return Err(Error::new(
                     ErrorCode::UnknownEncoding,
-                    format!("unknown encoding {other:?}; ctxguard ships \"o200k_base\", \"cl100k_base\", (ctxguard/gemini) \"gemma3\", and loads \"llama3\", \"qwen2\", \"deepseek-v3\" and \"mistral-tekken\" (loadVocabulary)"),
+                    format!("unknown encoding {other:?}; ctxguard ships \"o200k_base\", \"cl100k_base\", (ctxguard/gemini) \"gemma3\", and loads \"llama3\", \"qwen2\", \"deepseek-v3\", \"mistral-tekken\", \"mistral-spm-v3\" and \"mistral-spm-v7\" (loadVocabulary)"),
                 ))
             }
         };
@@ -411,13 +431,23 @@ impl Tokenizer {
         self.rules.as_ref().and_then(|r| r.nfc)
     }
 
-    /// `text` as the tokenizer sees it (NFC for a vocabulary that normalizes), with the map back
-    /// to `text` when it changed.
+    /// `text` as the tokenizer sees it (NFC for a vocabulary that normalizes, a space in front
+    /// for a SentencePiece model with a dummy prefix), with the map back to `text` when it changed.
     fn prepared<'t>(&self, text: &'t str) -> (std::borrow::Cow<'t, str>, Option<nfc::Normalized>) {
+        if self.dummy_prefix() && !text.is_empty() {
+            let mut n = nfc::Normalized::prefixed(" ", text);
+            return (std::borrow::Cow::Owned(std::mem::take(&mut n.text)), Some(n));
+        }
         match self.nfc().and_then(|n| n.normalize_mapped(text)) {
             Some(mut n) => (std::borrow::Cow::Owned(std::mem::take(&mut n.text)), Some(n)),
             None => (std::borrow::Cow::Borrowed(text), None),
         }
+    }
+
+    /// Whether a space goes in front of the text (Mistral's SentencePiece models).
+    #[inline]
+    fn dummy_prefix(&self) -> bool {
+        matches!(&self.engine, Engine::Spm(m) if m.dummy_prefix())
     }
 
     /// Tokens of one span.
@@ -458,8 +488,12 @@ impl Tokenizer {
         }
     }
 
-    /// `text` as this vocabulary's normalizer leaves it (NFC for the vocabularies that have one).
+    /// `text` as this vocabulary's normalizer leaves it (NFC for the vocabularies that have one,
+    /// a space in front for a dummy prefix).
     fn normalized<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        if self.dummy_prefix() && !text.is_empty() {
+            return std::borrow::Cow::Owned(format!(" {text}"));
+        }
         match self.nfc() {
             Some(n) => n.normalize(text),
             None => std::borrow::Cow::Borrowed(text),

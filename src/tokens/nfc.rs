@@ -395,6 +395,16 @@ struct Segment {
 }
 
 impl Normalized {
+    /// `prefix` put in front of `text` (SentencePiece's dummy prefix): offsets inside the prefix
+    /// map to 0.
+    pub fn prefixed(prefix: &str, text: &str) -> Normalized {
+        let at = prefix.len() as u32;
+        Normalized {
+            text: format!("{prefix}{text}"),
+            segments: vec![Segment { norm: 0, orig: 0, changed: true }, Segment { norm: at, orig: 0, changed: false }],
+        }
+    }
+
     fn copy_unchanged(&mut self, text: &str, from: usize, to: usize) {
         if to <= from {
             return;

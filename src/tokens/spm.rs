@@ -1,13 +1,16 @@
 //! SentencePiece BPE encoding, as Google's local Gemini tokenizer runs it
-//! (docs/gemini-tokenizer.md).
+//! (docs/gemini-tokenizer.md) and as mistral-common runs Mistral's v3 and v7 models
+//! (docs/vocabularies.md).
 //!
-//! The model (`spm_file.rs`) normalizes nothing but spaces (identity normalizer, no dummy prefix,
-//! extra whitespace kept, spaces escaped as U+2581), and its encoder:
+//! The model (`spm_file.rs`) normalizes nothing but spaces (identity normalizer, extra whitespace
+//! kept, spaces escaped as U+2581; Mistral's put one in front of the text, the dummy prefix,
+//! which `Tokenizer` adds), and its encoder:
 //! 1. cuts the text into symbols left to right: at each character, the longest user-defined symbol
 //!    that starts there (a frozen symbol: one token, never merged), else the character;
 //! 2. merges adjacent symbols whose concatenation is a piece, the highest score first and the
-//!    leftmost on ties (scores fall strictly with the id, so: the lowest id first), until no
-//!    adjacent pair is a piece — frozen symbols never take part;
+//!    leftmost on ties (scores fall strictly with the id, so: the lowest id first; Mistral's runs
+//!    of spaces share the lowest score, so they merge last, leftmost first), until no adjacent
+//!    pair is a piece — frozen symbols never take part;
 //! 3. gives each symbol its id; a character that is no piece becomes one byte token per UTF-8
 //!    byte (`<0xXX>`, byte fallback).
 //!
@@ -95,9 +98,16 @@ impl Matcher {
     }
 }
 
-/// A SentencePiece BPE model (Gemma 3's).
+/// Merge priority of the pieces tied at the lowest score (below every id's).
+const LOWEST: u32 = NO_RANK - 1;
+
+/// A SentencePiece BPE model (Gemma 3's, Mistral's).
 pub(crate) struct Model {
     vocab: Vocab,
+    /// Whether each id is one of the pieces tied at the lowest score (empty when none is).
+    lowest: Vec<bool>,
+    /// A space goes in front of the text.
+    dummy_prefix: bool,
     unk: u32,
     byte_base: u32,
     count: u32,
@@ -109,9 +119,14 @@ pub(crate) struct Model {
 }
 
 impl Model {
+    /// The built-in model (Gemma 3's).
     pub(crate) fn load() -> Result<Model, String> {
-        let file = spm_file::file().ok_or("no data")?;
-        let spm_file::Decoded { arena, unk, byte_base, user_defined } = spm_file::decode(file)?;
+        Model::new(spm_file::decode(spm_file::file().ok_or("no data")?)?)
+    }
+
+    /// The model of a decoded file.
+    pub(crate) fn new(decoded: spm_file::Decoded) -> Result<Model, String> {
+        let spm_file::Decoded { arena, unk, byte_base, user_defined, dummy_prefix, lowest: tied, .. } = decoded;
         let count = u32::try_from(arena.starts.len().saturating_sub(1)).map_err(|_| "too many ids")?;
         // Kept for the life of the process, as every tokenizer (`tokenizer`'s OnceLock).
         let bytes: &'static [u8] = arena.bytes.leak();
@@ -127,7 +142,27 @@ impl Model {
                 max_span = max_span.max(span(t));
             }
         }
-        Ok(Model { vocab, unk, byte_base, count, matcher, user_defined: user_defined.into_iter().collect(), max_span })
+        let mut lowest = vec![false; if tied.is_empty() { 0 } else { count as usize }];
+        for id in tied {
+            *lowest.get_mut(id as usize).ok_or("a lowest-score id out of range")? = true;
+        }
+        let user_defined = user_defined.into_iter().collect();
+        Ok(Model { vocab, lowest, dummy_prefix, unk, byte_base, count, matcher, user_defined, max_span })
+    }
+
+    /// Whether a space goes in front of the text (SentencePiece's dummy prefix).
+    pub(crate) fn dummy_prefix(&self) -> bool {
+        self.dummy_prefix
+    }
+
+    /// Merge priority of the piece `id` (lower first): its id, or [`LOWEST`] for the pieces tied
+    /// at the lowest score; `NO_RANK` for no piece.
+    #[inline]
+    fn priority(&self, id: u32) -> u32 {
+        match self.lowest.get(id as usize) {
+            Some(true) => LOWEST,
+            _ => id,
+        }
     }
 
     pub(crate) fn vocab_size(&self) -> usize {
@@ -143,6 +178,7 @@ impl Model {
             + 8 * self.matcher.edges.capacity()
             + 4 * self.matcher.terminal.capacity()
             + self.user_defined.values().map(|v| v.capacity() + 16).sum::<usize>()
+            + self.lowest.capacity()
     }
 
     /// Bytes of a token as the model's decoder gives them (spaces for U+2581); `None` for ids
@@ -246,7 +282,7 @@ impl Model {
                     }
                 }
             };
-            if seg.len() < HEAP_THRESHOLD {
+            if seg.len() < HEAP_THRESHOLD || !self.lowest.is_empty() {
                 for w in scratch.parts.windows(2) {
                     if let [(s, _), (e, _)] = w {
                         report(*s as usize, *e as usize);
@@ -266,11 +302,16 @@ impl Model {
     }
 
     /// Merges one segment of characters; the part starts are left in `scratch.parts` (short
-    /// segments, with the end as the last entry) or `scratch.bounds` (long ones).
+    /// segments and every segment of a model with tied pieces, with the end as the last entry)
+    /// or `scratch.bounds` (long ones).
     fn merge(&self, seg: &[u8], scratch: &mut Scratch) {
         let n = seg.len();
         if n < HEAP_THRESHOLD {
             scratch.scan_lookups += self.scan_merge(seg, &mut scratch.parts);
+            return;
+        }
+        if !self.lowest.is_empty() {
+            scratch.scan_lookups += self.heap_merge(seg, &mut scratch.parts);
             return;
         }
         let s = &mut *scratch;
@@ -310,7 +351,7 @@ impl Model {
             match (parts.get(i), parts.get(i + 2)) {
                 (Some(&(a, _)), Some(&(b, _))) => {
                     lookups.set(lookups.get() + 1);
-                    seg.get(a as usize..b as usize).map_or(NO_RANK, |t| self.vocab.lookup(t))
+                    seg.get(a as usize..b as usize).map_or(NO_RANK, |t| self.priority(self.vocab.lookup(t)))
                 }
                 _ => NO_RANK,
             }
@@ -347,6 +388,78 @@ impl Model {
             }
         }
         lookups.get()
+    }
+}
+
+/// A pair to merge in `heap_merge`: (priority, start of the left part, left, right, end of the
+/// right part); the smallest first, so the leftmost among equal priorities.
+type Candidate = (u32, u32, u32, u32, u32);
+
+impl Model {
+    /// The merge of a long segment by priority, leftmost on ties, with a heap over a linked list
+    /// of parts: O(n log n). `parts` ends up as in `scan_merge`. Returns the number of lookups.
+    fn heap_merge(&self, seg: &[u8], parts: &mut Vec<(u32, u32)>) -> u64 {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let starts: Vec<u32> = (0u32..).zip(seg).filter(|(_, &b)| b & 0xC0 != 0x80).map(|(i, _)| i).collect();
+        let n = starts.len();
+        let end_of = |next: &[u32], i: usize| -> u32 {
+            next.get(i).and_then(|&k| starts.get(k as usize)).copied().unwrap_or(seg.len() as u32)
+        };
+        let mut next: Vec<u32> = (1..=n as u32).collect();
+        let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
+        let mut alive = vec![true; n];
+        let mut lookups = 0u64;
+        let mut heap: BinaryHeap<Reverse<Candidate>> = BinaryHeap::new();
+        let push = |heap: &mut BinaryHeap<_>, next: &[u32], i: usize, lookups: &mut u64| {
+            let Some(&j) = next.get(i) else { return };
+            if j as usize >= n {
+                return;
+            }
+            let (a, e) = (starts.get(i).copied().unwrap_or(0), end_of(next, j as usize));
+            *lookups += 1;
+            let p = seg.get(a as usize..e as usize).map_or(NO_RANK, |t| self.priority(self.vocab.lookup(t)));
+            if p != NO_RANK {
+                heap.push(Reverse((p, a, i as u32, j, e)));
+            }
+        };
+        for i in 0..n {
+            push(&mut heap, &next, i, &mut lookups);
+        }
+        while let Some(Reverse((_, _, i, j, e))) = heap.pop() {
+            let (i, j) = (i as usize, j as usize);
+            let valid = alive.get(i) == Some(&true)
+                && alive.get(j) == Some(&true)
+                && next.get(i) == Some(&(j as u32))
+                && end_of(&next, j) == e;
+            if !valid {
+                continue;
+            }
+            let after = next.get(j).copied().unwrap_or(n as u32);
+            if let Some(a) = alive.get_mut(j) {
+                *a = false;
+            }
+            if let Some(x) = next.get_mut(i) {
+                *x = after;
+            }
+            if let Some(p) = prev.get_mut(after as usize) {
+                *p = i as u32;
+            }
+            if let Some(&p) = prev.get(i) {
+                if (p as usize) < n {
+                    push(&mut heap, &next, p as usize, &mut lookups);
+                }
+            }
+            push(&mut heap, &next, i, &mut lookups);
+        }
+        parts.clear();
+        let mut i = 0usize;
+        while i < n {
+            parts.push((starts.get(i).copied().unwrap_or(0), NO_RANK));
+            i = next.get(i).map_or(n, |&k| k as usize);
+        }
+        parts.push((seg.len() as u32, NO_RANK));
+        lookups
     }
 }
 

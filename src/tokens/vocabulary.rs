@@ -130,10 +130,12 @@ pub const VOCABULARIES: &[(&str, Encoding, &[&str])] = &[
     ("qwen3", Encoding::Qwen2, &["qwen2", "qwen2.5", "qwen-2.5", "qwen", "qwq"]),
     ("deepseek-v3", Encoding::DeepseekV3, &["deepseek", "deepseek-r1", "deepseek-v3.1"]),
     ("mistral-tekken", Encoding::MistralTekken, &["tekken", "mistral-nemo"]),
+    ("mistral-spm-v3", Encoding::MistralSpmV3, &["mistral-large-2407", "codestral-2405", "mixtral-8x22b"]),
+    ("mistral-spm-v7", Encoding::MistralSpmV7, &["mistral-large-2411", "pixtral-large-2411"]),
 ];
 
 /// The vocabulary file of a name or alias (case-insensitive): `llama3`, `qwen3`, `deepseek-v3`,
-/// `mistral-tekken`, or `None`.
+/// `mistral-tekken`, `mistral-spm-v3`, `mistral-spm-v7`, or `None`.
 pub fn vocabulary_file(name: &str) -> Option<&'static str> {
     let n = name.trim().to_ascii_lowercase();
     VOCABULARIES.iter().find(|(file, _, aliases)| *file == n || aliases.contains(&n.as_str())).map(|(f, _, _)| *f)

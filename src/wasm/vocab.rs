@@ -8,7 +8,8 @@ use crate::base::error::Error;
 use crate::tokens::loaded;
 
 /// `vocabularyFile(nameOrModel) -> string`: the file (`llama3`, `qwen3`, `deepseek-v3`,
-/// `mistral-tekken`) of a vocabulary name, alias or model id; `UNKNOWN_VOCABULARY` otherwise.
+/// `mistral-tekken`, `mistral-spm-v3`, `mistral-spm-v7`) of a vocabulary name, alias or model id;
+/// `UNKNOWN_VOCABULARY` otherwise.
 #[wasm_bindgen(js_name = vocabularyFile)]
 pub fn vocabulary_file(name: JsValue) -> Result<String, JsValue> {
     run(|| {

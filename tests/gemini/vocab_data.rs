@@ -15,6 +15,7 @@
 
 use std::path::PathBuf;
 
+use ctxguard::tokens::spm_model::{self, Piece, BYTE, NORMAL, USER_DEFINED};
 use ctxguard::tokens::{self, spm_file, Encoding};
 
 const MODEL_SHA256: &str = "1299c11d7cf632ef3b4e11937501358ada021bbdf7c47638d13c0ee982f2e79c";
@@ -30,147 +31,18 @@ fn read_model() -> Vec<u8> {
         .unwrap_or_else(|e| panic!("{}: {e}; run scripts/fetch-gemma3-model.sh (scripts/setup.sh does)", p.display()))
 }
 
-// ---- A protobuf reader for the few fields of sentencepiece_model.proto used here.
-
-#[derive(Debug)]
-enum Field<'a> {
-    Varint(u64),
-    Fixed32(u32),
-    Bytes(&'a [u8]),
-}
-
-fn varint(b: &[u8], i: &mut usize) -> u64 {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let x = b[*i];
-        *i += 1;
-        v |= u64::from(x & 0x7F) << shift;
-        if x < 0x80 {
-            break;
-        }
-    }
-    v
-}
-
-fn fields(b: &[u8]) -> Vec<(u64, Field<'_>)> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let key = varint(b, &mut i);
-        let f = match key & 7 {
-            0 => Field::Varint(varint(b, &mut i)),
-            1 => {
-                i += 8;
-                continue;
-            }
-            2 => {
-                let n = varint(b, &mut i) as usize;
-                i += n;
-                Field::Bytes(&b[i - n..i])
-            }
-            5 => {
-                i += 4;
-                Field::Fixed32(u32::from_le_bytes(b[i - 4..i].try_into().unwrap()))
-            }
-            w => panic!("wire type {w}"),
-        };
-        out.push((key >> 3, f));
-    }
-    out
-}
-
-fn varint_field(msg: &[u8], number: u64) -> Option<u64> {
-    fields(msg).into_iter().rev().find_map(|(n, f)| match f {
-        Field::Varint(v) if n == number => Some(v),
-        _ => None,
-    })
-}
-
-fn bytes_field(msg: &[u8], number: u64) -> Option<&[u8]> {
-    fields(msg).into_iter().rev().find_map(|(n, f)| match f {
-        Field::Bytes(v) if n == number => Some(v),
-        _ => None,
-    })
-}
-
-/// SentencePiece piece types.
-const NORMAL: u64 = 1;
-const UNKNOWN: u64 = 2;
-const CONTROL: u64 = 3;
-const USER_DEFINED: u64 = 4;
-const BYTE: u64 = 6;
-
-struct Piece {
-    text: String,
-    score: f32,
-    kind: u64,
-}
-
-/// The model's pieces, after checking that it is what `spm.rs` implements: a BPE model with
-/// byte fallback, an identity normalizer without dummy prefix or whitespace folding, spaces
-/// escaped as U+2581 in front of pieces, scores that fall strictly with the id.
+/// The model's pieces, after checking that it is what `spm.rs` implements (`spm_model::read`)
+/// with no dummy prefix and no tied pieces.
 fn model_pieces(model: &[u8]) -> Vec<Piece> {
-    let top = fields(model);
-    let trainer = bytes_field(model, 2).expect("trainer_spec");
-    let normalizer = bytes_field(model, 3).expect("normalizer_spec");
-    assert_eq!(varint_field(trainer, 3), Some(2), "model_type is BPE");
-    assert_eq!(varint_field(trainer, 35), Some(1), "byte_fallback");
-    assert_ne!(varint_field(trainer, 24), Some(1), "treat_whitespace_as_suffix is off");
-    assert_eq!(bytes_field(normalizer, 1), Some(&b"identity"[..]), "identity normalizer");
-    assert!(bytes_field(normalizer, 2).is_none_or(|m| m.is_empty()), "no precompiled charsmap");
-    assert_eq!(varint_field(normalizer, 3), Some(0), "add_dummy_prefix is off");
-    assert_eq!(varint_field(normalizer, 4), Some(0), "remove_extra_whitespaces is off");
-    assert_ne!(varint_field(normalizer, 5), Some(0), "escape_whitespaces is on");
-    let pieces: Vec<Piece> = top
-        .iter()
-        .filter_map(|(n, f)| match f {
-            Field::Bytes(p) if *n == 1 => Some(p),
-            _ => None,
-        })
-        .map(|p| {
-            let text = String::from_utf8(bytes_field(p, 1).unwrap().to_vec()).unwrap();
-            let score = fields(p)
-                .into_iter()
-                .find_map(|(n, f)| match f {
-                    Field::Fixed32(v) if n == 2 => Some(f32::from_bits(v)),
-                    _ => None,
-                })
-                .unwrap_or(0.0);
-            Piece { text, score, kind: varint_field(p, 3).unwrap_or(NORMAL) }
-        })
-        .collect();
-    let normal: Vec<&Piece> = pieces.iter().filter(|p| p.kind == NORMAL).collect();
-    assert!(normal.windows(2).all(|w| w[0].score > w[1].score), "scores fall strictly with the id");
-    assert!(!pieces.iter().any(|p| p.kind == NORMAL && p.text.contains(' ')), "no piece holds a plain space");
-    pieces
+    let m = spm_model::read(model).unwrap();
+    assert!(!m.dummy_prefix, "add_dummy_prefix is off");
+    assert!(spec(&m.pieces).lowest.is_empty(), "scores fall strictly with the id");
+    m.pieces
 }
 
 fn spec(pieces: &[Piece]) -> spm_file::Spec {
-    let mut s = spm_file::Spec {
-        count: pieces.len() as u32,
-        unk: u32::MAX,
-        byte_base: u32::MAX,
-        normal: vec![],
-        user_defined: vec![],
-    };
-    let spaced = |t: &str| t.replace('\u{2581}', " ").into_bytes();
-    for (id, p) in (0u32..).zip(pieces) {
-        match p.kind {
-            NORMAL => s.normal.push((id, spaced(&p.text))),
-            USER_DEFINED => s.user_defined.push((id, spaced(&p.text))),
-            UNKNOWN => s.unk = id,
-            BYTE => {
-                let b = u32::from_str_radix(p.text.trim_start_matches("<0x").trim_end_matches('>'), 16).unwrap();
-                if b == 0 {
-                    s.byte_base = id;
-                }
-                assert_eq!(id, s.byte_base + b, "byte pieces in order");
-            }
-            CONTROL => {}
-            k => panic!("piece type {k} at {id}"),
-        }
-    }
-    s
+    let model = spm_model::Model { pieces: pieces.to_vec(), dummy_prefix: false };
+    spm_model::spec(&model, "", "").unwrap()
 }
 
 fn data_path() -> PathBuf {

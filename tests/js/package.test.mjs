@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as ctxguard from 'ctxguard';
+import { VOCABULARIES } from '../../src/js/surface.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const pkg = join(root, 'pkg');
@@ -74,7 +75,7 @@ test('package.json: ESM, conditions in the right order, files, side effects', ()
     ...['', 'o200k/', 'cl100k/', 'gemini/', 'o200k/count/', 'cl100k/count/'].flatMap((d) => [`./${d}vocab-node.js`, `./${d}vocab-web.js`]),
   ]);
   assert.deepEqual(manifest.exports['./vocab/*'], './vocab/*');
-  for (const name of ['llama3', 'qwen3', 'deepseek-v3', 'mistral-tekken']) {
+  for (const name of VOCABULARIES) {
     assert.ok(existsSync(join(pkg, 'vocab', `${name}.bin`)), `vocab/${name}.bin`);
     assert.ok(existsSync(join(pkg, 'vocab', `${name}.LICENSE.txt`)), `vocab/${name}.LICENSE.txt`);
   }

@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { ContextGuard, countTokens, loadVocabulary, modelInfo } from 'ctxguard';
+import { VOCABULARIES } from '../../src/js/surface.js';
 import { throwsCtxguard } from './helpers.mjs';
 import { corpusSlices, mixedTexts } from './vocab/texts.mjs';
 
@@ -101,13 +102,49 @@ test('after loadVocabulary, every model of the family is exact and equals Huggin
   }
 });
 
-test('Mistral Large is SentencePiece, not Tekken: it stays an estimate whatever is loaded', async () => {
-  for (const model of ['mistral-large-latest', 'mistral-large-2411', 'mistralai/mistral-large']) {
-    const info = modelInfo(model);
-    assert.equal(info.kind, 'estimate', model);
-    assert.equal(info.vocabulary, null, model);
+// Mistral's SentencePiece models (v3, v7): the reference is the `sentencepiece` package's ids,
+// recorded by scripts/mistral-reference.sh in tests/tokens/mistral_reference.json (no npm package
+// ships these tokenizers) for the Gemini corpus and edge cases; each text counted through a model id.
+const SPM = [
+  { vocabulary: 'mistral-spm-v3', models: ['mistral-large-2407', 'mistralai/Mistral-Large-Instruct-2407', 'codestral-2405', 'open-mixtral-8x22b', 'mistralai/mixtral-8x22b-instruct', 'mixtral:8x22b', 'open-codestral-mamba', 'mistralai/Mistral-7B-Instruct-v0.3'] },
+  { vocabulary: 'mistral-spm-v7', models: ['mistral-large-2411', 'mistralai/mistral-large-2411', 'Mistral-Large-Instruct-2411', 'pixtral-large-2411', 'mistralai/pixtral-large-2411'] },
+];
+
+test('Mistral SentencePiece v3 and v7: estimates before loading, then exact and equal to sentencepiece', async () => {
+  const reference = JSON.parse(readFileSync(join(root, 'tests', 'tokens', 'mistral_reference.json'), 'utf8'));
+  const corpus = new Map(JSON.parse(readFileSync(join(root, 'tests', 'gemini', 'corpus.json'), 'utf8')).map((c) => [c.name, c.text]));
+  for (const { vocabulary, models } of SPM) {
+    for (const model of models) {
+      const info = modelInfo(model);
+      assert.equal(info.kind, 'estimate', model);
+      assert.equal(info.vocabulary, vocabulary, model);
+    }
+    const loaded = await loadVocabulary(vocabulary);
+    assert.equal(loaded.encoding, vocabulary);
+    const cases = reference[vocabulary].cases;
+    assert.ok(cases.length > 400);
+    cases.forEach((c, i) => {
+      const model = models[i % models.length];
+      assert.equal(modelInfo(model).kind, 'exact', model);
+      const text = c.text ?? corpus.get(c.name);
+      assert.equal(countTokens(text, { model }), c.count, `${vocabulary} ${c.name}`);
+    });
+  }
+  // The -latest aliases and Small 3.x (Tekken v7, in no registry package) stay estimates.
+  for (const model of ['mistral-large-latest', 'mistral-small-latest', 'mistral-small-2503']) {
+    assert.equal(modelInfo(model).kind, 'estimate', model);
   }
   assert.equal(modelInfo('open-mistral-nemo').vocabulary, 'mistral-tekken');
+});
+
+test('the package ships every vocabulary surface.js lists, and vocab-web.js has a URL for each', async () => {
+  const web = readFileSync(join(root, 'src', 'js', 'vocab-web.js'), 'utf8');
+  const urls = [...web.matchAll(/new URL\('\.\/vocab\/([\w.-]+)\.bin'/g)].map((m) => m[1]);
+  assert.deepEqual(urls, [...VOCABULARIES]);
+  for (const name of VOCABULARIES) {
+    const info = await loadVocabulary(name);
+    assert.equal(info.name, name);
+  }
 });
 
 test('loadVocabulary: names, aliases, model ids, and clear errors', async () => {

@@ -13,3 +13,4 @@ mod long;
 mod offsets;
 mod vocab_data;
 mod vocab_loaded;
+mod vocab_spm;
