@@ -351,7 +351,7 @@ impl Tokenizer {
             Engine::Ranked { vocab, .. } => {
                 (0..vocab.rank_count() as u32).filter(|&r| vocab.token_bytes(r).is_some()).count()
             }
-            Engine::Spm(m) => m.vocab_size(),
+            Engine::Spm(m) => m.ordinary_pieces(),
         }
     }
 }

@@ -169,6 +169,11 @@ impl Model {
         self.count as usize
     }
 
+    /// Ordinary pieces (not control, unknown, byte or user-defined).
+    pub(crate) fn ordinary_pieces(&self) -> usize {
+        (0..self.count).filter(|&id| self.vocab.token_bytes(id).is_some()).count()
+    }
+
     pub(crate) fn max_span(&self) -> usize {
         self.max_span
     }

@@ -43,6 +43,8 @@ fn loaded_tokenizer(encoding: Encoding) -> &'static Tokenizer {
         for (name, file, encoding) in MODELS {
             let info = loaded::load_bytes(&converted(name, file), "test").unwrap();
             assert_eq!((info.name.as_str(), info.encoding, info.nfc), (name, encoding, false));
+            assert_eq!(info.tokens, 31_741, "{name}: ordinary pieces");
+            assert_eq!(info.added_tokens, if name.ends_with("v3") { 20 } else { 22 }, "{name}: user-defined symbols");
             assert!(info.matches_added_tokens);
         }
     });
