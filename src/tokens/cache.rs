@@ -9,6 +9,13 @@
 //! its length and its count packed into two words, so a set is one 64-byte cache line and a probe
 //! compares two words per entry; a set keeps its entries in order of last use (a hit moves to the
 //! front, a miss evicts the last).
+//!
+//! Longer pieces — CJK runs, long identifiers, a megabyte without a space — are kept apart, by two
+//! independent 64-bit hashes of their bytes and their length (24 bytes an entry, no copy of the
+//! piece): counting a text again costs a hash of each long piece instead of its merge. That table
+//! grows with the long pieces seen, up to [`LONG_ENTRIES`] (about 800 KiB), and starts over when
+//! full. A wrong answer needs two different 64-bit hashes to collide at once (the per-message
+//! count cache, `message::cache`, keys on one).
 
 /// Sets of the cache (a power of two).
 pub(crate) const SETS: usize = 1 << 12;
@@ -16,6 +23,10 @@ pub(crate) const SETS: usize = 1 << 12;
 pub(crate) const MAX_PIECE: usize = 15;
 /// Entries per set.
 const WAYS: usize = 4;
+/// Most long pieces kept: 7/8 of 2^15, the most a table of 2^15 buckets holds (25 bytes a bucket).
+pub(crate) const LONG_ENTRIES: usize = (1 << 15) / 8 * 7;
+/// Bytes of the fixed part (the sets of short pieces).
+pub(crate) const FIXED_BYTES: usize = SETS * std::mem::size_of::<Set>();
 
 /// The count's bits in an entry's second word (its top four: a piece of 15 bytes has at most 15
 /// tokens).
@@ -73,21 +84,68 @@ impl Key {
     }
 }
 
+/// The key of a long piece: two 64-bit hashes of its bytes, each seeded with its length, with
+/// different multipliers and mixing.
+fn long_key(piece: &[u8]) -> (u64, u64) {
+    let len = piece.len() as u64;
+    let (mut a, mut b) = (0x243F_6A88_85A3_08D3 ^ len, 0x1319_8A2E_0370_7344 ^ len.rotate_left(32));
+    let mut mix = |w: u64| {
+        a = (a.rotate_left(5) ^ w).wrapping_mul(0x517C_C1B7_2722_0A95);
+        b = (b ^ w.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(31);
+    };
+    let mut words = piece.chunks_exact(8);
+    for w in words.by_ref() {
+        mix(u64::from_le_bytes(w.try_into().unwrap_or_default()));
+    }
+    let mut tail = [0u8; 8];
+    if let Some(dst) = tail.get_mut(..words.remainder().len()) {
+        dst.copy_from_slice(words.remainder());
+    }
+    mix(u64::from_le_bytes(tail));
+    (a ^ (a >> 32), b ^ (b >> 29))
+}
+
 /// The cache of one tokenizer.
 pub(crate) struct PieceCache {
     sets: Box<[Set]>,
+    /// Long pieces: their key → their count.
+    long: rustc_hash::FxHashMap<(u64, u64), u32>,
     pub(crate) hits: u64,
     pub(crate) misses: u64,
 }
 
 impl PieceCache {
     pub(crate) fn new() -> PieceCache {
-        PieceCache { sets: vec![Set::default(); SETS].into_boxed_slice(), hits: 0, misses: 0 }
+        PieceCache {
+            sets: vec![Set::default(); SETS].into_boxed_slice(),
+            long: rustc_hash::FxHashMap::default(),
+            hits: 0,
+            misses: 0,
+        }
     }
 
     /// Bytes held.
-    pub(crate) fn heap_bytes() -> usize {
-        SETS * std::mem::size_of::<Set>()
+    pub(crate) fn heap_bytes(&self) -> usize {
+        FIXED_BYTES + self.long.capacity() * 8 / 7 * (std::mem::size_of::<((u64, u64), u32)>() + 1)
+    }
+
+    /// The count of a piece longer than [`MAX_PIECE`], or computes it with `f` and keeps it.
+    #[inline]
+    pub(crate) fn long_count_or(&mut self, piece: &[u8], f: impl FnOnce() -> usize) -> usize {
+        let key = long_key(piece);
+        if let Some(&n) = self.long.get(&key) {
+            self.hits += 1;
+            return n as usize;
+        }
+        self.misses += 1;
+        let n = f();
+        if self.long.len() >= LONG_ENTRIES {
+            self.long.clear();
+        }
+        if let Ok(count) = u32::try_from(n) {
+            self.long.insert(key, count);
+        }
+        n
     }
 
     /// The count of `key`'s piece, or computes it with `f` (at most 15) and keeps it.

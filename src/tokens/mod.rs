@@ -255,7 +255,7 @@ struct Bpe {
 }
 
 impl Bpe {
-    /// Tokens of one piece `text[start..end]` (through the piece cache when it is short).
+    /// Tokens of one piece `text[start..end]` (through the piece cache).
     #[inline(always)]
     fn piece_count(
         &self,
@@ -267,15 +267,14 @@ impl Bpe {
     ) -> usize {
         let len = end - start;
         let Some(piece) = bytes.get(start..end) else { return 0 };
-        if len <= cache::MAX_PIECE {
-            if let Some(c) = cache {
-                return c.count_or(Key::of(bytes, start, len), || {
-                    merge.stats.merged_bytes += len as u64;
-                    self.merges.scan(piece).n
-                });
-            }
+        match cache {
+            Some(c) if len <= cache::MAX_PIECE => c.count_or(Key::of(bytes, start, len), || {
+                merge.stats.merged_bytes += len as u64;
+                self.merges.scan(piece).n
+            }),
+            Some(c) => c.long_count_or(piece, || self.merges.count(piece, merge)),
+            None => self.merges.count(piece, merge),
         }
-        self.merges.count(piece, merge)
     }
 
     /// Exact number of tokens of `text`: the pre-tokenizer and the pieces in one loop.
@@ -400,7 +399,10 @@ impl Tokenizer {
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
             + match &self.engine {
-                Engine::Bpe(b) => b.merges.heap_bytes() + PieceCache::heap_bytes(),
+                Engine::Bpe(b) => {
+                    let cache = b.cache.try_lock().ok().and_then(|g| g.as_ref().map(|c| c.heap_bytes()));
+                    b.merges.heap_bytes() + cache.unwrap_or(cache::FIXED_BYTES)
+                }
                 Engine::Ranked { vocab, .. } => vocab.heap_bytes(),
                 Engine::Spm(m) => m.heap_bytes(),
             }

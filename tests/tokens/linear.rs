@@ -166,3 +166,36 @@ fn megabyte_adversarial_inputs_complete() {
         }
     }
 }
+
+/// A text counted again is answered by the piece cache: the long pieces (CJK runs, a megabyte
+/// without a space) by their hashes, not merged again (`src/tokens/cache.rs`). A tokenizer of its
+/// own (not the shared one, whose cache another test may hold), checked against the shipped one.
+#[test]
+fn a_text_counted_again_is_not_merged_again() {
+    use ctxguard::tokens::loaded::{self, Split};
+    for (enc, split) in [(Encoding::O200kBase, Split::O200k), (Encoding::Cl100kBase, Split::Cl100k)] {
+        let own = loaded::unregistered(&crate::vocab_loaded::built_in_as_loaded(enc, split, &[])).unwrap();
+        let shipped = ours(enc);
+        let mut rng = Rng::new(5);
+        let texts = [
+            random_cjk(&mut rng, 60_000),
+            random_letters(&mut rng, 300_000),
+            "a".repeat(100_000),
+            mixed(&mut rng, 200_000),
+        ];
+        for text in &texts {
+            let first = own.count_with_stats(text);
+            let again = own.count_with_stats(text);
+            assert_eq!(first.tokens, shipped.count(text), "{}", enc.as_str());
+            assert_eq!(again.tokens, first.tokens);
+            assert!(first.merged_bytes > 0);
+            assert!(
+                again.merged_bytes * 20 <= first.merged_bytes,
+                "{}: merged {} bytes again after {}",
+                enc.as_str(),
+                again.merged_bytes,
+                first.merged_bytes
+            );
+        }
+    }
+}

@@ -250,7 +250,7 @@ fn qwen3_deepseek_v3_and_tekken_equal_their_references() {
 }
 
 /// The token bytes of a built-in vocabulary as a loaded vocabulary with that split.
-fn built_in_as_loaded(enc: Encoding, split: Split, extra: &[&[u8]]) -> Vocabulary {
+pub(crate) fn built_in_as_loaded(enc: Encoding, split: Split, extra: &[&[u8]]) -> Vocabulary {
     let mut d = vocab_file::decode(vocab_file::file(enc).unwrap()).unwrap();
     for t in extra {
         d.bytes.extend_from_slice(t);
