@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { ContextGuard, countTokens, loadVocabulary, modelInfo } from 'ctxguard';
+import { ContextGuard, countTokens, knownModels, loadVocabulary, modelInfo } from 'ctxguard';
 import { VOCABULARIES } from '../../src/js/surface.js';
 import { throwsCtxguard } from './helpers.mjs';
 import { corpusSlices, mixedTexts } from './vocab/texts.mjs';
@@ -141,6 +141,9 @@ test('the package ships every vocabulary surface.js lists, and vocab-web.js has 
   const web = readFileSync(join(root, 'src', 'js', 'vocab-web.js'), 'utf8');
   const urls = [...web.matchAll(/new URL\('\.\/vocab\/([\w.-]+)\.bin'/g)].map((m) => m[1]);
   assert.deepEqual(urls, [...VOCABULARIES]);
+  // Every vocabulary the model table names (src/provider/models.rs) is one the package ships.
+  const named = new Set(knownModels().map((m) => m.vocabulary).filter(Boolean));
+  assert.deepEqual([...named].sort(), [...VOCABULARIES].sort());
   for (const name of VOCABULARIES) {
     const info = await loadVocabulary(name);
     assert.equal(info.name, name);
