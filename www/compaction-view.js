@@ -174,10 +174,14 @@ export function createCompaction(root, api, current) {
   }
 
   async function run() {
+    // Running from the click on, before the guard is made in the worker: whoever waits for `done`
+    // never reads the previous run's result.
+    root.dataset.state = 'running';
     const state = current();
     const out = $('#cmp-output');
     if (!state) {
       fill(out, h('p', { class: 'cmp-error', id: 'cmp-error' }, 'Fix the conversation or the limits first (see the error above).'));
+      root.dataset.state = 'done';
       return;
     }
     const { cfg, conv } = state;
@@ -189,13 +193,13 @@ export function createCompaction(root, api, current) {
       guard = await api.createGuard(config);
     } catch (e) {
       fill(out, h('p', { class: 'cmp-error', id: 'cmp-error' }, e?.code ? [h('code', {}, e.code), ' '] : null, e?.message ?? String(e)));
+      root.dataset.state = 'done';
       return;
     }
     const controller = new AbortController();
     running = controller;
     $('#run-prepare').disabled = true;
     $('#cancel-prepare').disabled = false;
-    root.dataset.state = 'running';
     const beats = [];
     const logs = [];
     const traces = [];
