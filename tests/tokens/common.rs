@@ -294,6 +294,9 @@ pub const ARABIC: &str = "اللغة العربية هي أكثر اللغات �
 يتحدثها أكثر من ٤٦٧ مليون نسمة. हिन्दी भारत की राजभाषा है। ภาษาไทยเป็นภาษาราชการ";
 
 /// A deterministic text of about `len` bytes built from `sample`s and random words.
+/// The samples every split is checked on first (each test adds its own after them).
+pub const BASIC_SAMPLES: [&str; 9] = ["", "a", "hello world", "Hello, World!", PROSE, CODE, JSON, CJK, ARABIC];
+
 pub fn repeat_to(sample: &str, len: usize) -> String {
     let mut s = String::with_capacity(len + sample.len());
     while s.len() < len {

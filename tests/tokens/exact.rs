@@ -8,18 +8,9 @@ use ctxguard::tokens::{self, Encoding};
 fn fixed_samples() {
     for enc in ENCODINGS {
         let re = reference_regex(enc);
-        for text in [
-            "",
-            "a",
+        for text in BASIC_SAMPLES.into_iter().chain([
             " ",
             "\n",
-            "hello world",
-            "Hello, World!",
-            PROSE,
-            CODE,
-            JSON,
-            CJK,
-            ARABIC,
             "don't DON'T I'LL we've they'RE",
             "<|endoftext|> is ordinary text here",
             "trailing space ",
@@ -56,7 +47,7 @@ fn fixed_samples() {
             "\u{85}\u{A0}x",
             "\r\r\n\n\r",
             "\u{3000}漢字",
-        ] {
+        ]) {
             check_pieces(enc, &re, text);
             check(enc, &re, text);
         }
