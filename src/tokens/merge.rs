@@ -22,7 +22,8 @@
 //! ## The merges
 //!
 //! - Segments of up to [`SCAN_MAX`] bytes: tiktoken's own scan (find the lowest pair, merge, update
-//!   its two neighbours), on stack arrays.
+//!   its two neighbours), on stack arrays; to count, on contiguous parts ([`Merges::scan_count`]),
+//!   one and two bytes answered by a table.
 //! - Longer ones: a binary heap of `(rank, position)` keys with lazy deletion over a linked list of
 //!   parts, `O(n log n)`.
 //! - Pieces longer than [`LONG_MIN`] bytes are merged in overlapping windows, stitched together
@@ -661,6 +662,74 @@ impl Merges {
         out
     }
 
+    /// The number of tokens of a segment of at most [`SCAN_MAX`] bytes (longer input is cut):
+    /// tiktoken's scan on two short arrays, the parts kept contiguous (a merge shifts the parts
+    /// after it down by one), which for the few bytes of most pieces costs less than the linked
+    /// parts of [`Merges::scan`].
+    #[inline]
+    pub(crate) fn scan_count(&self, seg: &[u8]) -> usize {
+        // Indices are masked with SCAN_MAX - 1 (a power of two): always in bounds.
+        const M: usize = SCAN_MAX - 1;
+        let seg = seg.get(..SCAN_MAX).unwrap_or(seg);
+        let n = seg.len();
+        if n <= 1 || self.whole_piece(seg) != NONE {
+            return n.min(1);
+        }
+        if let [b0, b1] = *seg {
+            return if self.pair_of_bytes(b0, b1) == NONE { 2 } else { 1 };
+        }
+        let mut ids = [NONE; SCAN_MAX];
+        let mut ranks = [NONE; SCAN_MAX];
+        for (i, &b) in seg.iter().enumerate() {
+            if let Some(id) = ids.get_mut(i & M) {
+                *id = self.byte(b);
+            }
+        }
+        for (i, w) in seg.windows(2).enumerate() {
+            if let (Some(r), [b0, b1]) = (ranks.get_mut(i & M), w) {
+                *r = self.pair_of_bytes(*b0, *b1);
+            }
+        }
+        let mut len = n;
+        loop {
+            let mut best = NONE;
+            let mut at = 0usize;
+            for (i, &r) in ranks.iter().enumerate().take(len - 1) {
+                if r < best {
+                    best = r;
+                    at = i;
+                }
+            }
+            if best == NONE {
+                return len;
+            }
+            // Part `at` becomes `best`; part `at + 1` leaves, the later parts and their pair
+            // ranks move down by one.
+            len -= 1;
+            for i in at + 1..len {
+                let (id, r) = (ids.get((i + 1) & M).copied(), ranks.get((i + 1) & M).copied());
+                if let (Some(d), Some(s), Some(id), Some(r)) = (ids.get_mut(i & M), ranks.get_mut(i & M), id, r) {
+                    *d = id;
+                    *s = r;
+                }
+            }
+            if let Some(id) = ids.get_mut(at & M) {
+                *id = best;
+            }
+            let right =
+                if at + 1 < len { self.pair(best, ids.get((at + 1) & M).copied().unwrap_or(NONE)) } else { NONE };
+            if let Some(r) = ranks.get_mut(at & M) {
+                *r = right;
+            }
+            if at > 0 {
+                let left = self.pair(ids.get((at - 1) & M).copied().unwrap_or(NONE), best);
+                if let Some(r) = ranks.get_mut((at - 1) & M) {
+                    *r = left;
+                }
+            }
+        }
+    }
+
     /// Merge of a segment of up to [`BLOCK_MAX`] bytes (longer input is cut): the lowest pair is
     /// the lowest of the blocks' minima (16 blocks at most), and a merge rescans only the blocks of
     /// the positions it changed. Returns the number of tokens; the parts stay in `bl` (ids by
@@ -871,7 +940,7 @@ impl Merges {
             s.stats.merged_bytes += seg.len() as u64;
         }
         if seg.len() <= SCAN_MAX {
-            self.scan(seg).n
+            self.scan_count(seg)
         } else if seg.len() <= LONG_MIN {
             self.block_merge(seg, s.blocks.get_or_insert_with(Blocks::new))
         } else {

@@ -268,9 +268,11 @@ impl Bpe {
         let len = end - start;
         let Some(piece) = bytes.get(start..end) else { return 0 };
         match cache {
+            // One or two bytes: a table lookup at most, cheaper than the cache's.
+            _ if len <= 2 => self.merges.scan_count(piece),
             Some(c) if len <= cache::MAX_PIECE => c.count_or(Key::of(bytes, start, len), || {
                 merge.stats.merged_bytes += len as u64;
-                self.merges.scan(piece).n
+                self.merges.scan_count(piece)
             }),
             Some(c) => c.long_count_or(piece, || self.merges.count(piece, merge)),
             None => self.merges.count(piece, merge),
