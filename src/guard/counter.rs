@@ -144,6 +144,7 @@ impl Counter {
                 || m.markers.compacted_tool_output
                 || m.markers.checkpoint_retained
                 || (matches!(m.role, Role::Tool | Role::User) && carries_guard_marker(&m.content)),
+            provider_compaction: m.holds_compaction(),
         };
         if let Some(scope) = scope {
             m.facts.set(self.id, scope, f);

@@ -2,7 +2,7 @@
 //! the ledger's calibration and prices, and the state of the other parts for the metrics.
 
 use crate::format::Request;
-use crate::message::{Facts, Message};
+use crate::message::{compaction_start, Facts, Message, Role};
 use crate::provider::models::CountKind;
 use crate::provider::pricing::{self, CacheRule};
 use crate::report::metrics::{ContextMetrics, CountSource, CountedMessage, SourceBreakdown};
@@ -48,8 +48,19 @@ impl Guard {
         self.measure_facts(&facts, &tools)
     }
 
-    /// The metrics of a request given its messages' facts and its tool definitions.
+    /// The metrics of a request given its messages' facts and its tool definitions: of what the
+    /// provider reads, which starts at the latest provider compaction (`pipeline/artifacts.rs`;
+    /// `prepare` sends no more).
     pub fn measure_facts(&mut self, facts: &[Facts], tools: &ToolsFacts) -> ContextMetrics {
+        let read: Vec<Facts>;
+        let facts = match compaction_start(facts, |f| f.role, |f| f.provider_compaction) {
+            Some(at) => {
+                let (before, after) = facts.split_at(at);
+                read = before.iter().filter(|f| f.role == Role::System).chain(after).copied().collect();
+                &read
+            }
+            None => facts,
+        };
         let priming = self.counter.priming_of(facts);
         let raw_total = facts
             .iter()

@@ -260,6 +260,8 @@ pub struct Facts {
     pub role: Role,
     pub is_summary: bool,
     pub compacted: bool,
+    /// Holds a provider's compaction ([`Message::holds_compaction`]).
+    pub provider_compaction: bool,
 }
 
 /// A guard's facts of a message (`Message::facts`): which guard computed them and in which
@@ -334,6 +336,25 @@ impl Message {
     pub fn text(role: Role, text: impl Into<Text>) -> Self {
         Message { role, content: Content::Text(text.into()), ..Default::default() }
     }
+
+    /// Whether the message holds a provider's compaction (an item or block of type `compaction`:
+    /// the provider ignores what comes before it; docs/edits.md, "Provider artifacts").
+    pub fn holds_compaction(&self) -> bool {
+        match &self.content {
+            Content::Parts(parts) => parts.iter().any(|p| {
+                matches!(p, Part::Unknown { value } if value.get("type").and_then(|t| t.as_str()) == Some("compaction"))
+            }),
+            Content::Text(_) => false,
+        }
+    }
+}
+
+/// From where the provider reads a conversation: the index of its latest item for which
+/// `compaction` holds (a provider's compaction) when an item whose `role` is not system comes
+/// before it (those are not sent again; the system messages before it are).
+pub fn compaction_start<T>(items: &[T], role: impl Fn(&T) -> Role, compaction: impl Fn(&T) -> bool) -> Option<usize> {
+    let at = items.iter().rposition(compaction)?;
+    items.iter().take(at).any(|i| role(i) != Role::System).then_some(at)
 }
 
 /// A tool (function) definition offered to the model, in either format.

@@ -10,25 +10,12 @@
 //! still make it fit.
 
 use crate::format::Request;
-use crate::message::{Content, Message, Part, Role};
-
-/// Whether `m` holds a provider's compaction (an item or block of type `compaction`).
-pub fn holds_compaction(m: &Message) -> bool {
-    match &m.content {
-        Content::Parts(parts) => parts.iter().any(|p| {
-            matches!(p, Part::Unknown { value } if value.get("type").and_then(|t| t.as_str()) == Some("compaction"))
-        }),
-        Content::Text(_) => false,
-    }
-}
+use crate::message::{compaction_start, Message, Role};
 
 /// `history` from its latest provider compaction on (its system messages kept), or `None` when
 /// it holds none before its last message.
 pub fn from_latest_compaction(history: &Request) -> Option<Request> {
-    let at = history.messages.iter().rposition(holds_compaction)?;
-    if !history.messages.iter().take(at).any(|m| m.role != Role::System) {
-        return None;
-    }
+    let at = compaction_start(&history.messages, |m| m.role, Message::holds_compaction)?;
     let mut messages: Vec<Message> =
         history.messages.iter().take(at).filter(|m| m.role == Role::System).cloned().collect();
     messages.extend(history.messages.iter().skip(at).cloned());

@@ -274,7 +274,7 @@ fn emergency(
             if total <= usable {
                 break;
             }
-            if m.role == Role::System || Some(i) == latest || super::artifacts::holds_compaction(m) {
+            if m.role == Role::System || Some(i) == latest || m.holds_compaction() {
                 continue;
             }
             if let (Some(d), Some(c)) = (drop.get_mut(i), counted.per_message.get(i)) {

@@ -58,7 +58,7 @@ pub(super) fn plan_compaction(g: &mut Guard, turn: &Turn<'_>, ahead: bool) -> Re
     // A provider that compacted this conversation keeps compacting it: no summary of ours on
     // top of its compaction (docs/edits.md, "Provider artifacts"); clearing and the emergency
     // layer still make the request fit.
-    if msgs.iter().any(super::artifacts::holds_compaction) {
+    if msgs.iter().any(Message::holds_compaction) {
         return Ok(None);
     }
     let used = layer1.metrics.used_tokens;

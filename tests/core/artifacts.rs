@@ -248,3 +248,37 @@ fn deferred_tools_count_once_a_tool_reference_loads_them() {
     assert_eq!(loaded, expected, "crm_2 counts as a tool definition once referenced");
     assert!(count(&after, &Value::Array(tools.iter().map(eager).collect())) > loaded + 400);
 }
+
+/// `measure` reads what the provider reads: from the latest compaction on, with the system
+/// messages before it. A meter fed by `measure` on the full history shows the context `prepare`
+/// sends, not the history the compaction replaced.
+#[test]
+fn measure_starts_at_the_latest_compaction_as_prepare_does() {
+    let system = json!("You migrate databases.");
+    let cases: [(Value, Format, Vec<Value>, Option<&Value>, usize); 2] = [
+        (json!({"model": "gpt-5", "format": "openai-responses"}), Format::OpenaiResponses, responses(6, 200), None, 2),
+        (
+            json!({"model": "claude-sonnet-4-5", "format": "anthropic"}),
+            Format::Anthropic,
+            anthropic(6, 200, true),
+            Some(&system),
+            3,
+        ),
+    ];
+    for (cfg, format, history, system, start) in cases {
+        let full = parse_request(format, &Value::Array(history.clone()), system, None).unwrap();
+        let read = parse_request(format, &Value::Array(history[start..].to_vec()), system, None).unwrap();
+        let mut g = guard(cfg.clone());
+        let of_full = g.measure(&full);
+        let of_read = guard(cfg.clone()).measure(&read);
+        assert_eq!(of_full.used_tokens, of_read.used_tokens, "{format:?}");
+        assert_eq!(of_full.message_count, of_read.message_count, "{format:?}");
+        assert_eq!(of_full.breakdown, of_read.breakdown, "{format:?}");
+        let (o, sent) = prepare(cfg, format, &history, system);
+        assert_eq!(sent, history[start..].to_vec());
+        assert_eq!(o.metrics.used_tokens, of_full.used_tokens, "{format:?}: prepare and measure agree");
+        // The history before the compaction is large: counted, it would be most of the total.
+        let without = parse_request(format, &Value::Array(history[..start].to_vec()), system, None).unwrap();
+        assert!(guard(json!({"model": "gpt-5"})).measure(&without).used_tokens > 300);
+    }
+}

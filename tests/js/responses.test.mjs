@@ -306,3 +306,28 @@ test('bad items are errors naming their index', () => {
   // The module keeps working.
   assert.equal(countMessages([ok], { model: 'gpt-4o', format: 'openai-responses' }).perMessage.length, 1);
 });
+
+test('measure starts at the latest compaction item, as prepare sends: first call and remembered objects alike', async () => {
+  const old = Array.from({ length: 30 }, (_, i) => [
+    { role: 'user', content: `Frage ${i}: ${LOG.slice(0, 2000)}` },
+    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `Antwort ${i}` }] },
+  ]).flat();
+  const after = [
+    { type: 'compaction', id: 'cmp_9', encrypted_content: 'gAAAAAB'.repeat(200) },
+    { role: 'user', content: 'Und jetzt?' },
+  ];
+  const input = [...old, ...after];
+  const guard = new ContextGuard({ model: 'gpt-5', format: 'openai-responses' });
+  const fresh = new ContextGuard({ model: 'gpt-5', format: 'openai-responses' }).measure(after, { system: INSTRUCTIONS });
+  const first = guard.measure(input, { system: INSTRUCTIONS });
+  const again = guard.measure(input, { system: INSTRUCTIONS }); // the remembered objects: the stored path
+  for (const m of [first, again]) {
+    assert.equal(m.usedTokens, fresh.usedTokens);
+    assert.equal(m.messageCount, fresh.messageCount);
+    assert.deepEqual(m.breakdown, fresh.breakdown);
+  }
+  const r = await guard.prepare(input, { system: INSTRUCTIONS });
+  sameJson(r.messages, after);
+  assert.equal(r.metrics.usedTokens, first.usedTokens);
+  assert.ok(countMessages(input, { model: 'gpt-5', format: 'openai-responses' }).total > 10 * fresh.usedTokens, 'countMessages counts every item');
+});
