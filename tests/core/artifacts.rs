@@ -255,30 +255,26 @@ fn deferred_tools_count_once_a_tool_reference_loads_them() {
 #[test]
 fn measure_starts_at_the_latest_compaction_as_prepare_does() {
     let system = json!("You migrate databases.");
-    let cases: [(Value, Format, Vec<Value>, Option<&Value>, usize); 2] = [
-        (json!({"model": "gpt-5", "format": "openai-responses"}), Format::OpenaiResponses, responses(6, 200), None, 2),
-        (
-            json!({"model": "claude-sonnet-4-5", "format": "anthropic"}),
-            Format::Anthropic,
-            anthropic(6, 200, true),
-            Some(&system),
-            3,
-        ),
-    ];
-    for (cfg, format, history, system, start) in cases {
-        let full = parse_request(format, &Value::Array(history.clone()), system, None).unwrap();
-        let read = parse_request(format, &Value::Array(history[start..].to_vec()), system, None).unwrap();
-        let mut g = guard(cfg.clone());
-        let of_full = g.measure(&full);
-        let of_read = guard(cfg.clone()).measure(&read);
-        assert_eq!(of_full.used_tokens, of_read.used_tokens, "{format:?}");
-        assert_eq!(of_full.message_count, of_read.message_count, "{format:?}");
-        assert_eq!(of_full.breakdown, of_read.breakdown, "{format:?}");
-        let (o, sent) = prepare(cfg, format, &history, system);
-        assert_eq!(sent, history[start..].to_vec());
-        assert_eq!(o.metrics.used_tokens, of_full.used_tokens, "{format:?}: prepare and measure agree");
-        // The history before the compaction is large: counted, it would be most of the total.
-        let without = parse_request(format, &Value::Array(history[..start].to_vec()), system, None).unwrap();
-        assert!(guard(json!({"model": "gpt-5"})).measure(&without).used_tokens > 300);
-    }
+    let responses_cfg = json!({"model": "gpt-5", "format": "openai-responses"});
+    measured_from_compaction(responses_cfg, Format::OpenaiResponses, &responses(6, 200), None, 2);
+    let anthropic_cfg = json!({"model": "claude-sonnet-4-5", "format": "anthropic"});
+    measured_from_compaction(anthropic_cfg, Format::Anthropic, &anthropic(6, 200, true), Some(&system), 3);
+}
+
+/// `measure` of `history` equals `measure` of `history[start..]` (what the provider reads) and
+/// `prepare`'s metrics.
+fn measured_from_compaction(cfg: Value, format: Format, history: &[Value], system: Option<&Value>, start: usize) {
+    let full = parse_request(format, &Value::Array(history.to_vec()), system, None).unwrap();
+    let read = parse_request(format, &Value::Array(history[start..].to_vec()), system, None).unwrap();
+    let of_full = guard(cfg.clone()).measure(&full);
+    let of_read = guard(cfg.clone()).measure(&read);
+    assert_eq!(of_full.used_tokens, of_read.used_tokens, "{format:?}");
+    assert_eq!(of_full.message_count, of_read.message_count, "{format:?}");
+    assert_eq!(of_full.breakdown, of_read.breakdown, "{format:?}");
+    let (o, sent) = prepare(cfg, format, history, system);
+    assert_eq!(sent, history[start..].to_vec());
+    assert_eq!(o.metrics.used_tokens, of_full.used_tokens, "{format:?}: prepare and measure agree");
+    // The history before the compaction is large: counted, it would be most of the total.
+    let without = parse_request(format, &Value::Array(history[..start].to_vec()), system, None).unwrap();
+    assert!(guard(json!({"model": "gpt-5"})).measure(&without).used_tokens > 300);
 }
