@@ -314,7 +314,13 @@ fn parse_message_item(o: &Map<String, Value>, i: usize) -> Result<Message> {
     let mut m = Message { role, ..Default::default() };
     m.wire.role = wire_role.map(str::to_string);
     read_fields(&mut m, o, i, &["role", "content"])?;
-    match o.get("content") {
+    read_body(&mut m, o, i, "content", "message item")?;
+    Ok(m)
+}
+
+/// The item's `field` (`content` or `output`): a string, or an array of content parts.
+fn read_body(m: &mut Message, o: &Map<String, Value>, i: usize, field: &str, what: &str) -> Result<()> {
+    match o.get(field) {
         Some(Value::String(s)) => {
             m.content = Content::Text(s.as_str().into());
             m.wire.content_was_string = true;
@@ -324,21 +330,22 @@ fn parse_message_item(o: &Map<String, Value>, i: usize) -> Result<Message> {
                 .iter()
                 .enumerate()
                 .map(|(j, p)| {
-                    parse_part(p).map_err(|e| Error::at(ErrorCode::InvalidContentPart, i, format!("content[{j}]: {e}")))
+                    parse_part(p).map_err(|e| Error::at(ErrorCode::InvalidContentPart, i, format!("{field}[{j}]: {e}")))
                 })
                 .collect::<Result<Vec<Part>>>()?;
             m.content = Content::Parts(parsed);
         }
         Some(other) => {
+            let prefix = if field == "content" { String::new() } else { format!("{what} ") };
             return Err(Error::at(
                 ErrorCode::InvalidMessage,
                 i,
-                format!("content must be a string or an array of content parts, got {}", kind(other)),
-            ))
+                format!("{prefix}{field} must be a string or an array of content parts, got {}", kind(other)),
+            ));
         }
-        None => return Err(Error::at(ErrorCode::InvalidMessage, i, "message item without content")),
+        None => return Err(Error::at(ErrorCode::InvalidMessage, i, format!("{what} without {field}"))),
     }
-    Ok(m)
+    Ok(())
 }
 
 /// The item's fields other than `skip`: a string `id` (message items), `ctxguard` markers, the
@@ -380,30 +387,7 @@ fn parse_output(o: &Map<String, Value>, i: usize, ty: &str, calls: &FxHashSet<St
         m.tool_call_id = Some(id.into());
     }
     read_fields(&mut m, o, i, if paired { &["call_id", "output"] } else { &["output"] })?;
-    match o.get("output") {
-        Some(Value::String(s)) => {
-            m.content = Content::Text(s.as_str().into());
-            m.wire.content_was_string = true;
-        }
-        Some(Value::Array(parts)) => {
-            let parsed = parts
-                .iter()
-                .enumerate()
-                .map(|(j, p)| {
-                    parse_part(p).map_err(|e| Error::at(ErrorCode::InvalidContentPart, i, format!("output[{j}]: {e}")))
-                })
-                .collect::<Result<Vec<Part>>>()?;
-            m.content = Content::Parts(parsed);
-        }
-        Some(other) => {
-            return Err(Error::at(
-                ErrorCode::InvalidMessage,
-                i,
-                format!("{ty} output must be a string or an array of content parts, got {}", kind(other)),
-            ))
-        }
-        None => return Err(Error::at(ErrorCode::InvalidMessage, i, format!("{ty} without output"))),
-    }
+    read_body(&mut m, o, i, "output", ty)?;
     Ok(m)
 }
 
