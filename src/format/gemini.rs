@@ -205,45 +205,38 @@ pub fn to_wire(messages: &[Message]) -> (Option<Value>, Vec<Value>) {
 /// `parametersJsonSchema`); each other field of a tool object is a built-in tool kept with
 /// `parameters: null`. `null` means none.
 pub fn parse_tools(value: &Value) -> Result<Vec<ToolDef>> {
-    let items = match value {
-        Value::Null => return Ok(Vec::new()),
-        Value::Array(items) => items,
-        other => {
-            return Err(Error::new(ErrorCode::InvalidTool, format!("tools must be an array, got {}", kind(other))))
-        }
-    };
+    wire::tool_list(value, parse_tool)
+}
+
+/// The tools of `tools[k]`: each function declaration, and each other field as a built-in tool.
+fn parse_tool(t: &Value, k: usize) -> Result<Vec<ToolDef>> {
+    let err =
+        |text: String| Error { code: ErrorCode::InvalidTool, message: format!("tools[{k}]{text}"), index: Some(k) };
+    let o = t.as_object().ok_or_else(|| err(format!(": tool must be an object, got {}", kind(t))))?;
     let mut out = Vec::new();
-    for (k, t) in items.iter().enumerate() {
-        let err =
-            |text: String| Error { code: ErrorCode::InvalidTool, message: format!("tools[{k}]{text}"), index: Some(k) };
-        let o = t.as_object().ok_or_else(|| err(format!(": tool must be an object, got {}", kind(t))))?;
-        for (key, v) in o {
-            if key != "functionDeclarations" {
-                let mut extra = Map::new();
-                extra.insert(key.clone(), v.clone());
-                out.push(ToolDef { name: key.clone(), description: None, parameters: Value::Null, extra });
-                continue;
-            }
-            let decls =
-                v.as_array().ok_or_else(|| err(format!(".functionDeclarations must be an array, got {}", kind(v))))?;
-            for (d, decl) in decls.iter().enumerate() {
-                let at = |text: String| err(format!(".functionDeclarations[{d}]: {text}"));
-                let f =
-                    decl.as_object().ok_or_else(|| at(format!("declaration must be an object, got {}", kind(decl))))?;
-                let name = f
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| at("declaration without string name".into()))?;
-                let description = match f.get("description") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::String(s)) => Some(s.clone()),
-                    Some(other) => return Err(at(format!("description must be a string, got {}", kind(other)))),
-                };
-                let parameters =
-                    f.get("parameters").or_else(|| f.get("parametersJsonSchema")).cloned().unwrap_or(Value::Null);
-                let extra = rest(f, &["name", "description", "parameters", "parametersJsonSchema"]);
-                out.push(ToolDef { name: name.to_string(), description, parameters, extra });
-            }
+    for (key, v) in o {
+        if key != "functionDeclarations" {
+            let mut extra = Map::new();
+            extra.insert(key.clone(), v.clone());
+            out.push(ToolDef { name: key.clone(), description: None, parameters: Value::Null, extra });
+            continue;
+        }
+        let decls =
+            v.as_array().ok_or_else(|| err(format!(".functionDeclarations must be an array, got {}", kind(v))))?;
+        for (d, decl) in decls.iter().enumerate() {
+            let at = |text: String| err(format!(".functionDeclarations[{d}]: {text}"));
+            let f = decl.as_object().ok_or_else(|| at(format!("declaration must be an object, got {}", kind(decl))))?;
+            let name =
+                f.get("name").and_then(Value::as_str).ok_or_else(|| at("declaration without string name".into()))?;
+            let description = match f.get("description") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(other) => return Err(at(format!("description must be a string, got {}", kind(other)))),
+            };
+            let parameters =
+                f.get("parameters").or_else(|| f.get("parametersJsonSchema")).cloned().unwrap_or(Value::Null);
+            let extra = rest(f, &["name", "description", "parameters", "parametersJsonSchema"]);
+            out.push(ToolDef { name: name.to_string(), description, parameters, extra });
         }
     }
     Ok(out)

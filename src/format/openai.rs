@@ -67,14 +67,7 @@ pub fn to_wire(messages: &[Message]) -> Vec<Value> {
 /// go to `extra`. `custom` tools (`{type:"custom", custom:{name, description?, format?}}`) and
 /// other typed tools are kept with `parameters: null` and their remaining fields in `extra`.
 pub fn parse_tools(value: &Value) -> Result<Vec<ToolDef>> {
-    let items = match value {
-        Value::Null => return Ok(Vec::new()),
-        Value::Array(items) => items,
-        other => {
-            return Err(Error::new(ErrorCode::InvalidTool, format!("tools must be an array, got {}", kind(other))))
-        }
-    };
-    items.iter().enumerate().map(|(k, t)| parse_tool(t, k)).collect()
+    wire::tool_list(value, |t, k| parse_tool(t, k).map(Some))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -162,22 +162,14 @@ pub fn to_wire(messages: &[Message]) -> (Option<Value>, Vec<Value>) {
 /// parameters, strict }`); built-in tools (`web_search`, `file_search`, `mcp`, `custom`...) are
 /// kept with `parameters: null`, named by their `name` or else their `type`. `null` means none.
 pub fn parse_tools(value: &Value) -> Result<Vec<ToolDef>> {
-    let items = match value {
-        Value::Null => return Ok(Vec::new()),
-        Value::Array(items) => items,
-        other => {
-            return Err(Error::new(ErrorCode::InvalidTool, format!("tools must be an array, got {}", kind(other))))
-        }
-    };
-    items.iter().enumerate().map(|(k, t)| parse_tool(t, k)).collect()
+    wire::tool_list(value, |t, k| parse_tool(t, k).map(Some))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Parsing
 
 fn parse_tool(t: &Value, k: usize) -> Result<ToolDef> {
-    let err =
-        |text: String| Error { code: ErrorCode::InvalidTool, message: format!("tools[{k}]: {text}"), index: Some(k) };
+    let err = |text: String| wire::tool_error(k, text);
     let o = t.as_object().ok_or_else(|| err(format!("tool must be an object, got {}", kind(t))))?;
     let ty = match o.get("type") {
         Some(Value::String(s)) => s.as_str(),

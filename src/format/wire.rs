@@ -25,6 +25,7 @@
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
+use crate::base::error::{Error, ErrorCode, Result};
 use crate::message::{Extra, Markers, Message, Part, ToolCall};
 
 /// The values of `placed` in the order of their `(position, tie)` keys, equal keys kept in
@@ -49,6 +50,31 @@ pub const MARKERS_KEY: &str = "ctxguard";
 
 /// Key-order skeletons go this deep; values below are copied verbatim (and so keep their order).
 const ORDER_DEPTH: usize = 8;
+
+/// A request's `tools`: `null` is none, an array is read item by item with `parse(tool, k)` (the
+/// tools each item declares), anything else is an `INVALID_TOOL` error.
+pub(crate) fn tool_list<T, I: IntoIterator<Item = T>>(
+    value: &Value,
+    parse: impl Fn(&Value, usize) -> Result<I>,
+) -> Result<Vec<T>> {
+    let items = match value {
+        Value::Null => return Ok(Vec::new()),
+        Value::Array(items) => items,
+        other => {
+            return Err(Error::new(ErrorCode::InvalidTool, format!("tools must be an array, got {}", kind(other))))
+        }
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (k, t) in items.iter().enumerate() {
+        out.extend(parse(t, k)?);
+    }
+    Ok(out)
+}
+
+/// The `INVALID_TOOL` error of `tools[k]`.
+pub(crate) fn tool_error(k: usize, text: impl std::fmt::Display) -> Error {
+    Error { code: ErrorCode::InvalidTool, message: format!("tools[{k}]: {text}"), index: Some(k) }
+}
 
 /// "a string", "an array"... for error messages.
 pub(crate) fn kind(v: &Value) -> &'static str {
