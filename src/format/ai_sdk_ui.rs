@@ -58,7 +58,7 @@ use crate::message::{Content, Message, Part, Role, ToolCall, ToolDef};
 
 const UI: &str = "ui";
 const UI_PARTS: &str = "uiParts";
-const PART_BLOCKS: &str = "partBlocks";
+const PART_BLOCKS: &str = wire::PART_BLOCKS_KEY;
 
 /// What `convertToModelMessages` sends for a dynamic tool part marked unavailable (`dynamic:
 /// false`), when it is given no `tools`.

@@ -517,7 +517,7 @@ fn parse_message(v: &Value, i: usize) -> Result<Vec<Message>> {
     if !contiguous {
         // Tool results sat between the other blocks: remember where each of them was.
         let positions = part_blocks.iter().map(|&j| Value::from(j)).collect();
-        wire::set_info(&mut head.extra, "partBlocks", Value::Array(positions));
+        wire::set_info(&mut head.extra, wire::PART_BLOCKS_KEY, Value::Array(positions));
     }
     tools.push(head);
     Ok(tools)
@@ -563,7 +563,7 @@ fn run_to_wire(run: &[&Message]) -> Value {
             placed.push((m.wire.block.unwrap_or(usize::MAX), 0, tool_result_block(m)));
             continue;
         }
-        let stored = wire::info(&m.extra, "partBlocks").and_then(Value::as_array);
+        let stored = wire::info(&m.extra, wire::PART_BLOCKS_KEY).and_then(Value::as_array);
         let blocks: Vec<Value> = match &m.content {
             Content::Text(s) => vec![text_block(s)],
             Content::Parts(parts) => parts.iter().filter_map(part_to_block).collect(),

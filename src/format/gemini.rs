@@ -355,7 +355,7 @@ fn parse_content(item: &Value, i: usize, pairing: &mut Pairing) -> Result<Vec<Me
     let contiguous = part_blocks.iter().enumerate().all(|(k, &j)| first.map(|f| f + k) == Some(j));
     if !contiguous {
         let positions = part_blocks.iter().map(|&j| Value::from(j)).collect();
-        wire::set_info(&mut head.extra, "partBlocks", Value::Array(positions));
+        wire::set_info(&mut head.extra, wire::PART_BLOCKS_KEY, Value::Array(positions));
     }
     tools.push(head);
     Ok(tools)
@@ -508,7 +508,7 @@ fn run_to_wire(run: &[&Message]) -> Value {
             placed.push((m.wire.block.unwrap_or(usize::MAX), 0, response_part(m)));
             continue;
         }
-        let stored = wire::info(&m.extra, "partBlocks").and_then(Value::as_array);
+        let stored = wire::info(&m.extra, wire::PART_BLOCKS_KEY).and_then(Value::as_array);
         let mut next = m.wire.block.unwrap_or(0);
         for (k, p) in parts_to_wire(m).into_iter().enumerate() {
             let remembered =

@@ -37,7 +37,7 @@ pub fn wire_part(m: &Message, part: Option<usize>) -> Option<usize> {
         return m.wire.block;
     }
     let k = part?;
-    let stored = wire::info(&m.extra, "partBlocks").and_then(Value::as_array);
+    let stored = wire::info(&m.extra, wire::PART_BLOCKS_KEY).and_then(Value::as_array);
     match stored.and_then(|s| s.get(k)).and_then(Value::as_u64) {
         Some(p) => usize::try_from(p).ok(),
         None => m.wire.block.map(|b| b + k),

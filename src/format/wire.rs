@@ -41,9 +41,7 @@ pub(crate) fn in_place_order(placed: Vec<(usize, usize, Value)>) -> Vec<Value> {
     keyed.into_iter().filter_map(|(_, k)| values.get_mut((k & 0xFFFF_FFFF) as usize).and_then(Option::take)).collect()
 }
 
-/// Reserved key in `Message::extra` for adapter bookkeeping; never written to the wire.
-/// Code that counts or displays `extra` should skip it.
-pub const WIRE_INFO_KEY: &str = "ctxguard:wire";
+pub use crate::message::{PART_BLOCKS_KEY, WIRE_INFO_KEY};
 
 /// Wire key of ctxguard's markers object on a message.
 pub const MARKERS_KEY: &str = "ctxguard";

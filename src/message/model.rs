@@ -337,6 +337,32 @@ impl Message {
         Message { role, content: Content::Text(text.into()), ..Default::default() }
     }
 
+    /// Keep the content parts for which `keep` holds (it may change them). A format that records
+    /// where each part came from (`partBlocks` in the reserved wire entry of `extra`, one entry
+    /// per part) keeps those entries in step, so a part removed never shifts the others onto
+    /// another part's place.
+    pub fn retain_parts(&mut self, mut keep: impl FnMut(&mut Part) -> bool) {
+        let Content::Parts(parts) = &mut self.content else { return };
+        let kept: Vec<bool> = parts.iter_mut().map(&mut keep).collect();
+        if kept.iter().all(|&k| k) {
+            return;
+        }
+        let mut flags = kept.iter();
+        parts.retain(|_| flags.next().copied().unwrap_or(true));
+        let blocks = self
+            .extra
+            .get_mut(WIRE_INFO_KEY)
+            .and_then(Value::as_object_mut)
+            .and_then(|info| info.get_mut(PART_BLOCKS_KEY))
+            .and_then(Value::as_array_mut)
+            .filter(|b| b.len() == kept.len());
+        if let Some(blocks) = blocks {
+            let mut flags = kept.iter();
+            blocks.retain(|_| flags.next().copied().unwrap_or(true));
+        }
+        self.touch();
+    }
+
     /// Whether the message holds a provider's compaction (an item or block of type `compaction`:
     /// the provider ignores what comes before it; docs/edits.md, "Provider artifacts").
     pub fn holds_compaction(&self) -> bool {
@@ -348,6 +374,14 @@ impl Message {
         }
     }
 }
+
+/// Reserved key in `Message::extra` for the formats' bookkeeping; never written to the wire.
+/// Code that counts or displays `extra` should skip it.
+pub const WIRE_INFO_KEY: &str = "ctxguard:wire";
+
+/// The entry of the reserved wire object that says, per content part, where the part came from
+/// in the caller's message ([`Message::retain_parts`] keeps it in step).
+pub const PART_BLOCKS_KEY: &str = "partBlocks";
 
 /// From where the provider reads a conversation: the index of its latest item for which
 /// `compaction` holds (a provider's compaction) when an item whose `role` is not system comes

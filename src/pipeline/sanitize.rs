@@ -321,18 +321,16 @@ fn remove_calls(m: &mut Message, keep: &[bool]) {
         i += 1;
         k
     });
-    if let Content::Parts(parts) = &mut m.content {
-        parts.retain_mut(|p| match p {
-            Part::ToolCallRef { index } => match new_index.get(*index).copied().flatten() {
-                Some(n) => {
-                    *index = n;
-                    true
-                }
-                None => false,
-            },
-            _ => true,
-        });
-    }
+    m.retain_parts(|p| match p {
+        Part::ToolCallRef { index } => match new_index.get(*index).copied().flatten() {
+            Some(n) => {
+                *index = n;
+                true
+            }
+            None => false,
+        },
+        _ => true,
+    });
 }
 
 #[cfg(test)]

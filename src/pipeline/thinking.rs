@@ -54,9 +54,7 @@ fn thinking_identity(m: &Message) -> Option<u64> {
 /// `m` without its thinking blocks.
 fn without_thinking(m: &Message) -> Message {
     let mut out = m.clone();
-    if let Content::Parts(parts) = &mut out.content {
-        parts.retain(|p| !is_thinking(p));
-    }
+    out.retain_parts(|p| !is_thinking(p));
     out.touch();
     out
 }

@@ -142,3 +142,22 @@ test('errors name the format that reads the messages', () => {
   const e2 = throwsCtxguard(() => countMessages(FIXTURE.model, { model: 'gpt-4o', format: 'ai-sdk-ui' }), 'INVALID_MESSAGE');
   assert.match(e2.message, /looks like an AI SDK ModelMessage: use format: 'ai-sdk'/);
 });
+
+test('an unanswered tool call leaves only its own tool part; the text of the message stays', async () => {
+  const u = (id, text) => ({ id, role: 'user', parts: [{ type: 'text', text }] });
+  const cases = [
+    [{ type: 'step-start' }, { type: 'tool-x', toolCallId: 'c', state: 'input-available', input: { q: 1 } }, { type: 'text', text: 'ANSWER' }],
+    [{ type: 'step-start' }, { type: 'text', text: 'BEFORE' }, { type: 'tool-x', toolCallId: 'c', state: 'input-available', input: { q: 1 } }, { type: 'text', text: 'ANSWER' }],
+  ];
+  for (const parts of cases) {
+    const messages = [u('u0', 'hi'), { id: 'a0', role: 'assistant', parts }, u('u1', 'next')];
+    const r = await withFrozen(messages, (m) => new ContextGuard({ model: 'gpt-4o', format: 'ai-sdk-ui' }).prepare(m));
+    const a = r.messages.find((m) => m.id === 'a0');
+    assert.deepEqual(a.parts, parts.filter((p) => p.type !== 'tool-x'));
+    const dropped = r.traces.find((t) => t.reason === 'unanswered_tool_call');
+    assert.deepEqual([dropped.messageIndex, dropped.callIds, dropped.removed], [1, ['c'], false]);
+    await validateUIMessages({ messages: r.messages });
+    const model = await convertToModelMessages(r.messages);
+    assert.ok(!JSON.stringify(model).includes('tool-call'), 'no call without its result reaches the model');
+  }
+});
