@@ -663,9 +663,8 @@ export class WorkerGuard {
     }
   }
 
-  /** Stops the worker (every guard on it). */
+  /** Stops the worker (every guard on it). Pending and later calls reject with WORKER_TERMINATED. */
   terminate() {
-    this.#freed = true;
     return this.#connection.terminate();
   }
 }

@@ -161,14 +161,16 @@ impl Encoding {
             return Err(Error::new(
                 ErrorCode::VocabularyNotLoaded,
                 format!(
-                    "the {} vocabulary is not loaded; await loadVocabulary({:?}) first (docs/vocabularies.md)",
+                    "the {} vocabulary is not loaded; await loadVocabulary('{}') first (docs/vocabularies.md)",
                     self.as_str(),
-                    loaded::vocabulary_of(self)
+                    loaded::vocabulary_of(self).unwrap_or(self.as_str())
                 ),
             ));
         }
         let entry = if Encoding::Gemma3.is_available() {
             "ctxguard/gemini"
+        } else if Encoding::O200kBase.is_available() && Encoding::Cl100kBase.is_available() {
+            "ctxguard"
         } else if Encoding::O200kBase.is_available() {
             "ctxguard/o200k"
         } else {

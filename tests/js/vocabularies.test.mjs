@@ -64,7 +64,10 @@ test('before loading, the families count the o200k estimate and name their vocab
   const guard = new ContextGuard({ model: 'llama3.1:8b' });
   assert.equal(guard.measure([{ role: 'user', content: 'hi' }]).missingVocabulary, 'llama3');
   guard.free();
-  throwsCtxguard(() => countTokens('hi', { encoding: 'llama3' }), 'VOCABULARY_NOT_LOADED');
+  const e = throwsCtxguard(() => countTokens('hi', { encoding: 'llama3' }), 'VOCABULARY_NOT_LOADED');
+  assert.match(e.message, /await loadVocabulary\('llama3'\) first/, 'the call to make, as JavaScript');
+  const gemma = throwsCtxguard(() => countTokens('hi', { encoding: 'gemma3' }), 'UNKNOWN_ENCODING');
+  assert.match(gemma.message, /this build of ctxguard \(ctxguard\) has no gemma3/, 'the entry imported');
 });
 
 test('gpt-oss is exact without loading anything: its tokenizer.json is o200k_base', () => {

@@ -521,7 +521,11 @@ describe('lifecycle', () => {
     await g.terminate();
     await pending;
     await assert.rejects(g.worker.countTokens('x'), { name: 'CtxguardError', code: 'WORKER_TERMINATED' });
-    await assert.rejects(g.measure([]), { name: 'CtxguardError', code: 'GUARD_FREED' });
+    await assert.rejects(g.measure([]), { name: 'CtxguardError', code: 'WORKER_TERMINATED' });
+    const freed = await createWorkerGuard(new Worker(WORKER), CONFIG);
+    freed.free();
+    await assert.rejects(freed.measure([]), { name: 'CtxguardError', code: 'GUARD_FREED' });
+    await freed.terminate();
   });
 
   test('a worker that does not serve, and one that fails to load, give WORKER_FAILED', async () => {
