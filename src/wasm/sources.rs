@@ -140,22 +140,20 @@ pub fn read_attachment(source: JsValue, opts: JsValue) -> Result<JsValue, JsValu
     run(|| {
         let o: ReadOptions = options(&opts, "options")?;
         let id = o.id.clone().ok_or_else(|| Error::options("id is required"))?;
-        let text = if let Some(s) = source.as_string() {
-            s
+        let key = JsValue::from_str(&id);
+        // The source's own entries only (an id such as `toString` is not an attachment).
+        let value = if let Some(s) = source.as_string() {
+            Some(JsValue::from_str(&s))
         } else if let Some(map) = source.dyn_ref::<js_sys::Map>() {
-            map.get(&JsValue::from_str(&id)).as_string().ok_or_else(|| unknown(&id))?
-        } else if source.is_object() {
-            js_sys::Reflect::get(&source, &JsValue::from_str(&id))
-                .ok()
-                .filter(|v| !v.is_undefined())
-                .ok_or_else(|| unknown(&id))?
-                .as_string()
-                .ok_or_else(|| {
-                    Error::new(ErrorCode::InvalidText, format!("the text of attachment {id:?} is not a string"))
-                })?
+            map.has(&key).then(|| map.get(&key))
+        } else if let Some(obj) = source.dyn_ref::<js_sys::Object>() {
+            js_sys::Object::has_own(obj, &key).then(|| js_sys::Reflect::get(&source, &key).ok()).flatten()
         } else {
             return Err(Error::options("source must be an object or Map of attachment texts, or a string"));
         };
+        let text = value.filter(|v| !v.is_undefined()).ok_or_else(|| unknown(&id))?.as_string().ok_or_else(|| {
+            Error::new(ErrorCode::InvalidText, format!("the text of attachment {id:?} is not a string"))
+        })?;
         let enc = resolve_model(o.model.as_deref(), o.encoding).encoding.require()?;
         let page = reader::read(enc, &id, &text, whole(o.offset, "offset")?.unwrap_or(0), whole(o.limit, "limit")?)?;
         encode(&page)

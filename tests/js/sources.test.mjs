@@ -107,6 +107,13 @@ test('previewAttachment and the paged reader, with non-ASCII text', () => {
   assert.equal(first.offset, 0);
   assert.equal(first.nextOffset, 2000);
   throwsCtxguard(() => readAttachment({}, { id: 'nope' }), 'UNKNOWN_ATTACHMENT');
+  // Only the source's own entries: inherited names are not attachments; a Map and an object agree.
+  for (const id of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
+    throwsCtxguard(() => readAttachment({ a: 'x' }, { id }), 'UNKNOWN_ATTACHMENT');
+  }
+  throwsCtxguard(() => readAttachment(new Map([['a', 5]]), { id: 'a' }), 'INVALID_TEXT');
+  throwsCtxguard(() => readAttachment({ a: 5 }, { id: 'a' }), 'INVALID_TEXT');
+  assert.equal(readAttachment(new Map([['doc-1', full]]), { id: 'doc-1' }).text, first.text);
   throwsCtxguard(() => readAttachment(full, { id: 'x', offset: 10 ** 9 }), 'INVALID_OPTIONS');
   throwsCtxguard(() => readAttachment(full, { id: 'x', offset: -1 }), 'INVALID_OPTIONS');
   throwsCtxguard(() => readAttachment(full, {}), 'INVALID_OPTIONS');
