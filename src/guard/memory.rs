@@ -31,10 +31,6 @@ pub struct Summary {
     pub retained: Vec<Message>,
     /// Made ahead of time and not used yet: applied only once the trigger is crossed.
     pub ahead: bool,
-    /// The mechanical fallback's evidence note, not a summary: applied only while the
-    /// summarizer is not asked (the breaker open), so that those calls keep the previous model
-    /// input as their prefix; once it may be asked, it summarizes the messages themselves.
-    pub fallback: bool,
 }
 
 impl Summary {
@@ -45,12 +41,7 @@ impl Summary {
         retained: Vec<Message>,
         ahead: bool,
     ) -> Summary {
-        Summary { covers, keys, summary, retained, ahead, fallback: false }
-    }
-
-    /// The same, as the mechanical fallback's note.
-    pub fn as_fallback(self) -> Summary {
-        Summary { fallback: true, ..self }
+        Summary { covers, keys, summary, retained, ahead }
     }
 }
 
@@ -144,11 +135,10 @@ pub fn replace(
 }
 
 impl Memory {
-    /// Remember a summary (it replaces one with the same covers, a fallback note the previous
-    /// one; the oldest beyond [`MAX_SUMMARIES`] go).
+    /// Remember a summary (it replaces one with the same covers; the oldest beyond
+    /// [`MAX_SUMMARIES`] go).
     pub fn remember(&mut self, s: Summary) {
-        // One fallback note at most: it never pushes out the summaries it stands in for.
-        self.summaries.retain(|o| o.covers != s.covers && !(s.fallback && o.fallback));
+        self.summaries.retain(|o| o.covers != s.covers);
         self.summaries.push(s);
         if self.summaries.len() > MAX_SUMMARIES {
             self.summaries.remove(0);
@@ -176,20 +166,19 @@ impl Memory {
     }
 
     /// The newest remembered summary that matches `history`, applied (summaries made ahead of
-    /// time only `with_ahead`, fallback notes only `with_fallback`). `kept_system` says which system messages of the replaced range
+    /// time only `with_ahead`). `kept_system` says which system messages of the replaced range
     /// stay (not earlier summaries); `key` is this guard's content key of a message.
     pub fn apply(
         &mut self,
         history: &[Message],
         with_ahead: bool,
-        with_fallback: bool,
         kept_system: &dyn Fn(&Message) -> bool,
         key: &mut dyn FnMut(&Message) -> u64,
     ) -> Option<Applied> {
         let non_system: Vec<usize> =
             history.iter().enumerate().filter(|(_, m)| m.role != Role::System).map(|(i, _)| i).collect();
         let found = self.summaries.iter_mut().rev().find_map(|s| {
-            if (s.ahead && !with_ahead) || (s.fallback && !with_fallback) {
+            if s.ahead && !with_ahead {
                 return None;
             }
             let n = s.covers.messages as usize;
@@ -285,7 +274,7 @@ mod tests {
         mem.remember(summary_over(&history, 2, vec![]));
         let rebuilt: Vec<Message> = history.iter().map(|m| Message::text(m.role, m.content.text())).collect();
         let mut calls = 0;
-        let a = mem.apply(&rebuilt, false, false, &|_| true, &mut |m| {
+        let a = mem.apply(&rebuilt, false, &|_| true, &mut |m| {
             calls += 1;
             key(m)
         });
@@ -298,7 +287,7 @@ mod tests {
         assert_eq!(calls, 2);
         let mut calls = 0;
         assert!(mem
-            .apply(&rebuilt, false, false, &|_| true, &mut |m| {
+            .apply(&rebuilt, false, &|_| true, &mut |m| {
                 calls += 1;
                 key(m)
             })
@@ -307,29 +296,13 @@ mod tests {
         // An edit inside the range: no match; after it: still a match.
         let mut edited = rebuilt.clone();
         edited[2] = text(Role::Assistant, "B");
-        assert!(mem.apply(&edited, false, false, &|_| true, &mut key).is_none());
+        assert!(mem.apply(&edited, false, &|_| true, &mut key).is_none());
         assert_eq!(mem.metrics().covered_messages, 0);
         let mut later = rebuilt.clone();
         later[4] = text(Role::Assistant, "D");
-        assert!(mem.apply(&later, false, false, &|_| true, &mut key).is_some());
+        assert!(mem.apply(&later, false, &|_| true, &mut key).is_some());
         // A shorter history than the range: no match.
-        assert!(mem.apply(&rebuilt[..2], false, false, &|_| true, &mut key).is_none());
-    }
-
-    #[test]
-    fn a_fallback_note_stands_only_when_asked_for_and_never_evicts_summaries() {
-        let history: Vec<Message> =
-            (0..8).map(|i| text(if i % 2 == 0 { Role::User } else { Role::Assistant }, &format!("m{i}"))).collect();
-        let mut mem = Memory::default();
-        mem.remember(summary_over(&history, 2, vec![]));
-        for n in 3..8 {
-            mem.remember(summary_over(&history, n, vec![]).as_fallback());
-        }
-        assert_eq!(mem.summaries.len(), 2, "the summary and the latest fallback");
-        let plain = mem.apply(&history, false, false, &|_| true, &mut key).unwrap();
-        assert_eq!(plain.covered, 2, "without fallbacks: the summary");
-        let degraded = mem.apply(&history, false, true, &|_| true, &mut key).unwrap();
-        assert_eq!(degraded.covered, 7, "while the summarizer is not asked: the latest fallback");
+        assert!(mem.apply(&rebuilt[..2], false, &|_| true, &mut key).is_none());
     }
 
     #[test]
@@ -346,16 +319,13 @@ mod tests {
         let mut s = summary_over(&history, 5, vec![2]);
         s.ahead = true;
         mem.remember(s);
-        assert!(
-            mem.apply(&history, false, false, &|_| true, &mut key).is_none(),
-            "made ahead: not applied under the trigger"
-        );
-        let a = mem.apply(&history, true, false, &|_| true, &mut key).unwrap();
+        assert!(mem.apply(&history, false, &|_| true, &mut key).is_none(), "made ahead: not applied under the trigger");
+        let a = mem.apply(&history, true, &|_| true, &mut key).unwrap();
         let texts: Vec<String> = a.messages.iter().map(|m| m.content.text()).collect();
         assert_eq!(texts, ["[ctxguard:summary] S", "retained", "run", "last"]);
         assert!(a.ahead);
         mem.commit_ahead();
-        assert!(mem.apply(&history, false, false, &|_| true, &mut key).is_some());
+        assert!(mem.apply(&history, false, &|_| true, &mut key).is_some());
         for i in 0..6 {
             mem.remember(summary_over(&history, i % 5 + 1, vec![]));
         }

@@ -74,12 +74,6 @@ pub(super) fn prepare_finish_in(
             let budget = EVIDENCE_TOKENS.min(g.raw_budget(room.saturating_sub(16)));
             let note = evidence::evidence_message(&removed, reason.as_str(), g.model.encoding, budget);
             let state = note.as_ref().map(|n| SessionState { summary: n.content.text(), ..Default::default() });
-            // Remembered as a fallback: the calls that follow while the breaker is open start
-            // from it (the same prefix); the first that may ask the summarizer does not.
-            if let Some(n) = &note {
-                let s = Summary::new(covers.clone(), Some(keys.clone()), n.clone(), retained.clone(), false);
-                g.memory.remember(s.as_fallback());
-            }
             (note, Status::Fallback, Some(reason), state)
         }
     };
@@ -89,9 +83,9 @@ pub(super) fn prepare_finish_in(
         .map(|a| a.messages)
         .ok_or_else(|| Error::new(ErrorCode::Internal, "the compaction's range is longer than its history"))?;
     let request = Request { messages: chain.clone(), ..history.clone() };
-    // A fallback stands only while the breaker is open: the outputs the guard remembers as
-    // cleared stay the whole history's (else every degraded call reports the same clearing
-    // steps again, as new).
+    // A fallback is this call's model input only: the next call runs layer 1 on the whole
+    // history again, so the outputs it remembers as cleared stay the whole history's (else
+    // every degraded call reports the same clearing steps again, as new).
     let aged = failure.is_some().then(|| g.aged_snapshot());
     let layer1 = g.guard_sources(&request, false, now);
     if let Some(aged) = aged {
@@ -109,9 +103,8 @@ pub(super) fn prepare_finish_in(
         attempts,
     };
     // Refuse to thrash: an ineffective summary is not asked for again on the next call. A
-    // fallback stands only while the breaker is open, so skipping the next call's compaction
-    // would only make the model input alternate between the emergency layer's cut and the
-    // evidence note.
+    // fallback is not remembered, so skipping the next call's compaction would only make the
+    // model input alternate between the emergency layer's cut and the evidence note.
     let saved = before_tokens.saturating_sub(after) as f64;
     g.memory.skip_next_compaction =
         failure.is_none() && (after > g.budget.target_limit as usize || saved < before_tokens as f64 * MIN_SAVED_SHARE);
@@ -129,8 +122,8 @@ pub(super) fn prepare_finish_in(
     g.memory.last_compaction = Some(record.clone());
     let mut out = finish_plain(g, layer1.request, traces, &layer1.cleared, &options, now)?;
     out.compaction = Some(record);
-    // Persisted only when a summary was written: a fallback is not a checkpoint (the stored
-    // history stays whole; a call asks again once the breaker allows).
+    // Persisted only when a summary was written: a fallback is the model input of this
+    // call, not a checkpoint (the stored history stays whole; the next call asks again).
     // Broken pairs of the input are not persisted either (the model input is sanitized on
     // every call, so it is the same with or without them).
     out.checkpoint = failure.is_none().then(|| {

@@ -26,10 +26,7 @@ pub const CHECKPOINT_MISMATCH: &str = "checkpoint_mismatch";
 pub(crate) fn apply_memory(g: &mut Guard, history: &[Message], with_ahead: bool) -> Option<Applied> {
     let mut mem = std::mem::take(&mut g.memory);
     let key = g.checkpoint_key().map(str::to_string);
-    // While the breaker is open the summarizer is not asked: the last fallback stands.
-    let with_fallback = g.breaker.attempts(MAX_ATTEMPTS) == 0;
-    let applied =
-        mem.apply(history, with_ahead, with_fallback, &|m| !is_summary(m, key.as_deref()), &mut |m| g.facts(m).key);
+    let applied = mem.apply(history, with_ahead, &|m| !is_summary(m, key.as_deref()), &mut |m| g.facts(m).key);
     g.memory = mem;
     applied
 }

@@ -284,9 +284,7 @@ fn a_dead_summarizer_opens_the_breaker_after_three_compactions() {
         history.push(answer(i));
     }
     assert_eq!(s.calls, 9, "three compactions of three attempts, then none");
-    // Once the breaker is open the last fallback stands: a call compacts again only when the
-    // input it extends is over the trigger again.
-    assert!(over >= 4, "{over} turns over the trigger");
+    assert!(over >= 10, "{over} turns over the trigger");
     assert_eq!((degraded, open_turns), (over, over - 3), "every compaction falls back; after three, without asking");
     // resetBreaker closes it: the next compaction asks again.
     g.breaker.reset();
@@ -395,7 +393,7 @@ fn a_failed_summary_made_ahead_of_time_falls_back_at_once_and_the_breaker_ends_t
     let mut g = guard(json!({"ahead": true}));
     let mut history: Vec<Value> = vec![json!({"role": "system", "content": "S"})];
     let (mut background, mut fallbacks, mut reasons) = (0, 0, Vec::new());
-    for i in 0..120 {
+    for i in 0..60 {
         history.push(user(i));
         let o = match ctxguard::pipeline::prepare_start(&mut g, &parse(&history), &PrepareOptions::default(), &clock)
             .unwrap()
@@ -518,18 +516,14 @@ fn a_compaction_keeps_the_last_exchange_when_the_current_turn_alone_fills_the_ta
 #[test]
 fn a_summarizer_that_is_down_gives_the_same_kind_of_model_input_every_turn() {
     // A tool-using session in a 16k window whose summarizer always fails: once over the
-    // trigger, a call falls back (never alternating with the emergency layer's cut of the whole
-    // history) or, while the breaker is open, sends the previous call's model input with the new
-    // messages after it (its prefix unchanged); a clearing step is reported only when an output
-    // is newly cleared.
+    // trigger, every call falls back (never alternating with the emergency layer's cut of the
+    // whole history), and a clearing step is reported only when an output is newly cleared.
     let mut g = guard(json!({}));
     let mut s = Summarizer { calls: 0, fails: true };
     let file =
         |i: usize| (0..60).map(|l| format!("{l} | const v_{i}_{l} = f({l}, {i});")).collect::<Vec<_>>().join("\n");
     let mut history: Vec<Value> = vec![json!({"role": "system", "content": "You are a coding agent."})];
     let (mut degraded, mut over, mut step_traces, mut cleared_total) = (0, 0, 0, 0);
-    let mut previous: Option<Vec<Value>> = None;
-    let mut kept_turns = 0;
     for i in 0..50 {
         history.push(
             json!({"role": "user", "content": format!("Task {i}: {}", "please look carefully at this. ".repeat(60))}),
@@ -538,17 +532,9 @@ fn a_summarizer_that_is_down_gives_the_same_kind_of_model_input_every_turn() {
         history.push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": file(i)}));
         let out = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
         let was_over = out.compaction.is_some() || out.degraded;
-        let sent = wire(&out.request.messages);
-        let cleared = out.traces.iter().any(|t| t.operation == ctxguard::report::trace::Operation::ToolOutputClear);
-        if degraded > 0 && !out.degraded && !cleared {
-            // The last fallback stands: the previous input, then the answer to it and this turn.s
-            // three messages.
-            let prev = previous.as_ref().expect("a previous model input");
-            assert_eq!(sent.get(..prev.len()), Some(&prev[..]), "turn {i}: the previous input, unchanged");
-            assert_eq!(sent.len(), prev.len() + 4, "turn {i}: and the four new messages");
-            kept_turns += 1;
+        if degraded > 0 {
+            assert!(was_over && out.degraded, "turn {i}: after the first fallback every call falls back");
         }
-        previous = Some(sent);
         over += usize::from(was_over);
         degraded += usize::from(out.degraded);
         for t in out.traces.iter().filter(|t| t.operation == ctxguard::report::trace::Operation::ToolOutputClear) {
@@ -558,8 +544,7 @@ fn a_summarizer_that_is_down_gives_the_same_kind_of_model_input_every_turn() {
         assert_eq!(wire(&out.request.messages).last().unwrap()["tool_call_id"], json!(format!("c{i}")));
         history.push(json!({"role": "assistant", "content": format!("Done {i}.")}));
     }
-    assert!(degraded >= 3, "{degraded} degraded of {over} over the trigger");
-    assert!(kept_turns >= 10, "{kept_turns} calls sent the standing fallback's input unchanged");
+    assert!(degraded >= 20, "{degraded} degraded of {over} over the trigger");
     // Each output is cleared once in the whole session: the steps never repeat.
     assert!(cleared_total <= 50, "{cleared_total} outputs reported cleared in {step_traces} steps");
 }
