@@ -69,8 +69,21 @@ pub(super) fn prepare_finish_in(
                 g.breaker.failure();
             }
             // The note gets at most EVIDENCE_TOKENS, and never more than the room the kept
-            // messages leave under the usable limit (layer 3 does not drop system notes).
-            let room = (g.budget.usable_limit as usize).saturating_sub(kept_tokens);
+            // messages leave under the usable limit (layer 3 does not drop system notes), as
+            // layer 1 sends them without the summarized range: an attachment's preview grows
+            // when older attachments leave the request (they share one budget).
+            let kept = {
+                let bare = memory::replace(&history.messages, &covers, None, &retained, &kept_system);
+                let aged = g.aged_snapshot();
+                let sent = bare.map(|a| {
+                    g.guard_sources(&Request { messages: a.messages, ..history.clone() }, false, now)
+                        .metrics
+                        .used_tokens
+                });
+                g.restore_aged(aged);
+                sent.map_or(kept_tokens, |t| (t as usize).max(kept_tokens))
+            };
+            let room = (g.budget.usable_limit as usize).saturating_sub(kept);
             let budget = EVIDENCE_TOKENS.min(g.raw_budget(room.saturating_sub(16)));
             let note = evidence::evidence_message(&removed, reason.as_str(), g.model.encoding, budget);
             let state = note.as_ref().map(|n| SessionState { summary: n.content.text(), ..Default::default() });
