@@ -423,6 +423,11 @@ pub fn guard_tool_outputs(
         let Some(m) = messages.get(o.at) else { continue };
         if form == Form::Cleared {
             let (out, tokens) = cleared_output(m, o, enc, opts, memo, known);
+            // A short output ("ok", "Tool execution denied.") is no larger than its stub:
+            // clearing it would only make the request longer; it stays as it is.
+            if tokens >= o.tokens.min(o.cap) {
+                continue;
+            }
             after = after - o.tokens + tokens;
             report.saved += o.tokens.min(o.cap).saturating_sub(tokens);
             report.cleared.push(o.at);
@@ -538,7 +543,8 @@ fn plan_forms(
         fn stub(&mut self, i: usize) -> usize {
             let Some(o) = self.outputs.get(i) else { return 0 };
             let stub = stub_of(o, self.opts);
-            self.memo.count(self.enc, &stub)
+            // An output no larger than its stub stays as it is (see `guard_tool_outputs`).
+            self.memo.count(self.enc, &stub).min(o.tokens.min(o.cap))
         }
     }
     let mut forms_of =

@@ -284,3 +284,26 @@ fn a_guard_given_another_conversation_plans_it_from_scratch() {
         assert_eq!(after.metrics.used_tokens, fresh.metrics.used_tokens, "{cfg}");
     }
 }
+
+#[test]
+fn a_short_output_is_never_replaced_by_a_longer_stub() {
+    // A cleared output becomes a stub naming the call and the way back (~40 tokens): an output
+    // shorter than that ("ok", a denial) stays as it is, in every band.
+    let mut wire = vec![json!({"role": "user", "content": "go"})];
+    for i in 0..200 {
+        wire.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{i}"), "type": "function", "function": {"name": "sh", "arguments": format!("{{\"cmd\":\"run {i}\"}}")}}]}));
+        let out = if i % 2 == 0 { format!("run {i}\n{}", log(200)) } else { "ok".to_string() };
+        wire.push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": out}));
+    }
+    let mut g = guard(json!({"model": "gpt-4o", "retrievalTool": "get_output"}));
+    let out = g.guard_sources(&parse_request(Format::Openai, &Value::Array(wire), None, None).unwrap(), false, &clock);
+    let outputs: Vec<String> =
+        out.request.messages.iter().filter(|m| m.role == ctxguard::Role::Tool).map(|m| m.content.text()).collect();
+    assert!(outputs[0].starts_with("[ctxguard:cleared-tool-output]"), "the oldest long output is cleared");
+    for (i, o) in outputs.iter().enumerate().filter(|(i, _)| i % 2 == 1) {
+        assert_eq!(o, "ok", "output {i}");
+    }
+    // What clearing reports as cleared is what it replaced.
+    let stubs = outputs.iter().filter(|o| o.starts_with("[ctxguard:cleared")).count();
+    assert_eq!(out.metrics.clearing.cleared as usize, stubs);
+}
