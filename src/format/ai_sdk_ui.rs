@@ -273,7 +273,7 @@ fn check_message(v: &Value, i: usize) -> Result<(&Map<String, Value>, Role, &Vec
                 ErrorCode::InvalidMessage,
                 i,
                 "message without parts; it has content, so it looks like an AI SDK ModelMessage: use format: \
-                 'ai-sdk' (or convert it with convertToUIMessages)",
+                 'ai-sdk' for those (what convertToModelMessages returns), or pass useChat's UIMessages as they are",
             ))
         }
         None => return Err(Error::at(ErrorCode::InvalidMessage, i, "message without parts")),

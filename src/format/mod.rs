@@ -138,7 +138,8 @@ fn hinted(mut e: Error, format: Format, evidence: impl FnOnce() -> Option<Format
         return e;
     }
     match evidence() {
-        Some(found) if found != format => {
+        // (Unless the message already says so.)
+        Some(found) if found != format && !e.message.contains(&format!("use format: '{}'", found.name())) => {
             e.message = format!("{}; these look like {}: use format: '{}'", e.message, found.what(), found.name());
             e
         }

@@ -110,8 +110,14 @@ impl Budget {
             Some(v) => {
                 let v = tokens(v, "reservedOutputTokens")?;
                 if v > max_output {
+                    let whose = if config.max_output_tokens.is_some() {
+                        "the maxOutputTokens you set"
+                    } else {
+                        "the most this model writes in one reply (its table entry; set maxOutputTokens if it writes more)"
+                    };
                     return Err(Error::budget(format!(
-                        "reservedOutputTokens ({v}) exceeds maxOutputTokens ({max_output}); the reserve is capped by the max"
+                        "reservedOutputTokens ({v}) exceeds maxOutputTokens ({max_output}), {whose}: reserve \
+                         {max_output} or less (the reply never needs more room than it can write)"
                     )));
                 }
                 v

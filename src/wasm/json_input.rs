@@ -23,8 +23,28 @@ pub fn to_json_text(value: &JsValue, what: &str, code: ErrorCode) -> Result<Stri
 fn stringify(value: &JsValue, what: &str, code: ErrorCode) -> Result<String> {
     let text = js_sys::JSON::stringify(value)
         .map_err(|e| {
-            let reason = js_sys::Error::from(e).message();
-            Error::new(code, format!("{what} cannot be read as JSON: {}", String::from(reason)))
+            let reason = String::from(js_sys::Error::from(e).message());
+            let reason = if reason.contains("call stack") || reason.contains("too much recursion") {
+                format!("{reason} (nested too deeply: is an object inside itself, or a parsed tree?)")
+            } else {
+                reason
+            };
+            // In the messages: the first one that fails, named and indexed.
+            // (Read through Reflect, which reports a revoked proxy instead of throwing.)
+            let length = js_sys::Reflect::get(value, &JsValue::from_str("length")).ok().and_then(|l| l.as_f64());
+            let at = length.filter(|_| what == "messages").and_then(|n| {
+                (0..n as u32).position(|i| {
+                    js_sys::Reflect::get_u32(value, i).map_or(true, |m| js_sys::JSON::stringify(&m).is_err())
+                })
+            });
+            let mut err = match at {
+                Some(i) => Error::new(code, format!("{what}[{i}] cannot be read as JSON: {reason}")),
+                None => Error::new(code, format!("{what} cannot be read as JSON: {reason}")),
+            };
+            if what == "messages" {
+                err.index = at;
+            }
+            err
         })?
         .as_string()
         .ok_or_else(|| Error::new(code, format!("{what} is not a JSON value")))?;
@@ -60,29 +80,81 @@ fn explain(text: &str, what: &str, err: &serde_json::Error, try_t: fn(&str) -> s
         };
         crate::base::explain::js_terms(&m)
     };
-    if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text) {
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
         // When `T` has required fields, any one field alone fails with "missing field": only
         // other errors name a culprit then.
         let all_optional = try_t("{}").is_ok();
-        for (k, v) in map {
-            let alone = serde_json::Value::Object(std::iter::once((k.clone(), v)).collect());
-            // `from_str` (not `from_value`): the same deserializer `parse` already instantiates
-            // for `T`, so this adds no code per option type to the .wasm.
-            if let Err(e) = try_t(&crate::base::json_text::text(&alone)) {
-                let m = e.to_string();
-                if all_optional || !m.starts_with("missing field") {
-                    let m = clean(m);
-                    // The message names the unknown field itself (a nested one keeps the path).
-                    return if m.starts_with(&format!("unknown field `{k}`")) {
-                        format!("{what}: {m}")
-                    } else {
-                        format!("{what}.{k}: {m}")
-                    };
-                }
-            }
+        if let Some((path, m)) = culprit(value, all_optional, try_t) {
+            let m = clean(m);
+            // The message names an unknown field itself: the path stops at its object.
+            let named = matches!(path.last(), Some(Step::Key(k)) if m.starts_with(&format!("unknown field `{k}`")));
+            let shown = if named { path.get(..path.len() - 1).unwrap_or_default() } else { &path[..] };
+            return format!("{what}{}: {m}", render(shown));
         }
     }
     format!("{what}: {}", clean(err.to_string()))
+}
+
+/// One step of a path into a JSON value.
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// `.key[3].other`
+fn render(path: &[Step]) -> String {
+    path.iter()
+        .map(|s| match s {
+            Step::Key(k) => format!(".{k}"),
+            Step::Index(i) => format!("[{i}]"),
+        })
+        .collect()
+}
+
+/// The deepest member of `value` that fails to decode on its own, narrowed level by level (an
+/// object to that one field, an array to that one element), and its message: `T`'s
+/// `config.clearToolOutputs.protectTokens`, `turns[1]`. An object field whose siblings'
+/// absence is what fails ("missing field") is not a culprit (at the top level it is when every
+/// field of `T` is optional). `None` when no single member fails.
+fn culprit(
+    value: serde_json::Value,
+    all_optional: bool,
+    try_t: fn(&str) -> serde_json::Result<()>,
+) -> Option<(Vec<Step>, String)> {
+    use serde_json::Value;
+    let wrap = |path: &[Step], inner: Value| {
+        path.iter().rev().fold(inner, |v, s| match s {
+            Step::Key(k) => Value::Object(std::iter::once((k.clone(), v)).collect()),
+            Step::Index(_) => Value::Array(vec![v]),
+        })
+    };
+    let mut path: Vec<Step> = Vec::new();
+    let mut message = None;
+    let mut value = value;
+    loop {
+        let members: Vec<(Step, Value)> = match value {
+            Value::Object(map) => map.into_iter().map(|(k, v)| (Step::Key(k), v)).collect(),
+            Value::Array(items) => items.into_iter().enumerate().map(|(i, v)| (Step::Index(i), v)).collect(),
+            _ => break,
+        };
+        let top = path.is_empty();
+        let found = members.into_iter().find_map(|(step, v)| {
+            let narrowed = match &step {
+                Step::Key(k) => Value::Object(std::iter::once((k.clone(), v.clone())).collect()),
+                Step::Index(_) => Value::Array(vec![v.clone()]),
+            };
+            // `from_str` (not `from_value`): the same deserializer `parse` already instantiates
+            // for `T`, so this adds no code per option type to the .wasm.
+            let m = try_t(&crate::base::json_text::text(&wrap(&path, narrowed))).err()?.to_string();
+            let culprit = matches!(step, Step::Index(_)) || !m.starts_with("missing field") || (top && all_optional);
+            culprit.then_some((step, v, m))
+        });
+        let Some((step, v, m)) = found else { break };
+        path.push(step);
+        message = Some(m);
+        value = v;
+    }
+    message.map(|m| (path, m))
 }
 
 /// Decode an optional options bag: `undefined`/`null` give the defaults; anything but a plain
@@ -92,7 +164,7 @@ pub fn options<T: DeserializeOwned + Default>(value: &JsValue, what: &str) -> Re
         return Ok(T::default());
     }
     if !value.is_object() || js_sys::Array::is_array(value) {
-        return Err(Error::options(format!("{what} must be an object")));
+        return Err(super::convert::not_an_object(value, what));
     }
     check_option_values(value, what, |t| serde_json::from_str::<T>(t).map(drop))?;
     parse(&stringify(value, what, ErrorCode::InvalidOptions)?, what, ErrorCode::InvalidOptions)

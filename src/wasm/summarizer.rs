@@ -216,7 +216,20 @@ pub(super) async fn ask<T>(
                     Err(r) => r,
                 };
                 next = attempts.failed(reason, js_sys::Math::random());
-                let message = call.as_ref().and_then(|c| c.message.clone());
+                // A thrown error's message; for an answer that did not validate, what came back
+                // (the host's summarizer returned the wrong shape: the log line shows it).
+                let message = call.as_ref().and_then(|c| {
+                    c.message.clone().or_else(|| {
+                        (c.ok && matches!(reason, FailureReason::InvalidOutput | FailureReason::EmptyOutput)).then(
+                            || {
+                                let text = crate::base::json_text::text(&c.value);
+                                let shown: String = text.chars().take(120).collect();
+                                let more = if shown.len() < text.len() { "…" } else { "" };
+                                format!("it returned {shown}{more}")
+                            },
+                        )
+                    })
+                });
                 let pause_ms = match next {
                     Next::Pause { ms, .. } => Some(ms),
                     _ => None,

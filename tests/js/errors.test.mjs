@@ -164,6 +164,19 @@ test('wrong types are named in JS terms; a missing model says what to pass', () 
   });
   assert.throws(() => new ContextGuard({ model: 'gpt-4o', toolOutputLimit: -1 }), { message: 'config.toolOutputLimit: expected a whole number (0 or more), got the number -1' });
   assert.throws(() => new ContextGuard({ model: 'gpt-4o', ahead: 'yes' }), { message: 'config.ahead: expected true or false, got the string "yes"' });
+  // A field inside an object option is named by its whole path.
+  assert.throws(() => new ContextGuard({ model: 'gpt-4o', clearToolOutputs: { protectTokens: -5 } }), { message: 'config.clearToolOutputs.protectTokens: expected a whole number (0 or more), got the number -5' });
+  assert.throws(() => new ContextGuard({ model: 'gpt-4o', toolOutputLimits: { read_file: 'big' } }), { message: 'config.toolOutputLimits.read_file: expected a whole number (0 or more), got the string "big"' });
+  // Options in the wrong place: what came, and the likely mistake.
+  assert.throws(() => countTokens('hi', 'gpt-4o'), { code: 'INVALID_OPTIONS', message: 'options must be an object, got the string "gpt-4o"; to name a model, pass { model: "gpt-4o" }' });
+  assert.throws(() => countMessages({ model: 'gpt-4o' }, [{ role: 'user', content: 'hi' }]), { code: 'INVALID_OPTIONS', message: /^options must be an object, got an array; the messages come first/ });
+  assert.throws(() => new ContextGuard({ model: 'gpt-4o', reservedOutputTokens: 200000 }), { code: 'INVALID_BUDGET', message: /^reservedOutputTokens \(200000\) exceeds maxOutputTokens \(16384\), the most this model writes .*: reserve 16384 or less/ });
+  // A message JSON cannot read is named and indexed.
+  const cyclic = { role: 'user', content: [{ type: 'text', text: 'x' }] };
+  cyclic.content[0].self = cyclic;
+  const e = throwsCtxguard(() => countMessages([{ role: 'user', content: 'a' }, cyclic], { model: 'gpt-4o' }), 'INVALID_MESSAGES');
+  assert.match(e.message, /^messages\[1\] cannot be read as JSON: /);
+  assert.equal(e.index, 1);
   assert.throws(() => countTokens('hi', { model: 4 }), { message: 'options.model: expected a string, got a number' });
   for (const make of [() => new ContextGuard(), () => new ContextGuard({}), () => new ContextGuard(null)]) {
     const e = throwsCtxguard(make, 'UNKNOWN_MODEL');

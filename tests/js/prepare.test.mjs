@@ -123,6 +123,13 @@ for (const [name, summarize, reason, attempts] of FAULTS) {
   });
 }
 
+test('the logger shows what a summarizer of the wrong shape returned', async () => {
+  const lines = [];
+  const r = await new ContextGuard(CONFIG).prepare(conversation(), { summarize: async () => ({ text: 'hi' }), retryDelayMs: 0, logger: (l) => lines.push(l) });
+  assert.equal(r.degradedReason, 'invalid_output');
+  assert.equal(lines.filter((l) => l.includes('failed: invalid_output (it returned {"text":"hi"})')).length, 3, lines.join('\n'));
+});
+
 test('a summarizer that fails twice and then answers completes on attempt 3', async () => {
   let calls = 0;
   const r = await new ContextGuard(CONFIG).prepare(conversation(), {
