@@ -68,8 +68,9 @@ fn parse<T: DeserializeOwned>(text: &str, what: &str, code: ErrorCode) -> Result
 }
 
 /// A decoding error that names the field: serde reports "invalid type … at line 1 column 42";
-/// for an object, the first field that fails on its own is named (`config.economicBudget: …`),
-/// and the text position — meaningless to a JS caller — is left out.
+/// the deepest member that fails on its own is named by its path (`config.economicBudget: …`,
+/// `config.clearToolOutputs.protectTokens: …`, `turns[1]: …`), and the text position —
+/// meaningless to a JS caller — is left out.
 /// `try_t` decodes a text as `T` (the type being decoded); a function pointer so that this body is
 /// compiled once, not once per option type.
 fn explain(text: &str, what: &str, err: &serde_json::Error, try_t: fn(&str) -> serde_json::Result<()>) -> String {
