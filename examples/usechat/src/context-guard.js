@@ -39,8 +39,8 @@ export async function startGuard({ onMetrics, onStatus }) {
     contextWindow: CONTEXT_WINDOW,
     reservedOutputTokens: RESERVED_OUTPUT_TOKENS,
     // The server runs the tools (`stopWhen`): each step adds a call and its result to the request
-    // prepared here. Edits at the trigger keep the room between the trigger and the usable limit
-    // for those steps (docs/usechat.md, "Tool steps on the server").
+    // prepared here; the reserve holds them (shared/chat-config.js, docs/usechat.md, "Tool steps
+    // on the server"). Edits at the trigger: a summary early, so that the meter shows one.
     edits: 'trigger',
   });
   const saved = loadSaved();
