@@ -131,9 +131,15 @@ impl Counter {
         }
         let key = message_key(m, self.salt);
         let profile = &self.profile;
-        let raw = self.cache.get_or_insert_with(key, || count::count_message(profile, m));
         let summary_block = m.role == Role::System
             && crate::message::checkpoint::is_checkpoint_summary(m, self.checkpoint_key.as_deref());
+        // A summary is counted as the model receives it: its closing line without the seal
+        // (`covers=…`, `tag=…`) that only the stored chain carries.
+        let visible = summary_block
+            .then(|| crate::message::checkpoint::model_visible_content(&m.content))
+            .flatten()
+            .map(|content| Message { content, ..m.clone() });
+        let raw = self.cache.get_or_insert_with(key, || count::count_message(profile, visible.as_ref().unwrap_or(m)));
         let f = Facts {
             key,
             raw,

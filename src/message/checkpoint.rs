@@ -180,6 +180,31 @@ pub fn model_visible(text: &str) -> Option<String> {
     Some(out)
 }
 
+/// `content` with the seal stripped from every summary's closing line ([`model_visible`]), or
+/// `None` when it holds none.
+pub fn model_visible_content(content: &Content) -> Option<Content> {
+    match content {
+        Content::Text(t) => model_visible(t).map(|v| Content::Text(v.into())),
+        Content::Parts(parts)
+            if parts.iter().any(|p| matches!(p, Part::Text { text, .. } if model_visible(text).is_some())) =>
+        {
+            Some(Content::Parts(
+                parts
+                    .iter()
+                    .map(|p| match p {
+                        Part::Text { text, extra } => Part::Text {
+                            text: model_visible(text).map_or_else(|| text.clone(), Into::into),
+                            extra: extra.clone(),
+                        },
+                        other => other.clone(),
+                    })
+                    .collect(),
+            ))
+        }
+        Content::Parts(_) => None,
+    }
+}
+
 /// What the verified summary in `m` (a system message) covers: `Some(None)` for a summary sealed
 /// without covers, `None` when `m` holds no summary that verifies.
 pub fn summary_covers(m: &Message, key: Option<&str>) -> Option<Option<Covers>> {

@@ -43,8 +43,6 @@ pub fn model_visible(request: Request) -> Request {
 /// the host wrote it (Claude's preserved thinking binds every thinking block to it: see
 /// `Outcome::notes_as_user`).
 pub fn model_visible_for(mut request: Request, notes_as_user: bool) -> Request {
-    use crate::message::checkpoint::model_visible as visible_text;
-    use crate::message::{Content, Part};
     for m in &mut request.messages {
         let note = notes_as_user
             && m.role == Role::System
@@ -53,26 +51,7 @@ pub fn model_visible_for(mut request: Request, notes_as_user: bool) -> Request {
                 || m.id.as_deref().is_some_and(|id| id.starts_with("ctxguard-")));
         m.strip_metadata();
         if m.role == Role::System {
-            let visible = match &m.content {
-                Content::Text(t) => visible_text(t).map(|v| Content::Text(v.into())),
-                Content::Parts(parts)
-                    if parts.iter().any(|p| matches!(p, Part::Text { text, .. } if visible_text(text).is_some())) =>
-                {
-                    Some(Content::Parts(
-                        parts
-                            .iter()
-                            .map(|p| match p {
-                                Part::Text { text, extra } => Part::Text {
-                                    text: visible_text(text).map_or_else(|| text.clone(), Into::into),
-                                    extra: extra.clone(),
-                                },
-                                other => other.clone(),
-                            })
-                            .collect(),
-                    ))
-                }
-                _ => None,
-            };
+            let visible = crate::message::checkpoint::model_visible_content(&m.content);
             if let Some(v) = visible {
                 m.content = v;
                 m.touch();

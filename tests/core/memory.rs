@@ -580,3 +580,28 @@ fn the_settings_in_force_are_reported_and_an_ahead_ratio_must_be_under_the_trigg
     // The default follows a low trigger instead of failing.
     assert!(Guard::new(&config(json!({ "triggerRatio": 0.6 })).unwrap()).is_ok());
 }
+
+#[test]
+fn after_a_summary_the_metrics_count_what_the_model_receives() {
+    // The stored summary's closing line carries its seal (`covers=…`); the model receives it
+    // without. metrics.usedTokens is the count of what is sent, on the compacting call and on
+    // every call that applies the remembered summary.
+    let mut g = guard(json!({}));
+    let mut s = Summarizer::ok();
+    let mut history: Vec<Value> = vec![json!({"role": "system", "content": "You help with a database migration."})];
+    let mut after_summary = 0;
+    for i in 0..40 {
+        history.push(user(i));
+        let out = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
+        if s.calls > 0 {
+            let visible = ctxguard::pipeline::model_visible(out.request.clone());
+            let sealed = out.request.messages.iter().any(|m| m.content.text().contains("[/ctxguard:summary covers="));
+            assert!(sealed, "turn {i}: the chain carries the seal");
+            let counted = guard(json!({})).measure(&visible).used_tokens;
+            assert_eq!(out.metrics.used_tokens, counted, "turn {i}");
+            after_summary += 1;
+        }
+        history.push(answer(i));
+    }
+    assert!(after_summary >= 5, "{after_summary} calls after the first summary");
+}

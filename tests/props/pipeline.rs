@@ -690,9 +690,9 @@ fn check(c: &Conv, s: Summarizer, strict: bool) -> Result<(), TestCaseError> {
     // The total fits.
     prop_assert!(out.metrics.used_tokens as usize <= usable, "used {} > usable {}", out.metrics.used_tokens, usable);
 
-    // Counts equal an independent recount.
-    let recount =
-        count_request_with(&profile(&g.model), &out.request.messages, &out.request.tools, &out.request.tool_choice);
+    // Counts equal an independent recount of what the model receives (a summary without its seal).
+    let visible = ctxguard::pipeline::model_visible(out.request.clone());
+    let recount = count_request_with(&profile(&g.model), &visible.messages, &visible.tools, &visible.tool_choice);
     prop_assert_eq!(out.metrics.used_tokens as usize, recount.total, "metrics vs recount");
 
     // Tool pairs: valid whenever the input was, or whenever anything was compacted or dropped.
