@@ -117,7 +117,7 @@ impl Budget {
                     };
                     return Err(Error::budget(format!(
                         "reservedOutputTokens ({v}) exceeds maxOutputTokens ({max_output}), {whose}: reserve \
-                         {max_output} or less (the reply never needs more room than it can write)"
+                         {max_output} or less (to leave room for more than the reply, lower contextWindow)"
                     )));
                 }
                 v
