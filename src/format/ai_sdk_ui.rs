@@ -449,9 +449,11 @@ fn convert_assistant(conv: &mut Converted, i: usize, parts: &[Value], stale: &dy
             "step-start" => {
                 let made = process_block(conv, i, parts, &block);
                 block.clear();
-                // The step's boundary stays with the step after it (or the one before).
-                waiting.push(j);
                 carry(conv, &mut waiting, made);
+                // The step's boundary stays with the step after it (or, when none sends
+                // anything, with the message's last model message): a step that is removed (its
+                // only part an unanswered call) takes its own boundary, not the next one's.
+                waiting.push(j);
             }
             "steering-message" => {
                 let made = process_block(conv, i, parts, &block);

@@ -140,8 +140,12 @@ pub fn not_an_object(value: &JsValue, what: &str) -> Error {
         "got a number".to_string()
     } else if value.as_bool().is_some() {
         "got a boolean".to_string()
+    } else if value.is_function() {
+        "got a function (callbacks go inside the options: { summarize })".to_string()
+    } else if value.is_bigint() {
+        "got a BigInt".to_string()
     } else {
-        format!("got {}", value.js_typeof().as_string().unwrap_or_default())
+        format!("got a {}", value.js_typeof().as_string().unwrap_or_default())
     };
     Error::options(format!("{what} must be an object, {got}"))
 }

@@ -184,16 +184,26 @@ fn dropped_traces(g: &Guard, format: Format, request: &Request, system: Option<&
     let places = crate::format::place::places(format, &request.messages, system)?;
     let profile = crate::provider::models::profile(&g.model);
     let count = |m: &crate::message::Message| crate::count::count_message(&profile, m).total;
+    let origin = |k: usize| match places.get(k).map(|p| p.message) {
+        Some(crate::format::place::Origin::Message(i)) => Some(i),
+        _ => None,
+    };
+    let gone: Vec<usize> = defects.iter().filter(|d| d.removed).map(|d| d.index).collect();
     Ok(defects
         .iter()
         .filter_map(|d| {
             let m = request.messages.get(d.index)?;
-            let index = match places.get(d.index).map(|p| p.message) {
-                Some(crate::format::place::Origin::Message(i)) => Some(i),
-                _ => None,
-            };
+            let index = origin(d.index);
             let after = if d.removed { 0 } else { count(&sanitize::without_calls(m, &d.call_ids)) };
-            Some(sanitize::trace(d, index, count(m), after))
+            let mut t = sanitize::trace(d, index, count(m), after);
+            // For calls, `removed` says whether the caller's message went: one that several are
+            // read from (a UI message's steps) stays while any of them does, and then only the
+            // calls went. (A dropped result is the unit itself: a block, removed.)
+            if d.removed && d.reason == sanitize::DropReason::UnansweredToolCall && index.is_some() {
+                let stays = (0..request.messages.len()).any(|k| origin(k) == index && !gone.contains(&k));
+                t.removed = Some(!stays);
+            }
+            Some(t)
         })
         .collect())
 }

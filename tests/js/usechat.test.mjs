@@ -148,12 +148,15 @@ test('an unanswered tool call leaves only its own tool part; the text of the mes
   const cases = [
     [{ type: 'step-start' }, { type: 'tool-x', toolCallId: 'c', state: 'input-available', input: { q: 1 } }, { type: 'text', text: 'ANSWER' }],
     [{ type: 'step-start' }, { type: 'text', text: 'BEFORE' }, { type: 'tool-x', toolCallId: 'c', state: 'input-available', input: { q: 1 } }, { type: 'text', text: 'ANSWER' }],
+    [{ type: 'step-start' }, { type: 'tool-x', toolCallId: 'c', state: 'input-available', input: { q: 1 } }, { type: 'step-start' }, { type: 'text', text: 'ANSWER' }],
   ];
   for (const parts of cases) {
     const messages = [u('u0', 'hi'), { id: 'a0', role: 'assistant', parts }, u('u1', 'next')];
     const r = await withFrozen(messages, (m) => new ContextGuard({ model: 'gpt-4o', format: 'ai-sdk-ui' }).prepare(m));
     const a = r.messages.find((m) => m.id === 'a0');
-    assert.deepEqual(a.parts, parts.filter((p) => p.type !== 'tool-x'));
+    // A step whose only part was the call goes with its boundary; the next step keeps its own.
+    const expected = parts.filter((p) => p.type !== 'tool-x').filter((p, k, all) => !(p.type === 'step-start' && all[k + 1]?.type === 'step-start'));
+    assert.deepEqual(a.parts, expected);
     const dropped = r.traces.find((t) => t.reason === 'unanswered_tool_call');
     assert.deepEqual([dropped.messageIndex, dropped.callIds, dropped.removed], [1, ['c'], false]);
     await validateUIMessages({ messages: r.messages });
