@@ -67,7 +67,7 @@ pub fn string_options<const N: usize>(value: &JsValue, what: &str, names: [&str;
         return Ok(out);
     }
     if !value.is_object() || js_sys::Array::is_array(value) {
-        return Err(not_an_object(value, what));
+        return Err(not_an_object(value, what, names.contains(&"model")));
     }
     // What JSON would read as something else (a Date is its ISO string) is not an options bag.
     let to_json = js_sys::Reflect::get(value, &JsValue::from_str("toJSON")).unwrap_or(JsValue::UNDEFINED);
@@ -129,11 +129,15 @@ pub fn string_options<const N: usize>(value: &JsValue, what: &str, names: [&str;
 }
 
 /// The error for an options bag that is not an object: what it got, and the likely mistake
-/// (a model id where `{ model }` goes, the arguments swapped).
-pub fn not_an_object(value: &JsValue, what: &str) -> Error {
+/// (a model id where `{ model }` goes, when the options take one; the arguments swapped).
+pub fn not_an_object(value: &JsValue, what: &str, takes_model: bool) -> Error {
     let got = if let Some(s) = value.as_string() {
         let shown: String = s.chars().take(60).collect();
-        format!("got the string {shown:?}; to name a model, pass {{ model: {shown:?} }}")
+        if takes_model {
+            format!("got the string {shown:?}; to name a model, pass {{ model: {shown:?} }}")
+        } else {
+            format!("got the string {shown:?}")
+        }
     } else if js_sys::Array::is_array(value) {
         "got an array; the messages come first and the options after them".to_string()
     } else if value.as_f64().is_some() {

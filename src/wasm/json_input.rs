@@ -165,7 +165,8 @@ pub fn options<T: DeserializeOwned + Default>(value: &JsValue, what: &str) -> Re
         return Ok(T::default());
     }
     if !value.is_object() || js_sys::Array::is_array(value) {
-        return Err(super::convert::not_an_object(value, what));
+        let takes_model = serde_json::from_str::<T>(r#"{"model":"m"}"#).is_ok();
+        return Err(super::convert::not_an_object(value, what, takes_model));
     }
     check_option_values(value, what, |t| serde_json::from_str::<T>(t).map(drop))?;
     parse(&stringify(value, what, ErrorCode::InvalidOptions)?, what, ErrorCode::InvalidOptions)

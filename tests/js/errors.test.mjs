@@ -170,6 +170,9 @@ test('wrong types are named in JS terms; a missing model says what to pass', () 
   // Options in the wrong place: what came, and the likely mistake.
   assert.throws(() => countTokens('hi', 'gpt-4o'), { code: 'INVALID_OPTIONS', message: 'options must be an object, got the string "gpt-4o"; to name a model, pass { model: "gpt-4o" }' });
   assert.throws(() => countMessages({ model: 'gpt-4o' }, [{ role: 'user', content: 'hi' }]), { code: 'INVALID_OPTIONS', message: /^options must be an object, got an array; the messages come first/ });
+  assert.throws(() => new ContextGuard('gpt-4o'), { code: 'INVALID_OPTIONS', message: /got the string "gpt-4o"; to name a model, pass \{ model: "gpt-4o" \}/ });
+  // Options without a model are not told to name one.
+  assert.throws(() => new ContextGuard({ model: 'gpt-4o' }).measure([{ role: 'user', content: 'hi' }], 'gpt-4o'), { code: 'INVALID_OPTIONS', message: 'options must be an object, got the string "gpt-4o"' });
   assert.throws(() => new ContextGuard({ model: 'gpt-4o', reservedOutputTokens: 200000 }), { code: 'INVALID_BUDGET', message: /^reservedOutputTokens \(200000\) exceeds maxOutputTokens \(16384\), the most this model writes .*: reserve 16384 or less/ });
   // A message JSON cannot read is named and indexed.
   const cyclic = { role: 'user', content: [{ type: 'text', text: 'x' }] };
