@@ -132,11 +132,12 @@ pub fn string_options<const N: usize>(value: &JsValue, what: &str, names: [&str;
 /// (a model id where `{ model }` goes, when the options take one; the arguments swapped).
 pub fn not_an_object(value: &JsValue, what: &str, takes_model: bool) -> Error {
     let got = if let Some(s) = value.as_string() {
+        // Quoted by hand: `{:?}` would link the Unicode escape tables into the counting builds.
         let shown: String = s.chars().take(60).collect();
         if takes_model {
-            format!("got the string {shown:?}; to name a model, pass {{ model: {shown:?} }}")
+            format!("got the string \"{shown}\"; to name a model, pass {{ model: \"{shown}\" }}")
         } else {
-            format!("got the string {shown:?}")
+            format!("got the string \"{shown}\"")
         }
     } else if js_sys::Array::is_array(value) {
         "got an array; the messages come first and the options after them".to_string()
