@@ -249,7 +249,7 @@ export function createCompaction(root, api, current) {
       const total = Math.round(performance.now() - started);
       const beatsText = `${beats.length} heartbeat${beats.length === 1 ? '' : 's'} while the summarizer ran`;
       if (result.degraded) {
-        fill(live, h('span', { class: 'degraded-icon', 'aria-hidden': 'true' }, '!'), `prepare() finished degraded (${result.degradedReason}) in ${fmt(total)} ms · ${beatsText} · the mechanical fallback is this call's model input only: no checkpoint to store`);
+        fill(live, h('span', { class: 'degraded-icon', 'aria-hidden': 'true' }, '!'), `prepare() finished degraded (${result.degradedReason}) in ${fmt(total)} ms · ${beatsText} · the mechanical fallback is never stored: no checkpoint`);
       } else {
         fill(live, h('span', { class: 'done-icon', 'aria-hidden': 'true' }, '✓'), `prepare() finished in ${fmt(total)} ms · ${beatsText}`);
       }
@@ -276,7 +276,7 @@ export function createCompaction(root, api, current) {
       h('div', { class: 'cmp-summary' },
         h('p', { class: `cmp-status ${result.degraded ? 'degraded' : 'ok'}`, id: 'cmp-degraded', 'data-degraded': String(result.degraded), 'data-reason': result.degradedReason ?? '' },
           result.degraded
-            ? ['Degraded: ', h('code', {}, result.degradedReason ?? 'unknown'), ' — the mechanical fallback kept the tool evidence instead of a summary, for this call only (checkpoint: null; the stored history stays whole and the next call asks the summarizer again).']
+            ? ['Degraded: ', h('code', {}, result.degradedReason ?? 'unknown'), ' — the mechanical fallback kept the tool evidence instead of a summary, never stored (checkpoint: null; the stored history stays whole; the next call over the trigger asks the summarizer again, or, while the breaker is open, sends this fallback again as long as it fits).']
             : c ? 'Not degraded: the summarizer answered and its SessionState became the summary.' : 'Not degraded; nothing was compacted.',
           ` degraded = ${result.degraded}, degradedReason = ${result.degradedReason ?? 'null'}.`),
         h('p', { class: 'muted small' },

@@ -45,6 +45,35 @@ impl Summary {
     }
 }
 
+impl Summary {
+    /// Whether the first non-system messages of `history` (at `non_system`) are the ones this
+    /// summary covers: by this guard's keys once known, else by the covers' digest (which makes
+    /// the keys known).
+    fn matches(&mut self, history: &[Message], non_system: &[usize], key: &mut dyn FnMut(&Message) -> u64) -> bool {
+        let n = self.covers.messages as usize;
+        let Some(covered) = non_system.get(..n).filter(|c| n > 0 && c.len() == n) else {
+            return false;
+        };
+        match &self.keys {
+            Some(keys) => {
+                keys.len() == n && covered.iter().zip(keys).all(|(&i, k)| history.get(i).is_some_and(|m| key(m) == *k))
+            }
+            None => {
+                let digest = Covers::of(covered.iter().filter_map(|&i| history.get(i)), Vec::new()).digest;
+                let ok = digest == self.covers.digest;
+                if ok {
+                    self.keys = Some(covered.iter().filter_map(|&i| history.get(i)).map(&mut *key).collect());
+                }
+                ok
+            }
+        }
+    }
+}
+
+fn non_system_indices(history: &[Message]) -> Vec<usize> {
+    history.iter().enumerate().filter(|(_, m)| m.role != Role::System).map(|(i, _)| i).collect()
+}
+
 /// A history with a remembered summary applied.
 #[derive(Debug, Clone)]
 pub struct Applied {
@@ -76,6 +105,10 @@ pub struct Memory {
     pub last_compaction: Option<crate::report::metrics::CompactionRecord>,
     /// Set after an ineffective compaction: the next call goes to layer 3 instead (anti-thrash).
     pub skip_next_compaction: bool,
+    /// The last mechanical fallback (its evidence note as the summary): applied again while the
+    /// breaker is open so that its prefix stays the same from call to call; never persisted,
+    /// forgotten once a summary is written.
+    fallback: Option<Summary>,
 }
 
 /// Each message's place among the non-system messages of `messages`.
@@ -138,6 +171,7 @@ impl Memory {
     /// Remember a summary (it replaces one with the same covers; the oldest beyond
     /// [`MAX_SUMMARIES`] go).
     pub fn remember(&mut self, s: Summary) {
+        self.fallback = None;
         self.summaries.retain(|o| o.covers != s.covers);
         self.summaries.push(s);
         if self.summaries.len() > MAX_SUMMARIES {
@@ -160,6 +194,7 @@ impl Memory {
     /// Forget every summary (and the one made ahead of time).
     pub fn clear(&mut self) {
         self.summaries.clear();
+        self.fallback = None;
         self.ahead = AheadState::Idle;
         self.last_covered = 0;
         self.restored_unchecked = false;
@@ -175,29 +210,12 @@ impl Memory {
         kept_system: &dyn Fn(&Message) -> bool,
         key: &mut dyn FnMut(&Message) -> u64,
     ) -> Option<Applied> {
-        let non_system: Vec<usize> =
-            history.iter().enumerate().filter(|(_, m)| m.role != Role::System).map(|(i, _)| i).collect();
+        let non_system = non_system_indices(history);
         let found = self.summaries.iter_mut().rev().find_map(|s| {
             if s.ahead && !with_ahead {
                 return None;
             }
-            let n = s.covers.messages as usize;
-            let covered = non_system.get(..n).filter(|c| n > 0 && c.len() == n)?;
-            let matched = match &s.keys {
-                Some(keys) => {
-                    keys.len() == n
-                        && covered.iter().zip(keys).all(|(&i, k)| history.get(i).is_some_and(|m| key(m) == *k))
-                }
-                None => {
-                    let digest = Covers::of(covered.iter().filter_map(|&i| history.get(i)), Vec::new()).digest;
-                    let ok = digest == s.covers.digest;
-                    if ok {
-                        s.keys = Some(covered.iter().filter_map(|&i| history.get(i)).map(&mut *key).collect());
-                    }
-                    ok
-                }
-            };
-            matched.then(|| s.clone())
+            s.matches(history, &non_system, key).then(|| s.clone())
         });
         let applied = found.and_then(|s| {
             replace(history, &s.covers, Some(&s.summary), &s.retained, kept_system)
@@ -205,6 +223,26 @@ impl Memory {
         });
         self.last_covered = applied.as_ref().map_or(0, |a| a.covered);
         applied
+    }
+
+    /// Remember the mechanical fallback of this call (it replaces the previous one).
+    pub fn remember_fallback(&mut self, s: Summary) {
+        self.fallback = Some(s);
+    }
+
+    /// The last mechanical fallback applied to `history`, when it still matches it.
+    pub fn apply_fallback(
+        &mut self,
+        history: &[Message],
+        kept_system: &dyn Fn(&Message) -> bool,
+        key: &mut dyn FnMut(&Message) -> u64,
+    ) -> Option<Applied> {
+        let non_system = non_system_indices(history);
+        let s = self.fallback.as_mut()?;
+        if !s.matches(history, &non_system, key) {
+            return None;
+        }
+        replace(history, &s.covers, Some(&s.summary), &s.retained, kept_system)
     }
 
     /// The summary made ahead of time was used: it is an ordinary remembered summary from now on.

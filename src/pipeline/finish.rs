@@ -17,7 +17,8 @@ use super::{evidence, sanitize, Strategy};
 
 /// The summary of `answer` (or the mechanical fallback for `Err`), after `attempts`
 /// attempts: remembered, turned into the chain (persisted as `checkpoint` when a summary was
-/// written; a fallback is the model input of this call only), then layer 1 on the chain
+/// written; a fallback is not persisted, and is applied again only while the breaker is open),
+/// then layer 1 on the chain
 /// (what the next call will compute too, so the prompt's prefix stays the same), layer 3.
 pub fn prepare_finish(
     g: &mut Guard,
@@ -86,6 +87,17 @@ pub(super) fn prepare_finish_in(
             let room = (g.budget.usable_limit as usize).saturating_sub(kept);
             let budget = EVIDENCE_TOKENS.min(g.raw_budget(room.saturating_sub(16)));
             let note = evidence::evidence_message(&removed, reason.as_str(), g.model.encoding, budget);
+            // Applied again while the breaker is open (`start.rs`): the same cut and note from
+            // call to call, so the provider's cache keeps the prefix.
+            if let Some(n) = &note {
+                g.memory.remember_fallback(Summary::new(
+                    covers.clone(),
+                    Some(keys),
+                    n.clone(),
+                    retained.clone(),
+                    false,
+                ));
+            }
             let state = note.as_ref().map(|n| SessionState { summary: n.content.text(), ..Default::default() });
             (note, Status::Fallback, Some(reason), state)
         }

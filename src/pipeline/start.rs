@@ -112,6 +112,12 @@ pub(crate) fn prepare_start_in(
             ahead_failed = failure.filter(|_| options.ahead.unwrap_or(g.policy.ahead));
         }
     }
+    // The breaker is open: the last fallback again while it fits, rather than a new cut.
+    if with_memory && over && !options.force && g.breaker.attempts(MAX_ATTEMPTS) == 0 {
+        if let Some(out) = reuse_fallback(g, &turn, now)? {
+            return Ok(Step::Done(Box::new(out)));
+        }
+    }
     let skip = std::mem::take(&mut g.memory.skip_next_compaction);
     if !options.force && (!over || skip) {
         let layer1 = &turn.layer1;
@@ -161,6 +167,35 @@ pub(crate) fn prepare_start_in(
         return Ok(Step::Done(Box::new(out)));
     }
     Ok(Step::Summarize(Box::new(pending)))
+}
+
+/// The last mechanical fallback applied again (the breaker is open: the summarizer would not be
+/// asked). Its cut and note stay as they were while the request fits under the edit threshold,
+/// so the provider's cache keeps the prefix instead of billing a new cut on every call; `None`
+/// when it no longer matches the history or fits (a new fallback cuts further). The traces are
+/// the ones a fallback reports (layer 1 on the history, clearing on the chain) but no new
+/// compaction; the result is degraded like the fallback it repeats.
+fn reuse_fallback(g: &mut Guard, turn: &Turn<'_>, now: &dyn Fn() -> f64) -> Result<Option<Outcome>> {
+    let key = g.checkpoint_key().map(str::to_string);
+    let mut mem = std::mem::take(&mut g.memory);
+    let applied =
+        mem.apply_fallback(&turn.history.messages, &|m| !is_summary(m, key.as_deref()), &mut |m| g.facts(m).key);
+    g.memory = mem;
+    let Some(applied) = applied else { return Ok(None) };
+    let mut chain = Request { messages: applied.messages, ..turn.history.clone() };
+    super::thinking::strip_dropped(g, &mut chain);
+    let aged = g.aged_snapshot();
+    let layer1 = g.guard_sources(&chain, false, now);
+    g.restore_aged(aged);
+    if layer1.metrics.used_tokens > g.edit_threshold() {
+        return Ok(None);
+    }
+    let mut traces = turn.layer1.traces.clone();
+    traces.extend(layer1.traces.iter().filter(|t| t.operation == Operation::ToolOutputClear).cloned());
+    let mut out = finish_plain(g, layer1.request, traces, &layer1.cleared, turn.options, now)?;
+    out.degraded = true;
+    out.degraded_reason = Some(FailureReason::BreakerOpen);
+    Ok(Some(out))
 }
 
 /// Start a summary ahead of time from this call when `wants_ahead`: the binding runs it in

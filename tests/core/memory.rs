@@ -263,14 +263,13 @@ fn a_dead_summarizer_opens_the_breaker_after_three_compactions() {
     let mut g = guard(json!({}));
     let mut s = Summarizer { calls: 0, fails: true };
     let mut history: Vec<Value> = vec![json!({"role": "system", "content": "You help with a database migration."})];
-    let (mut degraded, mut open_turns, mut over) = (0, 0, 0);
+    let (mut degraded, mut open_turns, mut cuts, mut repeated) = (0, 0, 0, 0);
+    let mut previous: Option<Vec<Value>> = None;
     for i in 0..70 {
         history.push(user(i));
         let out = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
-        if out.degraded {
-            degraded += 1;
-        }
-        over += usize::from(out.compaction.is_some());
+        degraded += usize::from(out.degraded);
+        cuts += usize::from(out.compaction.is_some());
         if out.degraded_reason == Some(FailureReason::BreakerOpen) {
             open_turns += 1;
             assert_eq!(out.metrics.breaker.state, BreakerState::Open);
@@ -278,15 +277,26 @@ fn a_dead_summarizer_opens_the_breaker_after_three_compactions() {
         }
         // A fallback is a valid result: the latest question is there, the input fits, nothing
         // is persisted.
-        assert_eq!(wire(&out.request.messages).last().unwrap(), &user(i));
+        let now = sent(&out);
+        assert_eq!(now.last().unwrap(), &user(i));
         assert!(out.metrics.used_tokens <= g.budget.usable_limit);
         assert!(out.checkpoint.is_none());
+        // While the breaker is open the last fallback is applied again until the request no
+        // longer fits: what the previous call sent is the start of this one (its cache holds).
+        if out.degraded && out.compaction.is_none() {
+            repeated += 1;
+            let before = previous.as_ref().unwrap();
+            assert_eq!(&now[..before.len()], &before[..], "turn {i} repeats the last fallback");
+        }
+        previous = Some(now);
         history.push(answer(i));
     }
     assert_eq!(s.calls, 9, "three compactions of three attempts, then none");
-    assert!(over >= 10, "{over} turns over the trigger");
-    assert_eq!((degraded, open_turns), (over, over - 3), "every compaction falls back; after three, without asking");
-    // resetBreaker closes it: the next compaction asks again.
+    assert!(open_turns >= 30 && degraded == open_turns + 3, "{degraded} degraded, {open_turns} with the breaker open");
+    assert_eq!(degraded, cuts + repeated);
+    assert!(cuts <= 3 + open_turns / 5, "{cuts} cuts in {open_turns} calls with the breaker open");
+    // resetBreaker closes it: the next compaction asks again, on the whole history, and the
+    // summary replaces the fallback.
     g.breaker.reset();
     history.push(user(70));
     s.fails = false;
@@ -294,6 +304,7 @@ fn a_dead_summarizer_opens_the_breaker_after_three_compactions() {
     assert_eq!(s.calls, 10);
     assert!(!out.degraded && out.checkpoint.is_some());
     assert_eq!(out.metrics.breaker.state, BreakerState::Closed);
+    assert!(!sent(&out).iter().any(|m| m["content"].as_str().is_some_and(|c| c.contains("[ctxguard:evidence]"))));
 }
 
 #[test]
