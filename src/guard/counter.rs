@@ -144,7 +144,10 @@ impl Counter {
             key,
             raw,
             role: m.role,
-            is_summary: m.role == Role::System && (m.markers.summary_compacted || summary_block),
+            is_summary: m.role == Role::System
+                && (m.markers.summary_compacted
+                    || summary_block
+                    || (m.markers.pinned && m.content.text().starts_with(crate::message::EVIDENCE_MARKER))),
             compacted: m.markers.summary_compacted
                 || summary_block
                 || m.markers.compacted_tool_output

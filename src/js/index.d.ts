@@ -371,6 +371,7 @@ export interface SourceBreakdown {
   toolOutputs: number;
   attachments: number;
   images: number;
+  /** The summary, or the mechanical fallback's evidence note in its place. */
   summary: number;
   /** Per-message framing and reply priming. */
   framing: number;

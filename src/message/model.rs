@@ -135,6 +135,10 @@ pub struct ToolCall {
     pub extra: Extra,
 }
 
+/// The first words of the mechanical fallback's evidence note (`pipeline/evidence.rs`): counted
+/// as a summary in the metrics' breakdown, since it stands where the summary would.
+pub const EVIDENCE_MARKER: &str = "[ctxguard:evidence]";
+
 /// ctxguard's own markers. Serialized on the wire under the `ctxguard` key of a message.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

@@ -8,7 +8,7 @@ use crate::message::{Message, Role};
 use crate::sources::stub::{clip, defuse, key_args};
 use crate::tokens::{self, Encoding};
 
-pub const EVIDENCE_MARKER: &str = "[ctxguard:evidence]";
+pub use crate::message::EVIDENCE_MARKER;
 const CONCLUSION_CHARS: usize = 240;
 const REQUEST_CHARS: usize = 200;
 

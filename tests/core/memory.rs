@@ -270,6 +270,8 @@ fn a_dead_summarizer_opens_the_breaker_after_three_compactions() {
         let out = s.prepare(&mut g, &parse(&history), &PrepareOptions::default());
         degraded += usize::from(out.degraded);
         cuts += usize::from(out.compaction.is_some());
+        // The evidence note stands where a summary would, and is counted as one.
+        assert_eq!(out.metrics.breakdown.summary > 0, out.degraded, "turn {i}");
         if out.degraded_reason == Some(FailureReason::BreakerOpen) {
             open_turns += 1;
             assert_eq!(out.metrics.breaker.state, BreakerState::Open);
