@@ -15,7 +15,7 @@
 use ctxguard::format::{parse_request, write_request, Format, Request};
 use ctxguard::guard::{Guard, GuardConfig};
 use ctxguard::pipeline::session_state::Answer;
-use ctxguard::pipeline::{Outcome, PrepareOptions, Step};
+use ctxguard::pipeline::{FailureReason, Outcome, PrepareOptions, Step};
 use serde_json::{json, Value};
 
 fn main() {
@@ -56,7 +56,19 @@ fn main() {
             for (k, v) in extra.as_object().into_iter().flatten() {
                 cfg[k] = v.clone();
             }
-            report(&format!("{name}, {label}"), &coding_session(cfg, 200, calls));
+            report(&format!("{name}, {label}"), &coding_session(cfg, 200, calls, false));
+        }
+    }
+    // The summarizer down for the whole session (every answer an error): three failed
+    // compactions open the breaker, then every compaction is the mechanical fallback.
+    let name = "gpt-4o coding 200 turns, 2 call/turn, summarizer down";
+    if run(name) {
+        for (label, extra) in &settings[..2] {
+            let mut cfg = json!({ "model": "gpt-4o", "contextWindow": 64_000 });
+            for (k, v) in extra.as_object().into_iter().flatten() {
+                cfg[k] = v.clone();
+            }
+            report(&format!("{name}, {label}"), &coding_session(cfg, 200, 2, true));
         }
     }
     // Tool results of 2,500 tokens as the model counts them (Claude's estimate), and of 2,500
@@ -88,6 +100,8 @@ struct Tally {
     edits: u32,
     /// Kept thinking blocks whose prefix differs from the request that produced them.
     bad_thinking: u32,
+    /// The summarizer fails every time (`sums` then counts the failed compactions).
+    down: bool,
     /// Calls whose latest assistant turn keeps its thinking block, valid; and calls with one.
     last_kept: u32,
     last_total: u32,
@@ -163,12 +177,18 @@ fn sent(format: Format, o: &Outcome) -> (Option<Value>, Vec<Value>) {
     write_request(format, &ctxguard::pipeline::model_visible(o.request.clone()))
 }
 
-/// One `prepare` call with a summarizer that always answers (its input is tallied).
+/// One `prepare` call with a summarizer that always answers (its input is tallied), or always
+/// fails (`t.down`: a compaction that asks falls back after its attempts; a request that fails
+/// is not billed).
 fn prepare(g: &mut Guard, req: &Request, t: &mut Tally) -> Outcome {
     match ctxguard::pipeline::prepare_start(g, req, &PrepareOptions::default(), &clock).unwrap() {
         Step::Done(o) => *o,
         Step::Summarize(p) => {
             t.summaries += 1;
+            if t.down {
+                return ctxguard::pipeline::prepare_finish(g, *p, Err(FailureReason::CallbackError), 3, &clock)
+                    .unwrap();
+            }
             let input = g.count(&Request { messages: p.request.messages.clone(), ..Default::default() }).total;
             t.summarizer_input += u64::from(input);
             let summary = format!("The session so far: {}", text(t.summaries as usize + 7, 600));
@@ -263,9 +283,9 @@ fn wire_message_tokens(g: &mut Guard, out: &Outcome, format: Format) -> Vec<u64>
 
 /// A coding session: each turn a user request, an assistant `read_file` call, a ~3,000-token
 /// output and a short answer; `prepare` before each of the two model calls of a turn.
-fn coding_session(cfg: Value, turns: usize, calls_per_turn: usize) -> Tally {
+fn coding_session(cfg: Value, turns: usize, calls_per_turn: usize, down: bool) -> Tally {
     let mut g = Guard::new(&serde_json::from_value::<GuardConfig>(cfg).unwrap()).unwrap();
-    let mut t = Tally::default();
+    let mut t = Tally { down, ..Tally::default() };
     let mut history =
         vec![json!({"role": "system", "content": "You are a coding agent working in a Rust repository."})];
     let mut prev = None;
