@@ -202,10 +202,11 @@ pub fn count_request_with(
 pub fn count_request_from(
     profile: &Profile,
     messages: &[Message],
-    per_message: Vec<MessageCount>,
+    mut per_message: Vec<MessageCount>,
     tools: &[ToolDef],
     tool_choice: &ToolChoice,
 ) -> RequestCount {
+    join_system(profile, messages.iter().map(|m| m.role), &mut per_message);
     let tool_definitions = match deferred::in_context(tools, messages) {
         None => tool_definition_tokens(profile, messages, tools, tool_choice),
         Some(loaded) => tool_definition_tokens(profile, messages, &loaded, tool_choice),
@@ -222,6 +223,27 @@ pub fn count_request_from(
         .saturating_add(tool_definitions)
         .saturating_add(priming);
     RequestCount { total, per_message, tool_definitions, priming, accuracy }
+}
+
+/// A request's per-message counts as the provider reads them when it joins every system message
+/// into one system text (`Profile::system_joined`): the system messages after the first carry
+/// no framing of their own. The blank line between two texts is not counted: it joins the last
+/// piece of the text before it (`.\n\n` is one piece) as often as not.
+pub fn join_system(profile: &Profile, roles: impl Iterator<Item = Role>, per_message: &mut [MessageCount]) {
+    if !profile.system_joined {
+        return;
+    }
+    let mut first = true;
+    for (role, c) in roles.zip(per_message.iter_mut()) {
+        if role != Role::System {
+            continue;
+        }
+        if std::mem::take(&mut first) {
+            continue;
+        }
+        c.total = c.total.saturating_sub(c.framing);
+        c.framing = 0;
+    }
 }
 
 /// Tokens outside the messages' own counts: the reply priming, or for a chat template its

@@ -109,6 +109,11 @@ pub struct Profile {
     /// families with a loaded vocabulary, and gpt-oss. `None`: the framing above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<super::template::Template>,
+    /// Every system message of a request reaches the model joined into one system text
+    /// (Anthropic's `system` parameter, a blank line between texts): only the first carries the
+    /// per-message framing, the others the separator (`count::join_system`).
+    #[serde(default)]
+    pub system_joined: bool,
 }
 
 /// OpenAI's framing (OpenAI cookbook "How to count tokens with tiktoken": 3 per message, +1 per
@@ -149,6 +154,7 @@ impl Profile {
             opaque_file_tokens: OPAQUE_FILE_TOKENS,
             opaque_audio_tokens: OPAQUE_AUDIO_TOKENS,
             template: None,
+            system_joined: false,
         }
     }
 
@@ -160,6 +166,7 @@ impl Profile {
         Profile {
             provider: Provider::Anthropic,
             tool_rule: ToolRule::JsonSchema { system_prompt_tokens: ANTHROPIC_TOOL_SYSTEM_PROMPT },
+            system_joined: true,
             ..Profile::generic_estimate(factor)
         }
     }
@@ -179,6 +186,7 @@ impl Profile {
             opaque_file_tokens: OPAQUE_FILE_TOKENS,
             opaque_audio_tokens: OPAQUE_AUDIO_TOKENS,
             template: None,
+            system_joined: false,
         }
     }
 
@@ -206,6 +214,7 @@ impl Profile {
             opaque_file_tokens: OPAQUE_FILE_TOKENS,
             opaque_audio_tokens: OPAQUE_AUDIO_TOKENS,
             template: None,
+            system_joined: false,
         }
     }
 

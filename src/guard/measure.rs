@@ -62,13 +62,15 @@ impl Guard {
             None => facts,
         };
         let priming = self.counter.priming_of(facts);
-        let raw_total = facts
+        let mut per_message: Vec<_> = facts.iter().map(|f| f.raw).collect();
+        crate::count::join_system(&self.counter.profile, facts.iter().map(|f| f.role), &mut per_message);
+        let raw_total = per_message
             .iter()
-            .fold(0usize, |a, f| a.saturating_add(f.raw.total))
+            .fold(0usize, |a, c| a.saturating_add(c.total))
             .saturating_add(tools.tokens)
             .saturating_add(priming);
         let raw = Counted {
-            per_message: facts.iter().map(|f| f.raw).collect(),
+            per_message,
             tool_definitions: to_u32(tools.tokens),
             priming: to_u32(priming),
             total: to_u32(raw_total),

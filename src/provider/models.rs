@@ -422,7 +422,13 @@ pub fn profile(info: &ModelInfo) -> crate::count::Profile {
             };
             Profile::openai(info.encoding, image)
         }
-        Provider::Anthropic => Profile::anthropic_estimate(info.estimate_factor),
+        Provider::Anthropic => {
+            // With preserved thinking ctxguard's notes go to the model as user messages
+            // (`pipeline::model_visible_for`), not joined into `system`.
+            let mut p = Profile::anthropic_estimate(info.estimate_factor);
+            p.system_joined = !info.preserved_thinking;
+            p
+        }
         Provider::Google => {
             // Gemini 3 gives each image a budget by media resolution; 2.x tiles it.
             let image = if name.starts_with("gemini-3") { ImageRule::GeminiResolution } else { ImageRule::GeminiTiles };

@@ -618,3 +618,40 @@ fn after_a_summary_the_metrics_count_what_the_model_receives() {
     }
     assert!(after_summary >= 5, "{after_summary} calls after the first summary");
 }
+
+#[test]
+fn claude_metrics_count_the_system_as_the_provider_reads_it() {
+    // Before Claude's preserved thinking, every system message (the host's, the summary, the
+    // evidence note) is joined into the one `system` parameter, whose framing counts once; on
+    // the 5.x models ctxguard's notes go as user messages. Either way metrics.usedTokens is the
+    // count of the request as written, read back by a fresh guard.
+    for (model, fails) in [("claude-sonnet-4-5", false), ("claude-sonnet-4-5", true), ("claude-sonnet-5-5", false)] {
+        let cfg = json!({ "model": model, "contextWindow": 16_000, "edits": "trigger", "format": "anthropic" });
+        let mut g = support::guard(cfg.clone());
+        let mut s = Summarizer { calls: 0, fails };
+        let system = json!("You help with a database migration.");
+        let mut history: Vec<Value> = Vec::new();
+        let mut compacted = 0;
+        for i in 0..40 {
+            history.push(user(i));
+            let req = parse_request(Format::Anthropic, &Value::Array(history.clone()), Some(&system), None).unwrap();
+            let out = s.prepare(&mut g, &req, &PrepareOptions::default());
+            let visible = ctxguard::pipeline::model_visible_for(out.request.clone(), out.notes_as_user);
+            let (sys, messages) = write_request(Format::Anthropic, &visible);
+            let read = parse_request(Format::Anthropic, &Value::Array(messages), sys.as_ref(), None).unwrap();
+            let counted = support::guard(cfg.clone()).measure(&read).used_tokens;
+            compacted += usize::from(out.metrics.breakdown.summary > 0);
+            let diff = out.metrics.used_tokens.abs_diff(counted);
+            // With the evidence note at most one over: each message's estimate is rounded up on
+            // its own, the joined text once.
+            assert!(
+                diff <= u32::from(fails),
+                "{model} turn {i}: metrics {} vs the request {counted}",
+                out.metrics.used_tokens
+            );
+            assert!(out.metrics.used_tokens >= counted, "{model} turn {i}: never under what is sent");
+            history.push(answer(i));
+        }
+        assert!(compacted >= 10, "{model}: {compacted} calls with a summary or evidence note");
+    }
+}
