@@ -111,7 +111,7 @@ pub struct Profile {
     pub template: Option<super::template::Template>,
     /// Every system message of a request reaches the model joined into one system text
     /// (Anthropic's `system` parameter, a blank line between texts): only the first carries the
-    /// per-message framing, the others the separator (`count::join_system`).
+    /// per-message framing (`count::join_system`).
     #[serde(default)]
     pub system_joined: bool,
 }

@@ -5,7 +5,8 @@
 //! whole display history on every call gets the same model input as one that passes the
 //! checkpoint chain, without the summarizer being asked again; an edit or a deletion inside the
 //! replaced range makes the summary no longer match (an older one may, else the guard compacts
-//! again).
+//! again). Its last mechanical fallback is kept the same way, never persisted, and applied only
+//! while the summarizer's breaker is open (`pipeline/start.rs`).
 //!
 //! Applying a summary to a history: the system messages of the replaced range (except earlier
 //! summaries) stay first, then the summary, the retained user messages, the messages of the
@@ -43,9 +44,7 @@ impl Summary {
     ) -> Summary {
         Summary { covers, keys, summary, retained, ahead }
     }
-}
 
-impl Summary {
     /// Whether the first non-system messages of `history` (at `non_system`) are the ones this
     /// summary covers: by this guard's keys once known, else by the covers' digest (which makes
     /// the keys known).
