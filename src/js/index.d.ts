@@ -39,6 +39,8 @@ export type ErrorCode =
   | 'VOCABULARY_CONFLICT'
   /** The package's vocabulary file could not be read or fetched. */
   | 'VOCABULARY_UNAVAILABLE'
+  /** A browser or worker entry could not fetch or instantiate its `.wasm`: the import rejects with it, and the message says what to do. */
+  | 'WASM_UNAVAILABLE'
   | 'INTERNAL';
 
 export interface CtxguardError extends Error {

@@ -99,6 +99,7 @@ export const ERROR_CODES = Object.freeze({
   UNSUPPORTED_VOCABULARY: 'core',
   VOCABULARY_CONFLICT: 'core',
   VOCABULARY_UNAVAILABLE: 'js',
+  WASM_UNAVAILABLE: 'js',
   INTERNAL: 'core',
   GUARD_FREED: 'js',
   WORKER_FAILED: 'worker',

@@ -3,8 +3,14 @@
 // top-level await, so every export works as soon as `import` resolves — with native ES modules,
 // no bundler needed. The .wasm must be served as application/wasm.
 import init from './ctxguard_wasm.js';
+import { wasmUnavailable } from './errors.js';
 import './vocab-web.js';
 
-await init({ module_or_path: new URL('./ctxguard_wasm_bg.wasm', import.meta.url) });
+const wasm = new URL('./ctxguard_wasm_bg.wasm', import.meta.url);
+try {
+  await init({ module_or_path: wasm });
+} catch (e) {
+  throw wasmUnavailable(wasm, e);
+}
 
 export * from './api.js';

@@ -10,6 +10,7 @@
 // worker in any format.
 import * as api from './api.js';
 import init from './ctxguard_wasm.js';
+import { wasmUnavailable } from './errors.js';
 import './vocab-web.js';
 import { serveOnce } from './worker-host.js';
 
@@ -22,7 +23,12 @@ const endpoint = inWorker
 
 export const serveGuard = serveOnce(endpoint, async () => {
   if (typeof WebAssembly !== 'object') throw new Error('WebAssembly is not available in this worker');
-  await init({ module_or_path: new URL('./ctxguard_wasm_bg.wasm', import.meta.url) });
+  const wasm = new URL('./ctxguard_wasm_bg.wasm', import.meta.url);
+  try {
+    await init({ module_or_path: wasm });
+  } catch (e) {
+    throw wasmUnavailable(wasm, e);
+  }
   return api;
 });
 

@@ -219,3 +219,19 @@ test('cost figures carry no binary noise', () => {
   }
   assert.ok(noisy > 0, 'some raw products are noisy, so the check above means something');
 });
+
+test('an entry that cannot load its .wasm rejects the import with WASM_UNAVAILABLE and says what to do', async () => {
+  // The browser entry imported in Node (a runner that resolves the `browser` condition there).
+  await assert.rejects(import('../../pkg/index.js'), (e) => {
+    assert.equal(e.name, 'CtxguardError');
+    assert.equal(e.code, 'WASM_UNAVAILABLE');
+    assert.ok(e instanceof Error);
+    assert.match(e.message, /^ctxguard could not load its WebAssembly module from file:\/\/\/.*\/ctxguard_wasm_bg\.wasm \(fetch failed\): this is ctxguard's browser entry; in Node, `import 'ctxguard'` resolves to the Node entry by the `node` export condition/);
+    return true;
+  });
+  // A page whose server does not serve the file.
+  const { wasmUnavailable } = await import('../../pkg/errors.js');
+  const e = wasmUnavailable(new URL('https://app.example/assets/ctxguard_wasm_bg.wasm'), new Error('failed to fetch Wasm: 404 Not Found'));
+  assert.equal(e.code, 'WASM_UNAVAILABLE');
+  assert.match(e.message, /from https:\/\/app\.example\/assets\/ctxguard_wasm_bg\.wasm \(failed to fetch Wasm: 404 Not Found\): serve ctxguard_wasm_bg\.wasm next to the module that imports it, as application\/wasm/);
+});
