@@ -135,19 +135,19 @@ impl Counter {
             && crate::message::checkpoint::is_checkpoint_summary(m, self.checkpoint_key.as_deref());
         // A summary is counted as the model receives it: its closing line without the seal
         // (`covers=…`, `tag=…`) that only the stored chain carries.
-        let visible = summary_block
-            .then(|| crate::message::checkpoint::model_visible_content(&m.content))
-            .flatten()
-            .map(|content| Message { content, ..m.clone() });
-        let raw = self.cache.get_or_insert_with(key, || count::count_message(profile, visible.as_ref().unwrap_or(m)));
+        let raw = self.cache.get_or_insert_with(key, || {
+            let visible = summary_block
+                .then(|| crate::message::checkpoint::model_visible_content(&m.content))
+                .flatten()
+                .map(|content| Message { content, ..m.clone() });
+            count::count_message(profile, visible.as_ref().unwrap_or(m))
+        });
         let f = Facts {
             key,
             raw,
             role: m.role,
             is_summary: m.role == Role::System
-                && (m.markers.summary_compacted
-                    || summary_block
-                    || (m.markers.pinned && m.content.text().starts_with(crate::message::EVIDENCE_MARKER))),
+                && (m.markers.summary_compacted || summary_block || m.is_evidence_note()),
             compacted: m.markers.summary_compacted
                 || summary_block
                 || m.markers.compacted_tool_output

@@ -316,6 +316,18 @@ impl PartialEq for Made {
 }
 
 impl Message {
+    /// The mechanical fallback's evidence note: a system message whose text starts with
+    /// [`EVIDENCE_MARKER`].
+    pub fn is_evidence_note(&self) -> bool {
+        self.role == Role::System
+            && match &self.content {
+                Content::Text(t) => t.starts_with(EVIDENCE_MARKER),
+                Content::Parts(parts) => {
+                    matches!(parts.iter().find(|p| matches!(p, Part::Text { .. })), Some(Part::Text { text, .. }) if text.starts_with(EVIDENCE_MARKER))
+                }
+            }
+    }
+
     /// Mark the message as rewritten: it no longer stands for the stored message it came from
     /// (nor for a remembered layer-1 output).
     pub fn touch(&mut self) {

@@ -11,7 +11,6 @@ use crate::report::metrics::{AheadState, CompactionRecord};
 use crate::report::trace::{Operation, Status, Trace};
 
 use super::attempts::MAX_ATTEMPTS;
-use super::evidence;
 use super::finish::{finish_plain, prepare_finish, prepare_finish_in};
 use super::plan::plan_compaction;
 use super::session_state::{Answer, SessionState};
@@ -268,9 +267,7 @@ pub(crate) fn start_from_state(g: &Guard, request: &Request, state: &SessionStat
     let (before, from_latest) = request.messages.split_at(latest);
     let mut messages: Vec<Message> = before
         .iter()
-        .filter(|m| {
-            m.role == Role::System && !is_summary(m, key) && !m.content.text().starts_with(evidence::EVIDENCE_MARKER)
-        })
+        .filter(|m| m.role == Role::System && !is_summary(m, key) && !m.is_evidence_note())
         .cloned()
         .collect();
     messages.push(summary_message(g, &Answer::State(state), None));

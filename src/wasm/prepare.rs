@@ -188,7 +188,10 @@ fn dropped_traces(g: &Guard, format: Format, request: &Request, system: Option<&
         Some(crate::format::place::Origin::Message(i)) => Some(i),
         _ => None,
     };
-    let gone: Vec<usize> = defects.iter().filter(|d| d.removed).map(|d| d.index).collect();
+    // The caller's messages that something is still read from.
+    let gone: std::collections::HashSet<usize> = defects.iter().filter(|d| d.removed).map(|d| d.index).collect();
+    let staying: std::collections::HashSet<usize> =
+        (0..request.messages.len()).filter(|k| !gone.contains(k)).filter_map(origin).collect();
     Ok(defects
         .iter()
         .filter_map(|d| {
@@ -200,8 +203,7 @@ fn dropped_traces(g: &Guard, format: Format, request: &Request, system: Option<&
             // read from (a UI message's steps) stays while any of them does, and then only the
             // calls went. (A dropped result is the unit itself: a block, removed.)
             if d.removed && d.reason == sanitize::DropReason::UnansweredToolCall && index.is_some() {
-                let stays = (0..request.messages.len()).any(|k| origin(k) == index && !gone.contains(&k));
-                t.removed = Some(!stays);
+                t.removed = Some(!index.is_some_and(|i| staying.contains(&i)));
             }
             Some(t)
         })
